@@ -1,0 +1,306 @@
+"""Biovision BVH: read and write any channel layout, End Sites, mixed line endings.
+
+Rotation channels follow BVH's convention: read left to right, each rotation is about the
+axes already turned by the previous ones (intrinsic), angles in degrees. Position channels
+replace the joint's OFFSET for that frame.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..motion import Motion
+from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
+from .errors import MocapFormatError
+
+KNOWN_CHANNELS = POSITION_CHANNELS + ROTATION_CHANNELS
+_TOKEN = re.compile(r"[{}]|[^\s{}]+")
+
+
+class _Tokens:
+    """Hierarchy tokens with their 1-based line numbers."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.items: list[tuple[str, int]] = []
+        self.motion_line = None
+        for number, line in enumerate(lines, start=1):
+            if line.strip().upper() == "MOTION":
+                self.motion_line = number
+                break
+            self.items.extend((tok, number) for tok in _TOKEN.findall(line))
+        self.pos = 0
+
+    def error(self, problem: str, line: int | None = None) -> MocapFormatError:
+        if line is None:
+            line = self.items[min(self.pos, len(self.items) - 1)][1] if self.items else 1
+        return MocapFormatError(self.path, line, problem)
+
+    def peek(self) -> tuple[str, int]:
+        if self.pos >= len(self.items):
+            raise self.error("unexpected end of the hierarchy (unbalanced braces?)", self.motion_line)
+        return self.items[self.pos]
+
+    def take(self, expected: str | None = None) -> tuple[str, int]:
+        tok, line = self.peek()
+        if expected is not None and tok.upper() != expected.upper():
+            raise self.error(f"expected {expected!r}, found {tok!r}", line)
+        self.pos += 1
+        return tok, line
+
+    def rest_of_line(self, line: int) -> str:
+        words = []
+        while self.pos < len(self.items) and self.items[self.pos][1] == line and self.items[self.pos][0] != "{":
+            words.append(self.items[self.pos][0])
+            self.pos += 1
+        if not words:
+            raise self.error("joint has no name", line)
+        return " ".join(words)
+
+    def floats(self, count: int) -> np.ndarray:
+        values = []
+        for _ in range(count):
+            tok, line = self.take()
+            try:
+                value = float(tok)
+            except ValueError:
+                raise self.error(f"expected a number, found {tok!r}", line) from None
+            if not np.isfinite(value):
+                raise self.error(f"value {tok!r} is not finite", line)
+            values.append(value)
+        return np.array(values)
+
+
+def _parse_joint(tokens: _Tokens, name: str, parent: int, out: dict) -> None:
+    index = len(out["names"])
+    out["names"].append(name)
+    out["parents"].append(parent)
+    tokens.take("{")
+    tokens.take("OFFSET")
+    out["offsets"].append(tokens.floats(3))
+    channels: tuple[str, ...] = ()
+    tok, line = tokens.peek()
+    if tok.upper() == "CHANNELS":
+        tokens.take()
+        count_tok, line = tokens.take()
+        if not count_tok.isdigit():
+            raise tokens.error(f"CHANNELS count must be a whole number, found {count_tok!r}", line)
+        names = []
+        for _ in range(int(count_tok)):
+            ch, ch_line = tokens.take()
+            canonical = next((k for k in KNOWN_CHANNELS if k.lower() == ch.lower()), None)
+            if canonical is None:
+                raise tokens.error(f"unknown channel {ch!r} on joint {name!r}", ch_line)
+            if canonical in names:
+                raise tokens.error(f"channel {ch!r} repeated on joint {name!r}", ch_line)
+            names.append(canonical)
+        channels = tuple(names)
+    out["channels"].append(channels)
+    while True:
+        tok, line = tokens.take()
+        upper = tok.upper()
+        if tok == "}":
+            return
+        if upper == "JOINT":
+            _parse_joint(tokens, tokens.rest_of_line(line), index, out)
+        elif upper == "END":
+            tokens.take("Site")
+            tokens.take("{")
+            tokens.take("OFFSET")
+            out["end_parents"].append(index)
+            out["end_offsets"].append(tokens.floats(3))
+            tokens.take("}")
+        else:
+            raise tokens.error(f"expected JOINT, End Site or '}}' in joint {name!r}, found {tok!r}", line)
+
+
+def _read_lines(path: str | os.PathLike) -> list[str]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise MocapFormatError(str(path), None, f"cannot read file ({exc.strerror or exc})") from None
+    text = data.decode("utf-8", errors="replace")
+    # splitlines handles CRLF, LF and CR, mixed within one file.
+    return text.splitlines()
+
+
+def _header_value(path: str, lines: list[str], number: int, key: str) -> tuple[float, int]:
+    while number <= len(lines) and not lines[number - 1].strip():
+        number += 1
+    if number > len(lines):
+        raise MocapFormatError(path, len(lines), f"file ends before '{key}'")
+    line = lines[number - 1].strip()
+    if not line.lower().startswith(key.lower()):
+        raise MocapFormatError(path, number, f"expected '{key}', found {line[:40]!r}")
+    text = line[len(key) :].strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise MocapFormatError(path, number, f"'{key}' needs a number, found {text!r}") from None
+    return value, number + 1
+
+
+def read_bvh(path: str | os.PathLike) -> Motion:
+    """Read a BVH file into a :class:`Motion` (angles converted to quaternions).
+
+    Raises :class:`MocapFormatError` naming the file, line and problem for malformed input.
+    """
+    name = str(path)
+    lines = _read_lines(path)
+    first = next((i for i, line in enumerate(lines, 1) if line.strip()), None)
+    if first is None:
+        raise MocapFormatError(name, 1, "file is empty")
+    if lines[first - 1].strip().upper() != "HIERARCHY":
+        raise MocapFormatError(name, first, "expected 'HIERARCHY' at the start of a BVH file")
+    tokens = _Tokens(name, lines[first:])
+    tokens.items = [(tok, line + first) for tok, line in tokens.items]
+    if tokens.motion_line is not None:
+        tokens.motion_line += first
+    out: dict = {"names": [], "parents": [], "offsets": [], "channels": [], "end_parents": [], "end_offsets": []}
+    while tokens.pos < len(tokens.items):
+        tok, line = tokens.take()
+        if tok.upper() != "ROOT":
+            raise tokens.error(f"expected ROOT, found {tok!r}", line)
+        _parse_joint(tokens, tokens.rest_of_line(line), -1, out)
+    if not out["names"]:
+        raise MocapFormatError(name, first, "hierarchy has no ROOT joint")
+    if tokens.motion_line is None:
+        raise MocapFormatError(name, len(lines), "no MOTION section")
+    if len(set(out["names"])) != len(out["names"]):
+        dup = next(n for n in out["names"] if out["names"].count(n) > 1)
+        raise MocapFormatError(name, tokens.motion_line, f"joint name {dup!r} is used twice")
+
+    n_frames, number = _header_value(name, lines, tokens.motion_line + 1, "Frames:")
+    if n_frames != int(n_frames) or n_frames < 1:
+        raise MocapFormatError(name, number - 1, f"'Frames:' must be a positive whole number, found {n_frames:g}")
+    frame_time, number = _header_value(name, lines, number, "Frame Time:")
+    if not frame_time > 0 or not np.isfinite(frame_time):
+        raise MocapFormatError(name, number - 1, f"'Frame Time:' must be positive, found {frame_time:g}")
+
+    skeleton = Skeleton(
+        out["names"],
+        out["parents"],
+        np.array(out["offsets"]),
+        channels=out["channels"],
+        end_site_parents=np.array(out["end_parents"], dtype=int),
+        end_site_offsets=np.array(out["end_offsets"]).reshape(-1, 3),
+    )
+    values = _read_motion_values(name, lines, number, int(n_frames), sum(len(c) for c in out["channels"]))
+    return _motion_from_channels(skeleton, values, 1.0 / frame_time)
+
+
+def _read_motion_values(path: str, lines: list[str], start: int, n_frames: int, n_channels: int) -> np.ndarray:
+    """(n_frames, n_channels) floats from the MOTION lines, checking counts and values per line."""
+    numbers = [i for i in range(start, len(lines) + 1) if lines[i - 1].strip()]
+    if len(numbers) < n_frames:
+        last = numbers[-1] if numbers else len(lines)
+        raise MocapFormatError(
+            path, last, f"motion is truncated: 'Frames:' says {n_frames}, file has {len(numbers)} frame lines"
+        )
+    if len(numbers) > n_frames:
+        raise MocapFormatError(path, numbers[n_frames], f"more frame lines than 'Frames:' ({n_frames}) announces")
+    rows = [lines[i - 1].split() for i in numbers]
+    for i, row in zip(numbers, rows):
+        if len(row) != n_channels:
+            raise MocapFormatError(path, i, f"expected {n_channels} values (one per channel), found {len(row)}")
+    try:
+        values = np.array(rows, dtype=float).reshape(n_frames, n_channels)
+    except ValueError:
+        for i, row in zip(numbers, rows):
+            for tok in row:
+                try:
+                    float(tok)
+                except ValueError:
+                    raise MocapFormatError(path, i, f"value {tok!r} is not a number") from None
+        raise
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise MocapFormatError(path, numbers[row], f"value {rows[row][col]!r} in column {col + 1} is not finite")
+    return values
+
+
+def _motion_from_channels(skeleton: Skeleton, values: np.ndarray, fps: float) -> Motion:
+    n_frames = values.shape[0]
+    motion = Motion.rest(skeleton, n_frames, fps)
+    column = 0
+    for j, channels in enumerate(skeleton.channels):
+        rotation = None
+        for c, channel in enumerate(channels):
+            v = values[:, column + c]
+            if channel in POSITION_CHANNELS:
+                motion.translations[:, j, POSITION_CHANNELS.index(channel)] = v
+            else:
+                axis_q = quat.from_axis_angle(np.eye(3)["XYZ".index(channel[0])], np.radians(v))
+                rotation = axis_q if rotation is None else quat.multiply(rotation, axis_q)
+        if rotation is not None:
+            motion.rotations[:, j] = rotation
+        column += len(channels)
+    return motion
+
+
+def _rotation_order(channels: tuple[str, ...]) -> str:
+    """Axes of the rotation channels in file order, completed to three with any missing axes."""
+    order = "".join(c[0] for c in channels if c in ROTATION_CHANNELS)
+    return order + "".join(a for a in "XYZ" if a not in order)
+
+
+def motion_channel_values(motion: Motion) -> np.ndarray:
+    """(T, C) BVH channel values of a motion (degrees, Euler angles unwrapped over time)."""
+    skeleton = motion.skeleton
+    columns = []
+    for j, channels in enumerate(skeleton.channels):
+        if not channels:
+            continue
+        order = _rotation_order(channels)
+        euler = np.degrees(np.unwrap(quat.to_euler(motion.rotations[:, j], order, extrinsic=False), axis=0))
+        for channel in channels:
+            if channel in POSITION_CHANNELS:
+                columns.append(motion.translations[:, j, POSITION_CHANNELS.index(channel)])
+            else:
+                columns.append(euler[:, order.index(channel[0])])
+    return np.stack(columns, axis=-1) if columns else np.zeros((motion.n_frames, 0))
+
+
+def write_bvh(motion: Motion, path: str | os.PathLike, precision: int = 8) -> None:
+    """Write a motion as BVH with the skeleton's channel layout (LF line endings)."""
+    skeleton = motion.skeleton
+    lines = ["HIERARCHY"]
+    children = [[] for _ in range(skeleton.n_joints)]
+    for j, p in enumerate(skeleton.parents):
+        if p >= 0:
+            children[p].append(j)
+    ends = [[] for _ in range(skeleton.n_joints)]
+    for p, offset in zip(skeleton.end_site_parents, skeleton.end_site_offsets):
+        ends[p].append(offset)
+    fmt = f"{{:.{precision}f}}"
+
+    def vec(v: np.ndarray) -> str:
+        return " ".join(fmt.format(x) for x in v)
+
+    def emit(j: int, depth: int) -> None:
+        pad = "\t" * depth
+        keyword = "ROOT" if skeleton.parents[j] < 0 else "JOINT"
+        lines.append(f"{pad}{keyword} {skeleton.names[j]}")
+        lines.append(pad + "{")
+        lines.append(f"{pad}\tOFFSET {vec(skeleton.rest_translations[j])}")
+        channels = skeleton.channels[j]
+        lines.append(f"{pad}\tCHANNELS {len(channels)}" + "".join(" " + c for c in channels))
+        for c in children[j]:
+            emit(c, depth + 1)
+        for offset in ends[j]:
+            lines.extend([f"{pad}\tEnd Site", f"{pad}\t{{", f"{pad}\t\tOFFSET {vec(offset)}", f"{pad}\t}}"])
+        lines.append(pad + "}")
+
+    for root in np.flatnonzero(skeleton.parents < 0):
+        emit(int(root), 0)
+    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {1.0 / motion.fps:.10g}"]
+    values = motion_channel_values(motion)
+    row = " ".join([fmt] * values.shape[1])
+    body = "\n".join(row.format(*r) for r in values)
+    Path(path).write_text("\n".join(lines) + "\n" + body + "\n", encoding="utf-8")

@@ -1,0 +1,276 @@
+"""Vectorised unit-quaternion maths on arrays of shape (..., 4), components **w, x, y, z**.
+
+Every function broadcasts over leading axes (frames, joints, ...). Rotations act on column
+vectors: ``rotate(q, v)`` is ``q v q⁻¹``, and ``multiply(a, b)`` applies ``b`` first, then
+``a`` (the same convention as Blender's ``mathutils`` and scipy's ``Rotation``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+AXES = "XYZ"
+
+
+def identity(shape: tuple[int, ...] = ()) -> np.ndarray:
+    """Identity quaternions of the given leading shape, (*shape, 4)."""
+    q = np.zeros((*shape, 4))
+    q[..., 0] = 1.0
+    return q
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    """Scale quaternions to unit length; a zero quaternion becomes the identity."""
+    q = np.asarray(q, dtype=float)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    out = np.divide(q, n, out=np.zeros_like(q), where=n > 0)
+    out[..., 0] = np.where(n[..., 0] > 0, out[..., 0], 1.0)
+    return out
+
+
+def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a·b (apply b, then a); broadcasts (..., 4) × (..., 4)."""
+    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=float), -1, 0)
+    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=float), -1, 0)
+    return np.stack(
+        (
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ),
+        axis=-1,
+    )
+
+
+def conjugate(q: np.ndarray) -> np.ndarray:
+    """Conjugate (w, -x, -y, -z): the inverse of a unit quaternion."""
+    q = np.array(q, dtype=float)
+    q[..., 1:] *= -1.0
+    return q
+
+
+inverse = conjugate
+
+
+def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors v (..., 3) by unit quaternions q (..., 4): q v q⁻¹."""
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Four-dimensional dot product, shape (...)."""
+    return np.sum(np.asarray(a) * np.asarray(b), axis=-1)
+
+
+def distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Shen/Sun/Pan rotation distance arccos(|w|) of b·a⁻¹, in radians, shape (...).
+
+    Equals |⟨a, b⟩| inside the arccos, so q and −q count as the same rotation. It is half
+    the angle of the rotation taking a to b (range 0..π/2).
+    """
+    return np.arccos(np.clip(np.abs(dot(a, b)), 0.0, 1.0))
+
+
+def angle(q: np.ndarray) -> np.ndarray:
+    """Rotation angle of unit quaternions in radians, 0..π, shape (...)."""
+    return 2.0 * np.arccos(np.clip(np.abs(np.asarray(q)[..., 0]), 0.0, 1.0))
+
+
+def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Flip signs along ``axis`` so consecutive quaternions have a non-negative dot product.
+
+    q and −q are the same rotation, but Blender interpolates each component separately, so
+    a sign flip between two keys swings the pose through a wrong rotation.
+    """
+    q = np.moveaxis(np.asarray(q, dtype=float), axis, 0)
+    if q.shape[0] < 2:
+        return np.moveaxis(q.copy(), 0, axis)
+    flips = np.sum(q[1:] * q[:-1], axis=-1) < 0.0
+    sign = np.ones(q.shape[:-1])
+    sign[1:] = np.where(np.cumsum(flips, axis=0) % 2 == 1, -1.0, 1.0)
+    return np.moveaxis(q * sign[..., None], 0, axis)
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
+    """Spherical linear interpolation from a (t=0) to b (t=1) along the shorter arc.
+
+    a, b: (..., 4) unit quaternions; t broadcasts against their leading shape (...).
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    t = np.asarray(t, dtype=float)[..., None]
+    d = dot(a, b)[..., None]
+    b = np.where(d < 0.0, -b, b)
+    d = np.abs(d)
+    theta = np.arccos(np.clip(d, 0.0, 1.0))
+    sin_theta = np.sin(theta)
+    near = sin_theta < 1e-6
+    safe = np.where(near, 1.0, sin_theta)
+    wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(near, t, np.sin(t * theta) / safe)
+    return normalize(wa * a + wb * b)
+
+
+def log(q: np.ndarray) -> np.ndarray:
+    """Quaternion logarithm of unit quaternions: vectors v (..., 3) with q = exp(v).
+
+    |v| is half the rotation angle; the result takes the w ≥ 0 representative.
+    """
+    q = np.asarray(q, dtype=float)
+    q = np.where(q[..., :1] < 0.0, -q, q)
+    u = q[..., 1:]
+    s = np.linalg.norm(u, axis=-1, keepdims=True)
+    half = np.arctan2(s, q[..., :1])
+    scale = np.where(s > 1e-12, half / np.where(s > 1e-12, s, 1.0), 1.0)
+    return u * scale
+
+
+def exp(v: np.ndarray) -> np.ndarray:
+    """Quaternion exponential of vectors v (..., 3): (cos|v|, sin|v| v/|v|)."""
+    v = np.asarray(v, dtype=float)
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    sinc = np.where(n > 1e-12, np.sin(n) / np.where(n > 1e-12, n, 1.0), 1.0)
+    return np.concatenate((np.cos(n), v * sinc), axis=-1)
+
+
+def from_axis_angle(axis: np.ndarray, angle_rad: np.ndarray) -> np.ndarray:
+    """Quaternions from rotation axes (..., 3) (normalised here) and angles (...) in radians."""
+    axis = np.asarray(axis, dtype=float)
+    n = np.linalg.norm(axis, axis=-1, keepdims=True)
+    unit = np.divide(axis, n, out=np.zeros_like(axis), where=n > 0)
+    half = 0.5 * np.asarray(angle_rad, dtype=float)[..., None]
+    return np.concatenate((np.cos(half), np.sin(half) * unit), axis=-1)
+
+
+def to_axis_angle(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Axes (..., 3) and angles (...) in radians (0..π); identity gives axis (0, 1, 0)."""
+    v = log(q)
+    n = np.linalg.norm(v, axis=-1)
+    axis = np.where(n[..., None] > 1e-12, v / np.where(n > 1e-12, n, 1.0)[..., None], [0.0, 1.0, 0.0])
+    return axis, 2.0 * n
+
+
+def _axis_quaternion(axis: str, angle_rad: np.ndarray) -> np.ndarray:
+    q = np.zeros((*np.shape(angle_rad), 4))
+    q[..., 0] = np.cos(0.5 * angle_rad)
+    q[..., 1 + AXES.index(axis)] = np.sin(0.5 * angle_rad)
+    return q
+
+
+def _check_order(order: str) -> str:
+    order = order.upper()
+    if len(order) != 3 or sorted(order) != ["X", "Y", "Z"]:
+        raise ValueError(f"Euler order must be a permutation of 'XYZ', got {order!r}")
+    return order
+
+
+def from_euler(angles: np.ndarray, order: str, extrinsic: bool = True) -> np.ndarray:
+    """Quaternions from Euler angles (..., 3) in radians; ``angles[..., i]`` is about ``order[i]``.
+
+    extrinsic=True (Blender's convention): rotate about the fixed axes in sequence,
+    ``order[0]`` first, so q = q₂·q₁·q₀. Blender's mode ``'XYZ'`` with ``rotation_euler``
+    (x, y, z) is ``from_euler(xyz, "XYZ")``; for mode 'ZXY' pass ``xyz[..., [2, 0, 1]]``.
+
+    extrinsic=False (BVH's convention): channel order read left to right, each rotation
+    about the axes already rotated by the previous ones, so q = q₀·q₁·q₂. A BVH joint with
+    ``Zrotation Xrotation Yrotation`` and values (z, x, y) is ``from_euler(zxy, "ZXY", False)``.
+    """
+    order = _check_order(order)
+    angles = np.asarray(angles, dtype=float)
+    q0, q1, q2 = (_axis_quaternion(order[i], angles[..., i]) for i in range(3))
+    if extrinsic:
+        return multiply(q2, multiply(q1, q0))
+    return multiply(q0, multiply(q1, q2))
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) from unit quaternions (..., 4)."""
+    w, x, y, z = np.moveaxis(normalize(q), -1, 0)
+    return np.stack(
+        (
+            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)), -1),
+            np.stack((2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)), -1),
+            np.stack((2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)), -1),
+        ),
+        axis=-2,
+    )
+
+
+def from_matrix(m: np.ndarray) -> np.ndarray:
+    """Unit quaternions (..., 4) with w ≥ 0 from rotation matrices (..., 3, 3).
+
+    Shepperd's method: build the candidate from the largest of w², x², y², z² so the
+    division never goes through a small number.
+    """
+    m = np.asarray(m, dtype=float)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    trace = m00 + m11 + m22
+    cands = np.stack(
+        (
+            np.stack(
+                (1 + trace, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]), -1
+            ),
+            np.stack(
+                (
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + m00 - m11 - m22,
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ),
+                -1,
+            ),
+            np.stack(
+                (
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 - m00 + m11 - m22,
+                    m[..., 1, 2] + m[..., 2, 1],
+                ),
+                -1,
+            ),
+            np.stack(
+                (
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 - m00 - m11 + m22,
+                ),
+                -1,
+            ),
+        ),
+        axis=-2,
+    )
+    pick = np.argmax(np.stack((trace, m00, m11, m22), -1), axis=-1)
+    q = np.take_along_axis(cands, pick[..., None, None], axis=-2)[..., 0, :]
+    q = normalize(q)
+    return np.where(q[..., :1] < 0, -q, q)
+
+
+def to_euler(q: np.ndarray, order: str, extrinsic: bool = True) -> np.ndarray:
+    """Euler angles (..., 3) in radians, the inverse of :func:`from_euler` with the same arguments.
+
+    The middle angle lies in [-π/2, π/2]; at gimbal lock the last angle is set to zero.
+    """
+    order = _check_order(order)
+    if not extrinsic:
+        return to_euler(q, order[::-1], extrinsic=True)[..., ::-1]
+    i, j, k = (AXES.index(a) for a in order)
+    # Extrinsic i→j→k is R = Rk·Rj·Ri; the sign of the permutation decides the formulas.
+    sign = 1.0 if (j - i) % 3 == 1 else -1.0
+    r = to_matrix(q)
+    sin_b = np.clip(-sign * r[..., k, i], -1.0, 1.0)
+    b = np.arcsin(sin_b)
+    locked = np.abs(sin_b) > 1.0 - 1e-9
+    a = np.arctan2(sign * r[..., k, j], r[..., k, k])
+    c = np.arctan2(sign * r[..., j, i], r[..., i, i])
+    # At gimbal lock only a ± c is defined: put all of it into a.
+    a_locked = np.arctan2(-sign * r[..., j, k], r[..., j, j])
+    a = np.where(locked, a_locked, a)
+    c = np.where(locked, 0.0, c)
+    return np.stack((a, b, c), axis=-1)

@@ -1,0 +1,136 @@
+"""The skeleton: joint names, hierarchy, rest transforms and the channel layout of a capture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+POSITION_CHANNELS = ("Xposition", "Yposition", "Zposition")
+ROTATION_CHANNELS = ("Xrotation", "Yrotation", "Zrotation")
+
+
+@dataclass(eq=False)
+class Skeleton:
+    """A joint hierarchy in rest pose.
+
+    names: J joint names. parents: (J,) int, parent index or -1, every parent before its
+    children. rest_translations: (J, 3) offset of each joint in its parent's frame.
+    rest_rotations: (J, 4) w, x, y, z rest orientation in the parent's frame (identity for
+    BVH; Blender bones have their own). channels: per joint, the animated channels in
+    BVH naming and order (e.g. ``("Xposition", ..., "Zrotation", "Xrotation", "Yrotation")``).
+    end_sites: (E,) parent joint index and (E, 3) offsets of End Sites (leaf markers that
+    carry no motion).
+    """
+
+    names: tuple[str, ...]
+    parents: np.ndarray
+    rest_translations: np.ndarray
+    rest_rotations: np.ndarray | None = None
+    channels: tuple[tuple[str, ...], ...] | None = None
+    end_site_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    end_site_offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+
+    def __post_init__(self) -> None:
+        self.names = tuple(self.names)
+        j = len(self.names)
+        self.parents = np.asarray(self.parents, dtype=int).reshape(j)
+        self.rest_translations = np.asarray(self.rest_translations, dtype=float).reshape(j, 3)
+        if self.rest_rotations is None:
+            self.rest_rotations = np.tile([1.0, 0.0, 0.0, 0.0], (j, 1))
+        self.rest_rotations = np.asarray(self.rest_rotations, dtype=float).reshape(j, 4)
+        if self.channels is None:
+            self.channels = tuple(
+                (*POSITION_CHANNELS, "Zrotation", "Xrotation", "Yrotation")
+                if p < 0
+                else ("Zrotation", "Xrotation", "Yrotation")
+                for p in self.parents
+            )
+        self.channels = tuple(tuple(c) for c in self.channels)
+        self.end_site_parents = np.asarray(self.end_site_parents, dtype=int).reshape(-1)
+        self.end_site_offsets = np.asarray(self.end_site_offsets, dtype=float).reshape(-1, 3)
+        if len(set(self.names)) != j:
+            raise ValueError("joint names must be unique")
+        if np.any(self.parents >= np.arange(j)):
+            raise ValueError("every joint's parent must come before it")
+        if len(self.channels) != j:
+            raise ValueError("one channel tuple per joint is required")
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        """Index of the joint called ``name`` (KeyError if absent)."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+    @property
+    def has_position_channels(self) -> np.ndarray:
+        """(J,) bool: joints whose translation is animated (the root and any joint with position channels)."""
+        return np.array([any(c in POSITION_CHANNELS for c in ch) for ch in self.channels])
+
+    def children(self, joint: int) -> np.ndarray:
+        """Indices of the direct children of ``joint``."""
+        return np.flatnonzero(self.parents == joint)
+
+    def subtree(self, joint: int) -> np.ndarray:
+        """(J,) bool mask of ``joint`` and all its descendants."""
+        mask = np.zeros(self.n_joints, dtype=bool)
+        mask[joint] = True
+        for j in range(joint + 1, self.n_joints):
+            if self.parents[j] >= 0 and mask[self.parents[j]]:
+                mask[j] = True
+        return mask
+
+    def depths(self) -> np.ndarray:
+        """(J,) number of ancestors of each joint (the root has depth 0)."""
+        depth = np.zeros(self.n_joints, dtype=int)
+        for j, p in enumerate(self.parents):
+            depth[j] = 0 if p < 0 else depth[p] + 1
+        return depth
+
+    def bone_lengths(self) -> np.ndarray:
+        """(J,) length of the bone that ends at each joint (0 for roots)."""
+        lengths = np.linalg.norm(self.rest_translations, axis=1)
+        return np.where(self.parents < 0, 0.0, lengths)
+
+    def subtree_lengths(self) -> np.ndarray:
+        """(J,) total bone length moved when the joint rotates: bones and End Sites below it."""
+        total = np.zeros(self.n_joints)
+        np.add.at(total, self.end_site_parents, np.linalg.norm(self.end_site_offsets, axis=1))
+        lengths = self.bone_lengths()
+        for j in range(self.n_joints - 1, -1, -1):
+            p = self.parents[j]
+            if p >= 0:
+                total[p] += total[j] + lengths[j]
+        return total
+
+    def size(self) -> float:
+        """A characteristic length of the body (scene units): the largest extent of the rest pose.
+
+        Offsets that only place the body in the world are ignored: the root's, and those of
+        joints with position channels on a chain of single children down from the root
+        (Bandai Namco's ``Hips`` under a static ``joint_Root`` sits 4.5 m away in one file).
+        """
+        from .kinematics import rest_positions
+
+        placement = np.zeros(self.n_joints, dtype=bool)
+        n_children = np.bincount(self.parents[self.parents >= 0], minlength=self.n_joints)
+        moving = self.has_position_channels
+        for j, p in enumerate(self.parents):
+            placement[j] = p < 0 or (placement[p] and n_children[p] == 1 and moving[j])
+        body = Skeleton(
+            self.names,
+            self.parents,
+            np.where(placement[:, None], 0.0, self.rest_translations),
+            self.rest_rotations,
+            self.channels,
+            self.end_site_parents,
+            self.end_site_offsets,
+        )
+        pos = rest_positions(body, include_end_sites=True)
+        extent = float(np.max(pos.max(axis=0) - pos.min(axis=0)))
+        return extent if extent > 0 else 1.0

@@ -1,0 +1,49 @@
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from core import quaternion as quat
+from core import synthetic
+from core.kinematics import forward_kinematics, rest_positions
+
+
+def fk_by_matrices(skeleton, translations, rotations):
+    """Independent FK: 4×4 homogeneous matrices from scipy, multiplied joint by joint."""
+    t, j = translations.shape[:2]
+    world = np.zeros((t, j, 4, 4))
+    for k in range(j):
+        local = np.tile(np.eye(4), (t, 1, 1))
+        q = quat.multiply(skeleton.rest_rotations[k], rotations[:, k])
+        local[:, :3, :3] = Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_matrix()
+        local[:, :3, 3] = translations[:, k]
+        p = skeleton.parents[k]
+        world[:, k] = local if p < 0 else world[:, p] @ local
+    return world[:, :, :3, 3]
+
+
+def test_fk_matches_matrix_chain_with_rest_rotations():
+    m = synthetic.walk(40)
+    rng = np.random.default_rng(3)
+    m.skeleton.rest_rotations = quat.normalize(rng.normal(size=(m.skeleton.n_joints, 4)))
+    pos, rot = forward_kinematics(m.skeleton, m.translations, m.rotations)
+    assert np.allclose(pos, fk_by_matrices(m.skeleton, m.translations, m.rotations))
+    assert np.allclose(np.linalg.norm(rot, axis=-1), 1)
+
+
+def test_rest_pose_is_sum_of_offsets():
+    sk = synthetic.humanoid()
+    pos = rest_positions(sk)
+    hand = sk.index("LeftHand")
+    chain = [hand]
+    while sk.parents[chain[-1]] >= 0:
+        chain.append(sk.parents[chain[-1]])
+    assert np.allclose(pos[hand], sk.rest_translations[chain].sum(axis=0))
+    assert np.isclose(sk.size(), 1.78)  # T-pose arm span 2·(0.05+0.13+0.28+0.25+0.18) beats the 1.70 m height
+
+
+def test_skeleton_helpers():
+    sk = synthetic.humanoid()
+    leg = sk.subtree(sk.index("LeftUpLeg"))
+    assert {sk.names[i] for i in np.flatnonzero(leg)} == {"LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"}
+    lengths = sk.subtree_lengths()
+    assert lengths[sk.index("Hips")] > lengths[sk.index("LeftUpLeg")] > lengths[sk.index("LeftFoot")] > 0
+    assert sk.has_position_channels.tolist() == [True] + [False] * (sk.n_joints - 1)

@@ -1,0 +1,131 @@
+import itertools
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation, Slerp
+
+from core import quaternion as quat
+
+ORDERS = ["".join(p) for p in itertools.permutations("XYZ")]
+
+
+def scipy_wxyz(r: Rotation) -> np.ndarray:
+    xyzw = r.as_quat()
+    return np.concatenate((xyzw[..., 3:], xyzw[..., :3]), axis=-1)
+
+
+def same_rotation(a, b, atol=1e-9):
+    return np.allclose(np.abs(np.sum(a * b, axis=-1)), 1.0, atol=atol)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def test_multiply_and_rotate_match_scipy(rng):
+    ra, rb = Rotation.random(200, random_state=1), Rotation.random(200, random_state=2)
+    a, b = scipy_wxyz(ra), scipy_wxyz(rb)
+    assert same_rotation(quat.multiply(a, b), scipy_wxyz(ra * rb))
+    v = rng.normal(size=(200, 3))
+    assert np.allclose(quat.rotate(a, v), ra.apply(v))
+    assert np.allclose(quat.rotate(quat.inverse(a), quat.rotate(a, v)), v)
+
+
+def test_multiply_broadcasts_over_frames_and_joints(rng):
+    a = quat.normalize(rng.normal(size=(5, 3, 4)))
+    b = quat.normalize(rng.normal(size=(3, 4)))
+    out = quat.multiply(a, b)
+    assert out.shape == (5, 3, 4)
+    assert np.allclose(out[2, 1], quat.multiply(a[2, 1], b[1]))
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("extrinsic", [True, False])
+def test_euler_round_trip_against_scipy(order, extrinsic, rng):
+    angles = rng.uniform(-np.pi, np.pi, (500, 3))
+    angles[:, 1] = rng.uniform(-1.5, 1.5, 500)
+    q = quat.from_euler(angles, order, extrinsic)
+    # scipy: lower case = extrinsic, upper case = intrinsic
+    ref = Rotation.from_euler(order.lower() if extrinsic else order, angles)
+    assert same_rotation(q, scipy_wxyz(ref))
+    assert np.allclose(quat.to_euler(q, order, extrinsic), angles, atol=1e-9)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_euler_gimbal_lock_still_round_trips_the_rotation(order):
+    angles = np.array([[0.3, np.pi / 2, -0.7], [1.0, -np.pi / 2, 0.4]])
+    q = quat.from_euler(angles, order)
+    assert same_rotation(quat.from_euler(quat.to_euler(q, order), order), q)
+
+
+def test_blender_xyz_mode_applies_x_first():
+    # Blender's 'XYZ' mode: q = qz · qy · qx (hand-computed composition).
+    x, y, z = 0.4, -0.2, 1.1
+    qx = quat.from_axis_angle(np.array([1.0, 0, 0]), x)
+    qy = quat.from_axis_angle(np.array([0, 1.0, 0]), y)
+    qz = quat.from_axis_angle(np.array([0, 0, 1.0]), z)
+    expected = quat.multiply(qz, quat.multiply(qy, qx))
+    assert same_rotation(quat.from_euler(np.array([x, y, z]), "XYZ"), expected)
+
+
+def test_matrix_conversion_matches_scipy():
+    r = Rotation.random(300, random_state=3)
+    q = scipy_wxyz(r)
+    assert np.allclose(quat.to_matrix(q), r.as_matrix())
+    back = quat.from_matrix(r.as_matrix())
+    assert same_rotation(back, q)
+    assert np.all(back[:, 0] >= 0)
+
+
+def test_slerp_matches_scipy_and_takes_short_arc():
+    r = Rotation.random(2, random_state=4)
+    t = np.linspace(0, 1, 11)
+    ref = scipy_wxyz(Slerp([0, 1], r)(t))
+    q = scipy_wxyz(r)
+    assert same_rotation(quat.slerp(q[0], q[1], t), ref)
+    # the same result when the end quaternion is given with the opposite sign
+    assert same_rotation(quat.slerp(q[0], -q[1], t), ref)
+    # nearly identical rotations interpolate without dividing by zero
+    tiny = quat.slerp(q[0], q[0], 0.5)
+    assert np.all(np.isfinite(tiny)) and same_rotation(tiny, q[0])
+
+
+def test_log_exp_are_inverse_and_match_rotvec(rng):
+    r = Rotation.random(300, random_state=5)
+    q = scipy_wxyz(r)
+    v = quat.log(q)
+    assert np.allclose(2 * v, r.as_rotvec(), atol=1e-9)
+    assert same_rotation(quat.exp(v), q)
+    assert np.allclose(quat.exp(np.zeros(3)), [1, 0, 0, 0])
+
+
+def test_distance_is_half_angle_and_sign_blind():
+    a = quat.from_axis_angle(np.array([0, 0, 1.0]), 0.0)
+    b = quat.from_axis_angle(np.array([0, 0, 1.0]), 1.2)
+    assert np.isclose(quat.distance(a, b), 0.6)
+    assert np.isclose(quat.distance(a, -b), 0.6)
+    assert np.isclose(quat.angle(b), 1.2)
+
+
+def test_axis_angle_round_trip():
+    axis = np.array([[1.0, 2.0, -0.5]])
+    q = quat.from_axis_angle(axis, np.array([2.5]))
+    ax, ang = quat.to_axis_angle(q)
+    assert np.allclose(ax, axis / np.linalg.norm(axis)) and np.allclose(ang, 2.5)
+
+
+def test_make_continuous_removes_sign_flips(rng):
+    q = scipy_wxyz(Rotation.from_rotvec(np.outer(np.linspace(0, 6 * np.pi, 200), [0, 0, 1.0])))
+    flipped = q * rng.choice([-1.0, 1.0], size=(200, 1))
+    smooth = quat.make_continuous(flipped)
+    assert np.all(np.sum(smooth[1:] * smooth[:-1], axis=-1) >= 0)
+    assert same_rotation(smooth, q)
+    # along another axis (joints in columns)
+    two = np.stack((flipped, -flipped), axis=1)
+    assert np.all(np.sum(quat.make_continuous(two)[1:] * quat.make_continuous(two)[:-1], -1) >= 0)
+
+
+def test_normalize_handles_zero():
+    out = quat.normalize(np.array([[0.0, 0, 0, 0], [2.0, 0, 0, 0]]))
+    assert np.allclose(out, [[1, 0, 0, 0], [1, 0, 0, 0]])
