@@ -58,3 +58,47 @@ class Motion:
 
     def copy(self) -> Motion:
         return Motion(self.skeleton, self.translations.copy(), self.rotations.copy(), self.fps)
+
+
+def rest_world_rotations(skeleton: Skeleton) -> np.ndarray:
+    """(J, 4) world orientation of every joint in the rest pose."""
+    return forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))[1]
+
+
+def change_rest(motion: Motion, skeleton: Skeleton) -> Motion:
+    """The same movement expressed on ``skeleton``: same joints and rest positions, other rest rotations.
+
+    With C_j = W_j⁻¹·W'_j (old and new rest world orientations), the new pose rotation is
+    q'_j = C_j⁻¹·q_j·C_j and the new local translation t'_j = C_parent⁻¹·t_j, so every
+    joint's world position is unchanged and its world orientation is turned by C_j.
+    """
+    if skeleton.names != motion.skeleton.names:
+        raise ValueError("change_rest needs the same joints in the same order")
+    c = quat.multiply(quat.inverse(rest_world_rotations(motion.skeleton)), rest_world_rotations(skeleton))
+    rotations = quat.multiply(quat.inverse(c), quat.multiply(motion.rotations, c))
+    parents = skeleton.parents
+    c_parent = np.where((parents >= 0)[:, None], c[np.maximum(parents, 0)], quat.identity((skeleton.n_joints,)))
+    translations = quat.rotate(quat.inverse(c_parent), motion.translations)
+    return Motion(skeleton, translations, rotations, motion.fps)
+
+
+def with_identity_rest(motion: Motion) -> Motion:
+    """The same movement on a skeleton with identity rest rotations (BVH's convention).
+
+    Rest offsets become world-aligned, so the result can be written as BVH; world joint
+    positions are unchanged.
+    """
+    sk = motion.skeleton
+    world = rest_world_rotations(sk)
+    parents = sk.parents
+    parent_world = np.where((parents >= 0)[:, None], world[np.maximum(parents, 0)], quat.identity((sk.n_joints,)))
+    bvh_skeleton = Skeleton(
+        sk.names,
+        parents,
+        quat.rotate(parent_world, sk.rest_translations),
+        None,
+        sk.channels,
+        sk.end_site_parents,
+        quat.rotate(world[sk.end_site_parents], sk.end_site_offsets),
+    )
+    return change_rest(motion, bvh_skeleton)

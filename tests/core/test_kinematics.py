@@ -47,3 +47,47 @@ def test_skeleton_helpers():
     lengths = sk.subtree_lengths()
     assert lengths[sk.index("Hips")] > lengths[sk.index("LeftUpLeg")] > lengths[sk.index("LeftFoot")] > 0
     assert sk.has_position_channels.tolist() == [True] + [False] * (sk.n_joints - 1)
+
+
+def test_change_rest_keeps_world_positions():
+    from core.motion import change_rest
+
+    m = synthetic.demo_clip().frames(slice(0, 50))
+    rng = np.random.default_rng(5)
+    sk = m.skeleton
+    other = type(sk)(
+        sk.names, sk.parents, sk.rest_translations, quat.normalize(rng.normal(size=(sk.n_joints, 4))), sk.channels
+    )
+    # keep rest positions: recompute offsets so heads stay where they were
+    heads = rest_positions(sk)
+    world = forward_kinematics(other, other.rest_translations, quat.identity((sk.n_joints,)))[1]
+    for j, p in enumerate(sk.parents):
+        other.rest_translations[j] = heads[j] if p < 0 else quat.rotate(quat.inverse(world[p]), heads[j] - heads[p])
+    moved = change_rest(m, other)
+    assert np.allclose(rest_positions(other), heads)
+    assert np.allclose(moved.world_positions(), m.world_positions(), atol=1e-9)
+
+
+def test_with_identity_rest_keeps_positions_and_end_sites():
+    from core.kinematics import end_site_positions
+    from core.motion import with_identity_rest
+
+    m = synthetic.walk(30)
+    rng = np.random.default_rng(9)
+    sk = m.skeleton
+    # a Blender-like skeleton: arbitrary rest rotations, same rest positions
+    turned = type(sk)(
+        sk.names,
+        sk.parents,
+        sk.rest_translations,
+        quat.normalize(rng.normal(size=(sk.n_joints, 4))),
+        sk.channels,
+        sk.end_site_parents,
+        sk.end_site_offsets,
+    )
+    moved = with_identity_rest(turned_motion := type(m)(turned, m.translations, m.rotations, m.fps))
+    assert np.allclose(moved.skeleton.rest_rotations, [1, 0, 0, 0])
+    pos_a, rot_a = forward_kinematics(turned, turned_motion.translations, turned_motion.rotations)
+    pos_b, rot_b = forward_kinematics(moved.skeleton, moved.translations, moved.rotations)
+    assert np.allclose(pos_a, pos_b)
+    assert np.allclose(end_site_positions(turned, pos_a, rot_a), end_site_positions(moved.skeleton, pos_b, rot_b))

@@ -1,0 +1,27 @@
+"""The Blender side of Mocap Workbench: everything that imports bpy."""
+
+from __future__ import annotations
+
+import bpy
+
+
+def _classes():
+    from . import operators, ui
+
+    return (*ui.classes, *operators.classes)
+
+
+def register() -> None:
+    from . import ui
+
+    for cls in _classes():
+        bpy.utils.register_class(cls)
+    ui.register_ui()
+
+
+def unregister() -> None:
+    from . import ui
+
+    ui.unregister_ui()
+    for cls in reversed(_classes()):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,151 @@
+"""Reading and writing actions: the only module that knows Blender's animation API versions.
+
+4.2: ``Action.fcurves``, ``fcurves.new(data_path, index, action_group)``.
+4.4/4.5: slotted actions, layers → strips → ``strip.channelbag(slot)``;
+``channelbag.fcurves.new(data_path, index)`` (a legacy ``Action.fcurves`` proxy remains).
+5.0: ``Action.fcurves`` is gone; ``channelbag.fcurves.new(data_path, index, group_name)``.
+Keys are always read with ``foreach_get`` and written with ``add`` + ``foreach_set``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import bpy
+import numpy as np
+
+SLOTTED = bpy.app.version >= (4, 4, 0)
+GROUP_NAME_IN_NEW = bpy.app.version >= (5, 0, 0)
+INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+
+
+@dataclass
+class Channels:
+    """Where an object's F-curves live: the action, its slot (4.4+) and the F-curve container."""
+
+    action: Any
+    slot: Any
+    fcurves: Any
+    groups: Any
+
+
+def _channelbag(action: Any, slot: Any, create: bool) -> Any:
+    if slot is None:
+        return None
+    if create:
+        layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
+        strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
+        return strip.channelbag(slot, ensure=True)
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                return bag
+    return None
+
+
+def object_channels(obj: Any) -> Channels | None:
+    """The F-curves that animate ``obj`` through its active action, or None without one."""
+    anim = obj.animation_data
+    action = anim.action if anim else None
+    if action is None:
+        return None
+    if not SLOTTED:
+        return Channels(action, None, action.fcurves, action.groups)
+    slot = anim.action_slot
+    if slot is None and len(action.slots):
+        slot = action.slots[0]
+    bag = _channelbag(action, slot, create=False)
+    if bag is None:
+        return Channels(action, slot, [], None)
+    return Channels(action, slot, bag.fcurves, bag.groups)
+
+
+def new_action_for(obj: Any, name: str) -> Channels:
+    """A new, empty action with a slot for ``obj`` (not yet assigned)."""
+    action = bpy.data.actions.new(name)
+    if not SLOTTED:
+        return Channels(action, None, action.fcurves, action.groups)
+    slot = action.slots.new(id_type="OBJECT", name=obj.name)
+    bag = _channelbag(action, slot, create=True)
+    return Channels(action, slot, bag.fcurves, bag.groups)
+
+
+def assign(obj: Any, channels: Channels) -> None:
+    """Make ``channels.action`` (and its slot) the active action of ``obj``."""
+    if obj.animation_data is None:
+        obj.animation_data_create()
+    obj.animation_data.action = channels.action
+    if SLOTTED and channels.slot is not None:
+        obj.animation_data.action_slot = channels.slot
+
+
+def new_fcurve(channels: Channels, data_path: str, index: int, group: str = "") -> Any:
+    """Create an F-curve, in the named group when given (created as needed)."""
+    if GROUP_NAME_IN_NEW:
+        return channels.fcurves.new(data_path, index=index, group_name=group)
+    if not SLOTTED:
+        return channels.fcurves.new(data_path, index=index, action_group=group)
+    fcurve = channels.fcurves.new(data_path, index=index)
+    if group:
+        grp = channels.groups.get(group) or channels.groups.new(group)
+        fcurve.group = grp
+    return fcurve
+
+
+def remove_fcurve(channels: Channels, fcurve: Any) -> None:
+    channels.fcurves.remove(fcurve)
+
+
+def read_keys(fcurve: Any) -> np.ndarray:
+    """(n, 2) frame and value of every key of an F-curve."""
+    n = len(fcurve.keyframe_points)
+    co = np.empty(2 * n, dtype=np.float32)
+    fcurve.keyframe_points.foreach_get("co", co)
+    return co.reshape(n, 2).astype(float)
+
+
+def sample(fcurve: Any, frames: np.ndarray) -> np.ndarray:
+    """Values of an F-curve at integer ``frames``: its keys directly when it has exactly one
+    key per frame there, else ``fcurve.evaluate`` (which honours interpolation and modifiers)."""
+    keys = read_keys(fcurve)
+    if len(keys) == len(frames) and not len(fcurve.modifiers) and np.array_equal(keys[:, 0], frames.astype(np.float32)):
+        return keys[:, 1]
+    evaluate = fcurve.evaluate
+    return np.fromiter((evaluate(f) for f in frames.tolist()), dtype=float, count=len(frames))
+
+
+def write_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray, interpolation: str = "LINEAR") -> None:
+    """Replace an F-curve's keys with (frames, values) in one bulk write."""
+    points = fcurve.keyframe_points
+    if len(points):
+        points.clear()
+    n = len(frames)
+    points.add(n)
+    co = np.empty((n, 2), dtype=np.float32)
+    co[:, 0] = frames
+    co[:, 1] = values
+    points.foreach_set("co", co.ravel())
+    points.foreach_set("interpolation", np.full(n, INTERPOLATION[interpolation], dtype=np.int32))
+    fcurve.update()
+
+
+_KEY_PROPERTIES = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+                   ("interpolation", 1, np.int32), ("easing", 1, np.int32), ("type", 1, np.int32),
+                   ("handle_left_type", 1, np.int32), ("handle_right_type", 1, np.int32))  # fmt: skip
+
+
+def copy_fcurve(source: Any, target: Channels) -> Any:
+    """Copy an F-curve with all its keys and handles into ``target`` (modifiers are not copied)."""
+    group = source.group.name if source.group else ""
+    fcurve = new_fcurve(target, source.data_path, source.array_index, group)
+    n = len(source.keyframe_points)
+    fcurve.keyframe_points.add(n)
+    for name, width, dtype in _KEY_PROPERTIES:
+        buffer = np.empty(n * width, dtype=dtype)
+        source.keyframe_points.foreach_get(name, buffer)
+        fcurve.keyframe_points.foreach_set(name, buffer)
+    fcurve.extrapolation = source.extrapolation
+    fcurve.update()
+    return fcurve

@@ -1,0 +1,181 @@
+"""Operators: gather settings, call the shared extraction code, report the figures."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
+
+METHOD_ITEMS = [
+    (
+        "threshold",
+        "Threshold Rule",
+        "Shen, Sun and Pan: a frame becomes a key when the pose drifts past the threshold from the last key",
+    ),
+    ("uniform", "Uniform", "Keys spread evenly over the clip"),
+]
+TARGET_ITEMS = [
+    ("RATIO", "Ratio", "Keep this share of the frames"),
+    ("COUNT", "Count", "Keep exactly this many keyframes"),
+    ("MAX_ERROR", "Max Error", "Keep the fewest keys whose largest joint position error stays below this distance"),
+    ("THRESHOLD", "Threshold", "The threshold rule's pose distance δ (threshold method only)"),
+]
+WEIGHT_ITEMS = [
+    ("HIERARCHY", "Hierarchy", "Joints that move more of the body weigh more"),
+    ("UNIFORM", "Uniform", "Every joint weighs the same"),
+    ("MAIN", "Main Joints", "Hierarchy weights without hands and fingers"),
+]
+
+
+def settings_properties() -> dict:
+    """The extraction settings, shared by the scene's sidebar settings and the operator."""
+    return {
+        "method": EnumProperty(
+            name="Method", items=METHOD_ITEMS, default="threshold", description="How keyframes are chosen"
+        ),
+        "target": EnumProperty(
+            name="Target", items=TARGET_ITEMS, default="RATIO", description="What the result must meet"
+        ),
+        "count": IntProperty(
+            name="Keyframes",
+            default=50,
+            min=2,
+            soft_max=1000,
+            description="Number of keyframes to keep, first and last frames included",
+        ),
+        "ratio": FloatProperty(
+            name="Ratio",
+            default=5.0,
+            min=0.01,
+            max=100.0,
+            subtype="PERCENTAGE",
+            precision=1,
+            description="Share of frames to keep as keyframes",
+        ),
+        "max_error": FloatProperty(
+            name="Max Error",
+            default=0.02,
+            min=1e-6,
+            soft_max=1.0,
+            subtype="DISTANCE",
+            unit="LENGTH",
+            precision=4,
+            description="Largest joint position error allowed, in armature units",
+        ),
+        "threshold": FloatProperty(
+            name="Threshold",
+            default=0.05,
+            min=0.0,
+            soft_max=0.5,
+            precision=4,
+            description="Pose distance δ past which a frame becomes a key",
+        ),
+        "weights": EnumProperty(
+            name="Joint Weights",
+            items=WEIGHT_ITEMS,
+            default="HIERARCHY",
+            description="How much each joint counts in the pose distance",
+        ),
+        "replace": BoolProperty(
+            name="Replace Keys",
+            default=False,
+            description="Rewrite the keys of the current action instead of creating a new action",
+        ),
+        "measure_playback": BoolProperty(
+            name="Measure Playback",
+            default=True,
+            description="Evaluate the written keys in Blender and report their error too",
+        ),
+    }
+
+
+def target_of(settings) -> dict:
+    """The core's target argument from the settings."""
+    if settings.target == "COUNT":
+        return {"count": settings.count}
+    if settings.target == "MAX_ERROR":
+        return {"max_error": settings.max_error}
+    if settings.target == "THRESHOLD":
+        return {"threshold": settings.threshold}
+    return {"ratio": settings.ratio / 100.0}
+
+
+def armature_poll_message(context) -> str | None:
+    """Why extraction cannot run on the current selection, or None when it can."""
+    obj = context.active_object
+    if obj is None or obj.type != "ARMATURE":
+        return "Select an armature with motion capture animation"
+    if obj.animation_data is None or obj.animation_data.action is None:
+        return f"'{obj.name}' has no action to extract keyframes from"
+    if context.mode not in {"OBJECT", "POSE"}:
+        return "Switch to Object or Pose Mode"
+    return None
+
+
+class MOCAP_OT_extract_keyframes(bpy.types.Operator):
+    """Reduce the active armature's dense motion capture to whole-pose keyframes, rebuilt by slerp"""
+
+    bl_idname = "mocap.extract_keyframes"
+    bl_label = "Extract Keyframes"
+    bl_options = {"REGISTER", "UNDO"}
+    __annotations__ = settings_properties()
+
+    @classmethod
+    def poll(cls, context):
+        message = armature_poll_message(context)
+        if message:
+            cls.poll_message_set(message)
+        return message is None
+
+    def invoke(self, context, event):
+        settings = context.scene.mocap_workbench
+        for name in settings_properties():
+            setattr(self, name, getattr(settings, name))
+        return self.execute(context)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        draw_settings(layout, self)
+
+    def execute(self, context):
+        from .extract import extract_on_armature
+
+        if self.target == "THRESHOLD" and self.method != "threshold":
+            self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
+            return {"CANCELLED"}
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        try:
+            report = extract_on_armature(
+                context.active_object,
+                self.method,
+                target_of(self),
+                self.weights,
+                self.replace,
+                self.measure_playback,
+                progress=lambda x: wm.progress_update(int(100 * x)),
+            )
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+        context.scene.mocap_workbench.last_report = report.summary()
+        self.report({"INFO"}, report.summary())
+        return {"FINISHED"}
+
+
+def draw_settings(layout, settings) -> None:
+    """The settings as the sidebar and the redo panel show them."""
+    layout.prop(settings, "method")
+    layout.prop(settings, "target")
+    field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "THRESHOLD": "threshold"}[settings.target]
+    row = layout.row()
+    row.active = settings.target != "THRESHOLD" or settings.method == "threshold"
+    row.prop(settings, field)
+    layout.prop(settings, "weights")
+    layout.prop(settings, "replace")
+    layout.prop(settings, "measure_playback")
+
+
+classes = (MOCAP_OT_extract_keyframes,)

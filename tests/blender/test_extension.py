@@ -1,0 +1,71 @@
+"""The extension as Blender sees it: enabled from an extensions repository, UI registered."""
+
+import bpy
+import pytest
+
+from tests.blender.conftest import PACKAGE, ROOT
+
+
+def test_enabled_as_an_extension(ext):
+    assert ext.__name__ == PACKAGE
+    import addon_utils
+
+    assert PACKAGE in {m.__name__ for m in addon_utils.modules()}
+    assert bpy.context.preferences.addons.get(PACKAGE) is not None
+
+
+def test_manifest_is_valid_for_blender():
+    import tomllib
+
+    manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    assert manifest["id"] == "mocap_workbench" and manifest["blender_version_min"] == "4.2.0"
+    assert len(manifest["tagline"]) <= 64 and not manifest["tagline"].endswith((".", "!"))
+
+
+def test_operator_and_panels_registered():
+    op = bpy.types.MOCAP_OT_extract_keyframes
+    assert op.bl_options == {"REGISTER", "UNDO"}
+    for space in ("DOPESHEET_EDITOR", "GRAPH_EDITOR", "VIEW_3D"):
+        panels = [
+            p
+            for p in bpy.types.Panel.__subclasses__()
+            if getattr(p, "bl_space_type", None) == space and p.__name__.startswith("MOCAP_PT")
+        ]
+        assert panels and panels[0].bl_region_type == "UI" and panels[0].bl_category == "Mocap"
+
+
+@pytest.mark.parametrize("menu", ["DOPESHEET_MT_key", "GRAPH_MT_key", "DOPESHEET_HT_header"])
+def test_menu_entries(menu):
+    draw_funcs = getattr(bpy.types, menu).draw._draw_funcs
+    assert any(f.__module__.startswith(PACKAGE) for f in draw_funcs)
+
+
+def test_poll_explains_why_the_button_is_grey():
+    assert not bpy.ops.mocap.extract_keyframes.poll()
+    from importlib import import_module
+
+    operators = import_module(PACKAGE + ".addon.operators")
+    assert "Select an armature" in operators.armature_poll_message(bpy.context)
+    data = bpy.data.armatures.new("Rig")
+    obj = bpy.data.objects.new("Rig", data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.view_layer.update()
+    assert "has no action" in operators.armature_poll_message(bpy.context)
+    assert not bpy.ops.mocap.extract_keyframes.poll()
+
+
+def test_build_and_install_zip(tmp_path):
+    """The extension builds with Blender's own tool and installs from the zip like a user's would."""
+    from bl_pkg import bl_extension_cli as cli
+
+    out = tmp_path / "dist"
+    out.mkdir()
+    assert cli.cli_extension_handler(["build", "--source-dir", str(ROOT), "--output-dir", str(out)]) in (0, None)
+    zips = list(out.glob("mocap_workbench-*.zip"))
+    assert len(zips) == 1
+    import zipfile
+
+    names = zipfile.ZipFile(zips[0]).namelist()
+    assert "blender_manifest.toml" in names and "core/quaternion.py" in names and "addon/extract.py" in names
+    assert not any(n.startswith(("tests/", "scripts/", ".venv")) for n in names)

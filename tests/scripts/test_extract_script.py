@@ -1,0 +1,107 @@
+"""The headless entry point, run as a user runs it (a subprocess), with and without Blender."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core.io.bvh import read_bvh
+from core.keyframes import reconstruct
+from tests.conftest import ROOT, shared_file
+
+SCRIPT = ROOT / "scripts" / "extract_keyframes.py"
+
+
+def run(*args, check=True):
+    proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stdout + proc.stderr)
+    return proc
+
+
+def independent_errors(bvh_path, keys):
+    motion = read_bvh(bvh_path)
+    err = np.linalg.norm(motion.world_positions() - reconstruct(motion, np.array(keys)).world_positions(), axis=-1)
+    return err.mean(), err.max()
+
+
+def test_core_only_demo_writes_report_and_plot(tmp_path):
+    run(
+        "--demo",
+        "-o",
+        tmp_path,
+        "--report",
+        tmp_path / "r.json",
+        "--plot",
+        tmp_path / "p.png",
+        "--count",
+        30,
+        "--no-blender",
+        "--bvh",
+    )
+    report = json.loads((tmp_path / "r.json").read_text())
+    for key in ("input", "frames", "fps", "joints", "method", "params", "keyframes", "error", "seconds"):
+        assert key in report
+    assert (
+        len(report["keyframes"]) == 30
+        and report["keyframes"][0] == 0
+        and report["keyframes"][-1] == report["frames"] - 1
+    )
+    assert (tmp_path / "p.png").stat().st_size > 10_000
+    rebuilt = read_bvh(tmp_path / "demo_keys.bvh")
+    assert rebuilt.n_frames == report["frames"]
+
+
+@pytest.mark.blender
+def test_bvh_through_blender_matches_independent_evaluation(tmp_path):
+    pytest.importorskip("bpy")
+    path = shared_file("cmu_bvh_cgspeed/02_01.bvh")
+    run(path, "-o", tmp_path / "walk.blend", "--count", 20, "--report", tmp_path / "walk.json")
+    report = json.loads((tmp_path / "walk.json").read_text())
+    assert (tmp_path / "walk.blend").exists() and len(report["keyframes"]) == 20
+    mean, worst = independent_errors(path, report["keyframes"])
+    assert report["error"]["position_mean"] == pytest.approx(mean, rel=0.01)
+    assert report["error"]["position_max"] == pytest.approx(worst, rel=0.01)
+    assert report["error"]["playback"]["position_mean"] > 0
+    assert report["frames"] == 344 and report["joints"] == 31 and report["fps"] == pytest.approx(120, rel=1e-3)
+
+
+@pytest.mark.blender
+def test_folder_batch_survives_a_bad_file(tmp_path):
+    pytest.importorskip("bpy")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(shared_file("bandai_namco_1/dataset-1_run_normal_001.bvh"), folder / "run.bvh")
+    (folder / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0\n")
+    proc = run(folder, "-o", tmp_path / "out", "--ratio", 0.25, check=False)
+    assert proc.returncode == 1
+    assert "broken.bvh, line 4: unexpected end of the hierarchy" in proc.stderr  # the core's reader names file and line
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["processed"] == 1 and summary["failed"] == 1
+    assert (tmp_path / "out" / "run.blend").exists() and (tmp_path / "out" / "run.json").exists()
+    assert len(json.loads((tmp_path / "out" / "run.json").read_text())["keyframes"]) == 6
+
+
+@pytest.mark.blender
+def test_blend_input_with_named_armature(tmp_path):
+    pytest.importorskip("bpy")
+    run("--demo", "-o", tmp_path / "demo.blend", "--count", 12)
+    run(
+        tmp_path / "demo.blend",
+        "--armature",
+        "Demo",
+        "-o",
+        tmp_path / "again.blend",
+        "--max-error",
+        0.1,
+        "--report",
+        tmp_path / "again.json",
+    )
+    report = json.loads((tmp_path / "again.json").read_text())
+    assert report["error"]["position_max"] <= 0.1
+    assert report["source_action"] == "Demo" or report["source_action"].startswith("Demo")
+    proc = run(tmp_path / "demo.blend", "--armature", "Nope", "-o", tmp_path / "x.blend", check=False)
+    assert proc.returncode == 1 and "no armature called 'Nope'" in proc.stderr
