@@ -54,7 +54,7 @@ class Motion:
 
     def world_positions(self) -> np.ndarray:
         """World joint positions (T, J, 3) by forward kinematics."""
-        return forward_kinematics(self.skeleton, self.translations, self.rotations)[0]
+        return forward_kinematics(self.skeleton, self.translations, self.rotations, need_rotations=False)[0]
 
     def copy(self) -> Motion:
         return Motion(self.skeleton, self.translations.copy(), self.rotations.copy(), self.fps)

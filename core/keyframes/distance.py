@@ -88,10 +88,17 @@ class PoseMetric:
             translation_weight,
         )
 
+    def __post_init__(self) -> None:
+        self.weights = np.asarray(self.weights, dtype=float)
+        self.moving = np.asarray(self.moving, dtype=bool)
+        self._moving_index = np.flatnonzero(self.moving)
+
     def __call__(self, rot_a: np.ndarray, trans_a: np.ndarray, rot_b: np.ndarray, trans_b: np.ndarray) -> np.ndarray:
         """Distances (...) between poses given as rotations (..., J, 4) and translations (..., J, 3)."""
-        d = quat.distance(rot_a, rot_b) @ self.weights
-        if self.translation_weight and self.moving.any():
-            travel = np.linalg.norm(trans_a[..., self.moving, :] - trans_b[..., self.moving, :], axis=-1).sum(axis=-1)
-            d = d + self.translation_weight * travel / (0.5 * self.size)
+        d = np.arccos(np.minimum(np.abs(quat.dot(rot_a, rot_b)), 1.0)) @ self.weights
+        if self.translation_weight and self._moving_index.size:
+            idx = self._moving_index
+            step = trans_a[..., idx, :] - trans_b[..., idx, :]
+            travel = np.sqrt(np.einsum("...i,...i->...", step, step)).sum(axis=-1)
+            d = d + (self.translation_weight / (0.5 * self.size)) * travel
         return d

@@ -40,30 +40,54 @@ def threshold_keys(motion: Motion, metric: PoseMetric, delta: float) -> np.ndarr
 
 
 def threshold_for_count(
-    motion: Motion, metric: PoseMetric, count: int, iterations: int = 40
+    motion: Motion, metric: PoseMetric, count: int, slack: float = 0.01, iterations: int = 30
 ) -> tuple[float, np.ndarray]:
-    """The largest δ found whose keys number at least ``count`` (when any does), and those keys.
+    """A δ whose keys number at least ``count`` (at most ``count·(1 + slack)`` where the
+    clip allows), and its keys; callers trim the few extra keys.
 
-    Geometric bisection: key counts fall roughly as a power of δ. It stops early on an
-    exact hit; callers trim the few extra keys (Algorithm 1 is not strictly monotone in δ).
+    First guess: median frame-to-frame distance × mean gap (a smooth clip drifts about
+    linearly between keys). Key counts fall roughly as a power of δ, so later guesses
+    interpolate log δ against log(count) inside the bracket (every third guess bisects it,
+    so it always shrinks). It stops at a count within the slack or a bracket within 0.1 %.
     """
-    hi = float(metric.weights.sum() * np.pi / 2 + metric.translation_weight * _travel_bound(motion, metric)) + 1e-9
-    lo = hi * 1e-9
-    best = (lo, threshold_keys(motion, metric, lo))
-    if len(best[1]) <= count:
-        return best
-    for _ in range(iterations):
-        mid = float(np.sqrt(lo * hi))
-        keys = threshold_keys(motion, metric, mid)
+    n = motion.n_frames
+    if count >= n:
+        return 0.0, np.arange(n)
+    rot, trans = motion.rotations, motion.translations
+    step = float(np.median(metric(rot[1:], trans[1:], rot[:-1], trans[:-1])))
+    if step <= 0:
+        step = float(np.mean(metric(rot[1:], trans[1:], rot[:-1], trans[:-1]))) or 1e-9
+    lo = hi = None  # (δ, key count) with count ≥ target, and with count < target
+    best = None
+    tolerance = max(1, int(count * slack))
+    delta = step * (n - 1) / max(count - 1, 1)
+    for i in range(iterations):
+        keys = threshold_keys(motion, metric, delta)
         if len(keys) >= count:
-            lo, best = mid, (mid, keys)
-            if len(keys) == count:
+            lo, best = (delta, len(keys)), (delta, keys)
+            if len(keys) <= count + tolerance:
                 break
         else:
-            hi = mid
-        if hi / lo < 1.0 + 1e-7:
+            hi = (delta, len(keys))
+        if lo and hi and hi[0] / lo[0] < 1.001:
             break
+        delta = _next_guess(lo, hi, count + 0.5 * tolerance, bisect=i % 3 == 2)
+    if best is None:
+        best = (0.0, threshold_keys(motion, metric, 0.0))
     return best
+
+
+def _next_guess(lo: tuple | None, hi: tuple | None, target: float, bisect: bool) -> float:
+    """Next δ: count ∝ 1/δ from one side while only one is known, log-log interpolation inside a bracket."""
+    if lo is None:
+        return hi[0] * max(hi[1], 1) / target * 0.9
+    if hi is None:
+        return lo[0] * lo[1] / target * 1.1
+    a, b = np.log(lo[0]), np.log(hi[0])
+    if bisect or lo[1] <= hi[1]:
+        return float(np.exp(0.5 * (a + b)))
+    u = (np.log(lo[1]) - np.log(target)) / (np.log(lo[1]) - np.log(max(hi[1], 1)))
+    return float(np.exp(a + np.clip(u, 0.05, 0.95) * (b - a)))
 
 
 def _travel_bound(motion: Motion, metric: PoseMetric) -> float:
