@@ -84,8 +84,12 @@ def bench_core(args) -> None:
     for label, seconds in rows:
         print(f"  {label:<38} {seconds:8.3f} s  {n / seconds:12,.0f} frames/s")
     naive = naive_threshold(motion, metric, delta, min(n, 5000))
-    print(f"  baseline per-frame loop walk          {naive * n:8.3f} s (extrapolated)  → windowed walk is {naive * n / t_walk:.0f}× faster")
-    print(f"  keys {len(keys):,} ({len(keys) / n:.1%}), position mean {summary['position_mean']:.4g}, max {summary['position_max']:.4g}")
+    print(
+        f"  baseline per-frame loop walk          {naive * n:8.3f} s (extrapolated)  → windowed walk is {naive * n / t_walk:.0f}× faster"
+    )
+    print(
+        f"  keys {len(keys):,} ({len(keys) / n:.1%}), position mean {summary['position_mean']:.4g}, max {summary['position_max']:.4g}"
+    )
     print(f"  target: core pass < 1 s for 100k frames → {'met' if core_pass < 1.0 else 'NOT met'} ({core_pass:.2f} s)")
 
 
@@ -123,7 +127,9 @@ def bench_blender(args) -> None:
     print(f"Blender {bpy.app.version_string}: {total:,} keys in {n_curves} F-curves")
     print(f"  bulk write (add + foreach_set + update) {t_write:8.3f} s  {total / t_write:14,.0f} keys/s")
     print(f"  bulk read (foreach_get)                 {t_read:8.3f} s  {total / t_read:14,.0f} keys/s")
-    print(f"  baseline keyframe_points.insert          {t_insert * total:8.1f} s (extrapolated from {sample:,}) → bulk write is {t_insert * total / t_write:.0f}× faster")
+    print(
+        f"  baseline keyframe_points.insert          {t_insert * total:8.1f} s (extrapolated from {sample:,}) → bulk write is {t_insert * total / t_write:.0f}× faster"
+    )
     print(f"  target: 1M keys written < 1 s → {'met' if t_write < 1.0 else 'NOT met'}")
 
 

@@ -185,6 +185,7 @@ def _report_base(source, shape: tuple[int, float, int], method, params, keys, er
 def _load_armature(args: argparse.Namespace, source: str | None):
     import addon_utils
     import bpy
+
     from mocap_workbench.addon.armature import create_animated_armature
     from mocap_workbench.core.synthetic import demo_clip
 
@@ -225,6 +226,7 @@ def _load_armature(args: argparse.Namespace, source: str | None):
 
 def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: Path) -> dict:
     import bpy
+
     from mocap_workbench.addon.armature import scene_fps
     from mocap_workbench.addon.extract import extract_on_armature
 
