@@ -18,6 +18,7 @@ import numpy as np
 SLOTTED = bpy.app.version >= (4, 4, 0)
 GROUP_NAME_IN_NEW = bpy.app.version >= (5, 0, 0)
 INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+HANDLE_FREE = 0  # BezTriple handle types: FREE 0, AUTO 1, VECTOR 2, ALIGNED 3, AUTO_CLAMPED 4
 
 
 @dataclass
@@ -116,8 +117,19 @@ def sample(fcurve: Any, frames: np.ndarray) -> np.ndarray:
     return np.fromiter((evaluate(f) for f in frames.tolist()), dtype=float, count=len(frames))
 
 
-def write_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray, interpolation: str = "LINEAR") -> None:
-    """Replace an F-curve's keys with (frames, values) in one bulk write."""
+def write_keys(
+    fcurve: Any,
+    frames: np.ndarray,
+    values: np.ndarray,
+    interpolation: str = "LINEAR",
+    handles: tuple[np.ndarray, np.ndarray] | None = None,
+) -> None:
+    """Replace an F-curve's keys with (frames, values) in one bulk write.
+
+    handles: (h1, h2), each (n−1,): the values of the right handle of keys 0..n−2 and of
+    the left handle of keys 1..n−1, placed at the thirds of each segment; the keys become
+    BEZIER with FREE handles, so Blender keeps them as given.
+    """
     points = fcurve.keyframe_points
     if len(points):
         points.clear()
@@ -127,6 +139,23 @@ def write_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray, interpolatio
     co[:, 0] = frames
     co[:, 1] = values
     points.foreach_set("co", co.ravel())
+    if handles is not None and n > 1:
+        h1, h2 = handles
+        third = np.diff(np.asarray(frames, dtype=float)) / 3.0
+        left = co.astype(float).copy()
+        right = left.copy()
+        right[:-1, 0] += third
+        right[:-1, 1] = h1
+        left[1:, 0] -= third
+        left[1:, 1] = h2
+        # outer handles continue the first and last segment's tangent
+        left[0] = 2 * left[0] - right[0]
+        right[-1] = 2 * right[-1] - left[-1]
+        points.foreach_set("handle_left_type", np.full(n, HANDLE_FREE, dtype=np.int32))
+        points.foreach_set("handle_right_type", np.full(n, HANDLE_FREE, dtype=np.int32))
+        points.foreach_set("handle_left", left.astype(np.float32).ravel())
+        points.foreach_set("handle_right", right.astype(np.float32).ravel())
+        interpolation = "BEZIER"
     points.foreach_set("interpolation", np.full(n, INTERPOLATION[interpolation], dtype=np.int32))
     fcurve.update()
 

@@ -266,3 +266,76 @@ def create_animated_armature(
     bpy.context.view_layer.update()
     animdata.assign(obj, channels)
     return obj
+
+
+def _nearest_turn(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Angles shifted by whole turns to lie closest to ``reference``."""
+    return angles + 2 * np.pi * np.round((reference - angles) / (2 * np.pi))
+
+
+def euler_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
+    """Euler values (T, 3) in x, y, z slots for quaternions q (T, 4), on the branch nearest ``reference``.
+
+    A rotation has two Euler solutions, (a, b, c) and (a+π, π−b, c+π) in the mode's axis
+    order, each defined up to whole turns; keyed curves may sit on either.
+    """
+    slots = ["XYZ".index(a) for a in mode]
+    ref = reference[:, slots]
+    first = quat.to_euler(q, mode)
+    second = first + np.array([np.pi, 0.0, np.pi])
+    second[:, 1] = np.pi - first[:, 1]
+    candidates = [_nearest_turn(c, ref) for c in (first, second)]
+    cost = [np.sum((c - ref) ** 2, axis=1) for c in candidates]
+    chosen = np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
+    out = np.empty_like(chosen)
+    out[:, slots] = chosen
+    return out
+
+
+def axis_angle_near(q: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Axis-angle values (T, 4: angle, x, y, z) for q (T, 4), on the representation nearest ``reference``."""
+    q = np.where((quat.dot(q, rotation_to_quaternion("AXIS_ANGLE", reference)) < 0)[:, None], -q, q)
+    v = q[:, 1:]
+    norm = np.linalg.norm(v, axis=1)
+    angle = 2 * np.arctan2(norm, q[:, 0])
+    axis = np.where(norm[:, None] > 1e-12, v / np.where(norm > 1e-12, norm, 1.0)[:, None], reference[:, 1:])
+    first = np.concatenate((angle[:, None], axis), axis=1)
+    second = -first
+    candidates = []
+    for c in (first, second):
+        c = c.copy()
+        c[:, 0] = _nearest_turn(c[:, 0], reference[:, 0])
+        candidates.append(c)
+    cost = [np.sum((c - reference) ** 2, axis=1) for c in candidates]
+    return np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
+
+
+def rebuilt_channel_values(obj: Any, rebuilt: Motion, keyed: dict, keys: np.ndarray) -> dict:
+    """Dense values (T,) per keyed bone channel that replay ``rebuilt`` (the slerp/lerp rebuild).
+
+    keyed: (bone, property, index) → values at the keys (K,). Channels interpolated
+    linearly by the rebuild (locations, scales, rotations in an inactive mode) follow the
+    straight line between keys; the active rotation channels follow the slerp, expressed on
+    the branch the keys are on.
+    """
+    frames = np.arange(rebuilt.n_frames)
+    reference = {k: np.interp(frames, keys, v) for k, v in keyed.items()}
+    targets = dict(reference)
+    for j, name in enumerate(rebuilt.skeleton.names):
+        pose_bone = obj.pose.bones[name]
+        mode = pose_bone.rotation_mode
+        prop, width = rotation_property(mode)
+        if not any((name, prop, i) in keyed for i in range(width)):
+            continue
+        ref = _channel(reference, pose_bone, prop, width, rebuilt.n_frames)
+        q = rebuilt.rotations[:, j]
+        if mode == "QUATERNION":
+            values = np.where((quat.dot(q, ref) < 0)[:, None], -q, q)
+        elif mode == "AXIS_ANGLE":
+            values = axis_angle_near(q, ref)
+        else:
+            values = euler_near(q, mode, ref)
+        for i in range(width):
+            if (name, prop, i) in keyed:
+                targets[(name, prop, i)] = values[:, i]
+    return targets

@@ -15,9 +15,18 @@ import numpy as np
 
 from ..core import quaternion as quat
 from ..core.keyframes import PoseMetric, evaluate, extract_keyframes, reconstruct
+from ..core.keyframes.bezier import fit_handles
 from ..core.motion import Motion
 from . import animdata
-from .armature import BoneCurves, frame_range, motion_from_values, sample_curves, scene_fps, skeleton_from_armature
+from .armature import (
+    BoneCurves,
+    frame_range,
+    motion_from_values,
+    rebuilt_channel_values,
+    sample_curves,
+    scene_fps,
+    skeleton_from_armature,
+)
 
 
 @dataclass
@@ -93,20 +102,36 @@ def _continuous_quaternions(values: dict, keys: np.ndarray) -> dict:
     return out
 
 
-def write_sparse_action(
-    clip: ArmatureClip, keys: np.ndarray, replace: bool, name: str | None = None
-) -> animdata.Channels:
-    """Key every animated bone channel on exactly ``keys`` (indices into clip.frames), LINEAR.
+def sparse_curves(clip: ArmatureClip, keys: np.ndarray, rebuilt: Motion | None) -> dict:
+    """Per bone channel: (values at the keys, Bezier handles or None).
 
+    With ``rebuilt`` (the core's slerp/lerp rebuild) the handles are fitted so Blender's
+    per-curve playback follows it; without, keys are LINEAR.
+    """
+    sparse = _continuous_quaternions(clip.values, keys)
+    if rebuilt is None:
+        return {key: (v, None) for key, v in sparse.items()}
+    targets = rebuilt_channel_values(clip.obj, rebuilt, sparse, keys)
+    names = list(sparse)
+    h1, h2 = fit_handles(np.stack([targets[k] for k in names], axis=1), keys)
+    return {k: (sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
+
+
+def write_sparse_action(
+    clip: ArmatureClip, keys: np.ndarray, replace: bool, rebuilt: Motion | None = None, name: str | None = None
+) -> animdata.Channels:
+    """Key every animated bone channel on exactly ``keys`` (indices into clip.frames).
+
+    With ``rebuilt``, keys are Bezier with fitted handles (see :func:`sparse_curves`), else LINEAR.
     Curves that drive anything else (custom properties, constraints) are copied unchanged
     into the new action, or left alone when replacing in place.
     """
     frames = clip.frames[keys]
-    sparse = _continuous_quaternions(clip.values, keys)
+    curves = sparse_curves(clip, keys, rebuilt)
     if replace:
         target = clip.channels
         for key, fcurve in clip.curves.by_channel.items():
-            animdata.write_keys(fcurve, frames, sparse[key])
+            animdata.write_keys(fcurve, frames, curves[key][0], handles=curves[key][1])
         return target
     source = clip.channels.action
     target = animdata.new_action_for(clip.obj, name or f"{source.name}_keys")
@@ -118,7 +143,7 @@ def write_sparse_action(
             continue
         group = fcurve.group.name if fcurve.group else ""
         new = animdata.new_fcurve(target, fcurve.data_path, fcurve.array_index, group)
-        animdata.write_keys(new, frames, sparse[key])
+        animdata.write_keys(new, frames, curves[key][0], handles=curves[key][1])
     if source.use_frame_range:
         target.action.use_frame_range = True
         target.action.frame_start, target.action.frame_end = source.frame_start, source.frame_end
@@ -142,10 +167,12 @@ def extract_on_armature(
     replace: bool = False,
     measure_playback: bool = True,
     progress: Callable[[float], None] | None = None,
+    fitted: bool = True,
 ) -> ExtractionReport:
     """Extract keyframes from ``obj``'s active action and write the sparse result.
 
     target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"threshold": D}.
+    fitted: Bezier handles fitted to the slerp rebuild (default) instead of LINEAR keys.
     """
     start = time.perf_counter()
     step = progress or (lambda _x: None)
@@ -156,9 +183,10 @@ def extract_on_armature(
     metric = PoseMetric.for_motion(motion, weights)
     result = extract_keyframes(motion, method, metric=metric, weights=weights, **(target or {"ratio": 0.05}))
     step(0.5)
-    error, per_frame = evaluate(motion, reconstruct(motion, result.keys), metric)
+    rebuilt = reconstruct(motion, result.keys)
+    error, per_frame = evaluate(motion, rebuilt, metric)
     step(0.6)
-    channels = write_sparse_action(clip, result.keys, replace)
+    channels = write_sparse_action(clip, result.keys, replace, rebuilt if fitted else None)
     step(0.8)
     report = ExtractionReport(
         result.keys,

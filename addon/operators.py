@@ -19,6 +19,10 @@ TARGET_ITEMS = [
     ("MAX_ERROR", "Max Error", "Keep the fewest keys whose largest joint position error stays below this distance"),
     ("THRESHOLD", "Threshold", "The threshold rule's pose distance δ (threshold method only)"),
 ]
+INTERPOLATION_ITEMS = [
+    ("FITTED", "Fitted Bezier", "Bezier keys with handles fitted so playback follows the slerp rebuild"),
+    ("LINEAR", "Linear", "Linear keys; each channel is interpolated on its own"),
+]
 WEIGHT_ITEMS = [
     ("HIERARCHY", "Hierarchy", "Joints that move more of the body weigh more"),
     ("UNIFORM", "Uniform", "Every joint weighs the same"),
@@ -74,6 +78,12 @@ def settings_properties() -> dict:
             items=WEIGHT_ITEMS,
             default="HIERARCHY",
             description="How much each joint counts in the pose distance",
+        ),
+        "interpolation": EnumProperty(
+            name="Interpolation",
+            items=INTERPOLATION_ITEMS,
+            default="FITTED",
+            description="How Blender interpolates between the extracted keys",
         ),
         "replace": BoolProperty(
             name="Replace Keys",
@@ -154,6 +164,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
                 self.replace,
                 self.measure_playback,
                 progress=lambda x: wm.progress_update(int(100 * x)),
+                fitted=self.interpolation == "FITTED",
             )
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
@@ -174,6 +185,7 @@ def draw_settings(layout, settings) -> None:
     row.active = settings.target != "THRESHOLD" or settings.method == "threshold"
     row.prop(settings, field)
     layout.prop(settings, "weights")
+    layout.prop(settings, "interpolation")
     layout.prop(settings, "replace")
     layout.prop(settings, "measure_playback")
 

@@ -44,7 +44,9 @@ def test_operator_keys_every_channel_on_exactly_the_extracted_frames():
     source = obj.animation_data.action
     _, dense = bone_curves(obj)
     n_curves = len(dense.by_channel)
-    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=25) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=25, interpolation="LINEAR") == {
+        "FINISHED"
+    }
     result = obj.animation_data.action
     assert result != source and source.name in bpy.data.actions and source.use_fake_user
     channels, sparse = bone_curves(obj)
@@ -161,3 +163,54 @@ def test_real_capture_through_blenders_bvh_importer(rotate_mode):
     err = np.linalg.norm(motion.world_positions() - rebuilt.world_positions(), axis=-1)
     assert info["position_mean"] == pytest.approx(err.mean(), rel=0.01)
     assert info["position_max"] == pytest.approx(err.max(), rel=0.01)
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "ZXY", "AXIS_ANGLE"])
+def test_fitted_bezier_playback_matches_the_slerp_rebuild(mode):
+    obj, _ = make_rig(mode)
+    linear = extract.extract_on_armature(obj, "uniform", {"ratio": 0.06}, fitted=False)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj, _ = make_rig(mode)
+    fitted = extract.extract_on_armature(obj, "uniform", {"ratio": 0.06})
+    core = fitted.error["position_mean"]
+    # axis-angle is ill-conditioned near the identity (the axis is undefined), where many
+    # joints of the generated walk sit: looser there
+    assert fitted.playback_error["position_mean"] == pytest.approx(core, rel=0.02 if mode != "AXIS_ANGLE" else 0.06)
+    assert (
+        abs(fitted.playback_error["position_mean"] - core) <= abs(linear.playback_error["position_mean"] - core) + 1e-9
+    )
+    _, curves = bone_curves(obj)
+    for fc in curves.by_channel.values():
+        assert {k.interpolation for k in fc.keyframe_points} == {"BEZIER"}
+        assert {k.handle_left_type for k in fc.keyframe_points} == {"FREE"}
+
+
+@pytest.mark.parametrize("rotate_mode", ["NATIVE", "QUATERNION"])
+def test_fitted_playback_on_a_real_capture_within_two_percent(rotate_mode):
+    path = shared_file("cmu_bvh_cgspeed/05_02.bvh")
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    bpy.ops.import_anim.bvh(filepath=str(path), rotate_mode=rotate_mode)
+    obj = bpy.context.active_object
+    for method in ("uniform", "threshold"):
+        report = extract.extract_on_armature(obj, method, {"ratio": 0.05}, replace=False)
+        assert report.playback_error["position_mean"] == pytest.approx(report.error["position_mean"], rel=0.02)
+        obj.animation_data.action = bpy.data.actions[report.source_action]
+
+
+def test_euler_branch_follows_the_keys():
+    rng = np.random.default_rng(4)
+    quat = import_module(PACKAGE + ".core.quaternion")
+    for mode in ("XYZ", "ZXY", "YZX"):
+        q = quat.normalize(rng.normal(size=(50, 4)))
+        slots = ["XYZ".index(a) for a in mode]
+        principal = quat.to_euler(q, mode)
+        other = principal + [np.pi, 0, np.pi]
+        other[:, 1] = np.pi - principal[:, 1]
+        other += 2 * np.pi * rng.integers(-2, 3, size=(50, 3))
+        reference = np.empty_like(other)
+        reference[:, slots] = other + rng.normal(scale=0.05, size=(50, 3))
+        got = armature.euler_near(q, mode, reference)
+        expected = np.empty_like(other)
+        expected[:, slots] = other
+        assert np.allclose(got, expected)
+        assert np.allclose(np.abs(quat.dot(armature.rotation_to_quaternion(mode, got), q)), 1)
