@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,7 +65,7 @@ class Skeleton:
         if len(self.channels) != j:
             raise ValueError("one channel tuple per joint is required")
         self.limits = self._checked_limits(self.limits)
-        self.meta = dict(self.meta or {})
+        self.meta = copy.deepcopy(dict(self.meta or {}))
 
     def _checked_limits(self, limits) -> tuple | None:
         """Normalise ``limits`` to tuples of float pairs, one pair per channel, or None."""

@@ -35,6 +35,7 @@ from core.io.convert import (
 )
 from core.kinematics import end_site_positions, forward_kinematics, rest_positions
 from core.motion import Motion
+from core.skeleton import Skeleton
 from tests.conftest import shared_file
 
 SMALL_ASF = """# hand-made skeleton
@@ -137,6 +138,20 @@ def test_dofs_limits_and_units_are_kept(tmp_path):
     assert sk.limits == (None, ((-10.0, 170.0),), ((-np.inf, np.inf), (-90.0, 90.0)))
     assert sk.meta["asf_units"] == {"mass": 1.0, "length": 1.0, "angle": "deg"}
     assert [channels_to_dofs(c) for c in sk.channels[1:]] == [("rx",), ("rz", "ry")]
+
+
+def test_skeleton_limits_are_checked_and_meta_is_copied():
+    meta = {"asf_units": {"length": 0.45}}
+    sk = Skeleton(
+        ("a", "b"), [-1, 0], np.zeros((2, 3)), channels=((), ("Xrotation",)), limits=(None, [(-1, 2)]), meta=meta
+    )
+    assert sk.limits == (None, ((-1.0, 2.0),))
+    meta["asf_units"]["length"] = 1.0
+    assert sk.meta["asf_units"]["length"] == 0.45
+    with pytest.raises(ValueError, match="one .min, max. pair per channel"):
+        Skeleton(("a", "b"), [-1, 0], np.zeros((2, 3)), channels=((), ("Xrotation",)), limits=(None, ()))
+    with pytest.raises(ValueError, match="one entry"):
+        Skeleton(("a", "b"), [-1, 0], np.zeros((2, 3)), limits=(None,))
 
 
 def test_dof_channel_mapping_is_an_involution():
