@@ -276,3 +276,37 @@ def to_euler(q: np.ndarray, order: str, extrinsic: bool = True) -> np.ndarray:
     a = np.where(locked, a_locked, a)
     c = np.where(locked, 0.0, c)
     return np.stack((a, b, c), axis=-1)
+
+
+def to_euler_axes(q: np.ndarray, axes: str, extrinsic: bool = True) -> np.ndarray:
+    """Angles (..., k) in radians about the k ≤ 3 distinct ``axes`` (e.g. "ZX"), the inverse
+    of composing them like :func:`from_euler` does.
+
+    For three axes this is :func:`to_euler`. With one or two axes the rotation is assumed to
+    be made of those axes only (a joint with fewer channels) and every angle is recovered
+    over the full ±π range: completing the order to three axes and dropping one would fold
+    a middle angle beyond ±π/2 into the dropped axis (±π there).
+    """
+    axes = axes.upper()
+    q = np.asarray(q, dtype=float)
+    if len(axes) == 3:
+        return to_euler(q, axes, extrinsic)
+    if not extrinsic:
+        return to_euler_axes(q, axes[::-1], extrinsic=True)[..., ::-1]
+    if not axes:
+        return np.zeros((*q.shape[:-1], 0))
+    first = np.eye(3)[AXES.index(axes[0])]
+    if len(axes) == 2:
+        # M = R_b(β)·R_a(α) takes axis a to R_b(β)·a, which gives β; R_b(-β)·M is R_a(α).
+        second = np.eye(3)[AXES.index(axes[1])]
+        moved = rotate(q, first)
+        beta = np.arctan2(np.cross(first, moved) @ second, moved @ first)
+        rest = multiply(from_axis_angle(second, -beta), q)
+        return np.stack((_angle_about(rest, axes[0]), beta), axis=-1)
+    return _angle_about(q, axes[0])[..., None]
+
+
+def _angle_about(q: np.ndarray, axis: str) -> np.ndarray:
+    """Angle in (-π, π] of rotations about one coordinate axis."""
+    angle = 2.0 * np.arctan2(q[..., 1 + AXES.index(axis)], q[..., 0])
+    return np.mod(angle + np.pi, 2.0 * np.pi) - np.pi

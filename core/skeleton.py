@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +22,12 @@ class Skeleton:
     BVH naming and order (e.g. ``("Xposition", ..., "Zrotation", "Xrotation", "Yrotation")``).
     end_sites: (E,) parent joint index and (E, 3) offsets of End Sites (leaf markers that
     carry no motion).
+    limits: optional joint limits, per joint ``None`` (unlimited) or one ``(min, max)`` pair
+    per channel in that joint's channel order: degrees for rotation channels (the value of
+    the channel as BVH/AMC write it), scene units for position channels, ±inf for an open
+    end. Only meaningful together with the rest rotations they were defined for.
+    meta: optional format details kept for faithful round trips (e.g. ``"asf_units"``);
+    never needed to interpret the motion.
     """
 
     names: tuple[str, ...]
@@ -30,6 +37,8 @@ class Skeleton:
     channels: tuple[tuple[str, ...], ...] | None = None
     end_site_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     end_site_offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    limits: tuple[tuple[tuple[float, float], ...] | None, ...] | None = None
+    meta: dict | None = None
 
     def __post_init__(self) -> None:
         self.names = tuple(self.names)
@@ -55,6 +64,26 @@ class Skeleton:
             raise ValueError("every joint's parent must come before it")
         if len(self.channels) != j:
             raise ValueError("one channel tuple per joint is required")
+        self.limits = self._checked_limits(self.limits)
+        self.meta = copy.deepcopy(dict(self.meta or {}))
+
+    def _checked_limits(self, limits) -> tuple | None:
+        """Normalise ``limits`` to tuples of float pairs, one pair per channel, or None."""
+        if limits is None:
+            return None
+        limits = tuple(limits)
+        if len(limits) != self.n_joints:
+            raise ValueError("limits need one entry (None or pairs) per joint")
+        out = []
+        for channels, pairs in zip(self.channels, limits):
+            if pairs is None:
+                out.append(None)
+                continue
+            pairs = tuple((float(lo), float(hi)) for lo, hi in pairs)
+            if len(pairs) != len(channels):
+                raise ValueError("limits need one (min, max) pair per channel")
+            out.append(pairs)
+        return tuple(out)
 
     @property
     def n_joints(self) -> int:

@@ -88,7 +88,7 @@ def _parse_joint(tokens: _Tokens, name: str, parent: int, out: dict) -> None:
     if tok.upper() == "CHANNELS":
         tokens.take()
         count_tok, line = tokens.take()
-        if not count_tok.isdigit():
+        if not (count_tok.isascii() and count_tok.isdigit()):
             raise tokens.error(f"CHANNELS count must be a whole number, found {count_tok!r}", line)
         names = []
         for _ in range(int(count_tok)):
@@ -166,7 +166,10 @@ def read_bvh(path: str | os.PathLike) -> Motion:
         tok, line = tokens.take()
         if tok.upper() != "ROOT":
             raise tokens.error(f"expected ROOT, found {tok!r}", line)
-        _parse_joint(tokens, tokens.rest_of_line(line), -1, out)
+        try:
+            _parse_joint(tokens, tokens.rest_of_line(line), -1, out)
+        except RecursionError:
+            raise MocapFormatError(name, line, "joints are nested too deeply") from None
     if not out["names"]:
         raise MocapFormatError(name, first, "hierarchy has no ROOT joint")
     if tokens.motion_line is None:
@@ -176,7 +179,7 @@ def read_bvh(path: str | os.PathLike) -> Motion:
         raise MocapFormatError(name, tokens.motion_line, f"joint name {dup!r} is used twice")
 
     n_frames, number = _header_value(name, lines, tokens.motion_line + 1, "Frames:")
-    if n_frames != int(n_frames) or n_frames < 1:
+    if not np.isfinite(n_frames) or n_frames != int(n_frames) or n_frames < 1:
         raise MocapFormatError(name, number - 1, f"'Frames:' must be a positive whole number, found {n_frames:g}")
     frame_time, number = _header_value(name, lines, number, "Frame Time:")
     if not frame_time > 0 or not np.isfinite(frame_time):
@@ -244,12 +247,6 @@ def _motion_from_channels(skeleton: Skeleton, values: np.ndarray, fps: float) ->
     return motion
 
 
-def _rotation_order(channels: tuple[str, ...]) -> str:
-    """Axes of the rotation channels in file order, completed to three with any missing axes."""
-    order = "".join(c[0] for c in channels if c in ROTATION_CHANNELS)
-    return order + "".join(a for a in "XYZ" if a not in order)
-
-
 def motion_channel_values(motion: Motion) -> np.ndarray:
     """(T, C) BVH channel values of a motion (degrees, Euler angles unwrapped over time)."""
     skeleton = motion.skeleton
@@ -257,8 +254,8 @@ def motion_channel_values(motion: Motion) -> np.ndarray:
     for j, channels in enumerate(skeleton.channels):
         if not channels:
             continue
-        order = _rotation_order(channels)
-        euler = np.degrees(np.unwrap(quat.to_euler(motion.rotations[:, j], order, extrinsic=False), axis=0))
+        order = "".join(c[0] for c in channels if c in ROTATION_CHANNELS)
+        euler = np.degrees(np.unwrap(quat.to_euler_axes(motion.rotations[:, j], order, extrinsic=False), axis=0))
         for channel in channels:
             if channel in POSITION_CHANNELS:
                 columns.append(motion.translations[:, j, POSITION_CHANNELS.index(channel)])

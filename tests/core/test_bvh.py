@@ -146,3 +146,15 @@ def test_malformed_input_names_file_line_and_problem(tmp_path, text, line, words
 def test_missing_file_is_a_format_error(tmp_path):
     with pytest.raises(MocapFormatError, match="cannot read"):
         read_bvh(tmp_path / "nope.bvh")
+
+
+def test_round_trip_of_two_rotation_channels_beyond_90_degrees(tmp_path):
+    """A joint with only ``Zrotation Xrotation`` and x = 120° used to come back as (-150, 60)."""
+    text = SMALL.replace("CHANNELS 3 Yrotation Xrotation Zrotation", "CHANNELS 2 Zrotation Xrotation")
+    text = text.replace("40 50 60\n", "30 120\n").replace("0 0 90\n", "-170 -100\n")
+    m = read_bvh(write(tmp_path, text))
+    write_bvh(m, tmp_path / "b.bvh")
+    values = np.array((tmp_path / "b.bvh").read_text().split()[-16:], float)[[6, 7, 14, 15]]
+    assert np.allclose((values - [30, 120, -170, -100] + 180) % 360 - 180, 0)  # unwrapped over time
+    back = read_bvh(tmp_path / "b.bvh")
+    assert np.allclose(np.abs(np.sum(back.rotations * m.rotations, -1)), 1)

@@ -129,3 +129,24 @@ def test_make_continuous_removes_sign_flips(rng):
 def test_normalize_handles_zero():
     out = quat.normalize(np.array([[0.0, 0, 0, 0], [2.0, 0, 0, 0]]))
     assert np.allclose(out, [[1, 0, 0, 0], [1, 0, 0, 0]])
+
+
+def test_to_euler_axes_recovers_one_and_two_axis_rotations_over_the_full_range():
+    """With fewer than three channels a middle angle beyond ±90° must not fold into a dropped axis."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(4)
+    angles = rng.uniform(-np.pi, np.pi, (200, 2))
+    for axes in ("ZX", "XY", "YZ", "ZY"):
+        for extrinsic in (True, False):
+            q = quat.from_euler(np.c_[angles, np.zeros(200)], axes + next(a for a in "XYZ" if a not in axes), extrinsic)
+            got = quat.to_euler_axes(q, axes, extrinsic)
+            assert np.allclose(got, angles, atol=1e-9)
+            seq = axes.lower() if extrinsic else axes
+            ref = Rotation.from_euler(seq, got).as_quat()
+            assert np.allclose(np.abs(np.sum(q * np.c_[ref[:, 3], ref[:, :3]], -1)), 1)
+    one = quat.from_axis_angle([0, 1, 0], angles[:, 0])
+    assert np.allclose(quat.to_euler_axes(one, "Y")[:, 0], angles[:, 0])
+    assert quat.to_euler_axes(one, "").shape == (200, 0)
+    three = quat.from_euler(rng.uniform(-1, 1, (5, 3)), "ZXY", False)
+    assert np.allclose(quat.to_euler_axes(three, "ZXY", False), quat.to_euler(three, "ZXY", False))

@@ -1,0 +1,873 @@
+"""Acclaim ASF (skeleton) and AMC (motion): read, write, and how they map onto our model.
+
+ASF in brief: every bone has a ``direction`` (unit vector in the global rest frame), a
+``length``, an ``axis`` (Euler angles and order, e.g. ``axis 0 0 20 XYZ``: the bone's local
+frame C in global coordinates) and ``dof`` tokens (``rx ry rz tx ty tz``). A bone starts
+where its parent ends (the root's children start at the root). The AMC stores, per frame
+and bone, the dof values in ``dof`` order; the bone's motion is L = C·M·C⁻¹ in global axes,
+M the dof rotations applied about fixed axes in the listed order (``rx ry rz``: M = Rz·Ry·Rx),
+so the world rotation of a bone is W̃ = W̃_parent·C·M·C⁻¹ and its end is at its start plus
+length·W̃·direction.
+
+Our model (:class:`Skeleton`/:class:`Motion`): joint j is the START (head) of bone j, like
+a BVH joint; leaf bones' ends become End Sites; the root is joint 0, named ``root``. We give
+joint j the frame W_j = W̃_j·C_j (the bone's own axes), which makes everything constant or
+plain dof values:
+
+- rest rotation of joint j: C_parent⁻¹·C_j (the root's children use C_parent = I); the
+  root's rest rotation is its ``orientation`` O (pre-set rotation that offsets the whole
+  capture, applied about its ``axis`` order);
+- rotation of joint j: M_j itself (quaternion of the AMC values);
+- rest translation of joint j: C_parent⁻¹·direction_parent·length_parent (0 under the root,
+  the root's own is its ``position``);
+- translation dofs (``tx ty tz``, root or bone) are a displacement in the bone's axis frame
+  added to the rest offset: translation_j = rest_translation_j + rest_rotation_j·t.
+
+Then W_j = W_parent·rest_j·M_j reproduces exactly the ASF/AMC world positions (see
+``tests/core/test_asf_amc.py`` for the check against the W̃ chain built with scipy).
+
+Channels: the dof tokens map to BVH channel names (``rx`` → ``Xrotation``, ``tx`` →
+``Xposition``) with the rotation tokens in reverse order, because an ASF rotation is
+extrinsic in dof order and a BVH channel list is intrinsic: ``dof rx ry rz`` becomes
+``Zrotation Yrotation Xrotation`` and the AMC numbers read as those channels are the same
+rotation. Limits are kept per channel (degrees for rotations, file units for translations).
+
+Units: lengths stay in file units (the ``length`` multiplier is kept in
+``skeleton.meta["asf_units"]`` and written back, never applied, like the CMU BVH
+conversions); angles in ``deg`` or ``rad`` (an AMC ``:RADIANS``/``:DEGREES`` line wins).
+Not supported: the ``l`` (bone stretch) dof, more than one root. Unknown ``:sections`` and
+unknown bone fields (``bodymass``, ``cofmass``, ...) are skipped. Direction vectors are
+normalised. AMC files carry no frame rate: ``fps`` defaults to 120 (CMU), or to the rate our
+own writer notes in a ``# Mocap Workbench fps`` comment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..kinematics import forward_kinematics
+from ..motion import Motion
+from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
+from .bvh import _read_lines
+from .errors import MocapFormatError
+
+DOF_CHANNELS = {
+    "tx": "Xposition",
+    "ty": "Yposition",
+    "tz": "Zposition",
+    "rx": "Xrotation",
+    "ry": "Yrotation",
+    "rz": "Zrotation",
+}
+CHANNEL_DOFS = {v: k for k, v in DOF_CHANNELS.items()}
+DEFAULT_FPS = 120.0
+FPS_NOTE = "# Mocap Workbench fps"
+_SEPARATORS = re.compile(r"[(),]")
+
+
+# --- dof tokens <-> channels -------------------------------------------------------------
+
+
+def _reverse_rotations(items: tuple[str, ...], is_rotation) -> tuple[str, ...]:
+    """Reverse the rotation entries in place, leaving translations where they are."""
+    slots = [i for i, item in enumerate(items) if is_rotation(item)]
+    out = list(items)
+    for slot, item in zip(slots, reversed([items[i] for i in slots])):
+        out[slot] = item
+    return tuple(out)
+
+
+def dofs_to_channels(dofs: tuple[str, ...]) -> tuple[str, ...]:
+    """BVH channel names of ASF dof tokens (rotations reversed: extrinsic → intrinsic order)."""
+    return _reverse_rotations(tuple(DOF_CHANNELS[d.lower()] for d in dofs), lambda c: c in ROTATION_CHANNELS)
+
+
+def channels_to_dofs(channels: tuple[str, ...]) -> tuple[str, ...]:
+    """ASF dof tokens of BVH channel names, the inverse of :func:`dofs_to_channels`."""
+    return _reverse_rotations(tuple(CHANNEL_DOFS[c] for c in channels), lambda d: d[0] == "r")
+
+
+# --- ASF reading -------------------------------------------------------------------------
+
+
+class _Lines:
+    """Non-empty ASF lines as (1-based number, tokens), comments and ``(),`` removed."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.items = []
+        for number, line in enumerate(lines, start=1):
+            tokens = _SEPARATORS.sub(" ", line.split("#", 1)[0]).split()
+            if tokens:
+                self.items.append((number, tokens))
+        self.pos = 0
+        self.last = max(len(lines), 1)
+
+    def error(self, line: int | None, problem: str) -> MocapFormatError:
+        return MocapFormatError(self.path, line, problem)
+
+    def more(self) -> bool:
+        return self.pos < len(self.items)
+
+    def peek(self) -> tuple[int, list[str]]:
+        return self.items[self.pos]
+
+    def take(self, what: str) -> tuple[int, list[str]]:
+        if not self.more():
+            raise self.error(self.last, f"file ends inside {what}")
+        self.pos += 1
+        return self.items[self.pos - 1]
+
+    def section_lines(self):
+        """Yield the lines up to the next ``:section`` keyword."""
+        while self.more() and not self.peek()[1][0].startswith(":"):
+            yield self.take("a section")
+
+
+def _float(lines: _Lines, line: int, token: str, what: str, allow_inf: bool = False) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise lines.error(line, f"{what}: expected a number, found {token!r}") from None
+    if np.isnan(value) or (np.isinf(value) and not allow_inf):
+        raise lines.error(line, f"{what}: value {token!r} is not finite")
+    return value
+
+
+def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) -> np.ndarray:
+    if len(tokens) != count:
+        raise lines.error(line, f"{what}: expected {count} numbers, found {len(tokens)}")
+    return np.array([_float(lines, line, t, what) for t in tokens])
+
+
+def _order(lines: _Lines, line: int, token: str, what: str) -> str:
+    order = token.upper()
+    if len(order) != 3 or sorted(order) != ["X", "Y", "Z"]:
+        raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {token!r}")
+    return order
+
+
+def _dofs(lines: _Lines, line: int, tokens: list[str], what: str) -> tuple[str, ...]:
+    dofs = []
+    for token in tokens:
+        dof = token.lower()
+        if dof == "l":
+            raise lines.error(line, f"{what}: dof 'l' (bone stretch) is not supported")
+        if dof not in DOF_CHANNELS:
+            raise lines.error(line, f"{what}: unknown dof {token!r} (expected tx ty tz rx ry rz)")
+        if dof in dofs:
+            raise lines.error(line, f"{what}: dof {token!r} is repeated")
+        dofs.append(dof)
+    return tuple(dofs)
+
+
+def _read_units(lines: _Lines) -> dict:
+    units = {"mass": 1.0, "length": 1.0, "angle": "deg"}
+    for line, tokens in lines.section_lines():
+        key = tokens[0].lower()
+        if len(tokens) != 2:
+            raise lines.error(line, f"units: expected '{tokens[0]} VALUE', found {len(tokens) - 1} values")
+        if key == "angle":
+            if tokens[1].lower() not in ("deg", "rad"):
+                raise lines.error(line, f"unknown angle unit {tokens[1]!r} (expected deg or rad)")
+            units["angle"] = tokens[1].lower()
+        elif key in ("mass", "length"):
+            value = _float(lines, line, tokens[1], f"units {key}")
+            if value <= 0:
+                raise lines.error(line, f"units {key} must be positive, found {tokens[1]!r}")
+            units[key] = value
+        else:
+            raise lines.error(line, f"unknown unit {tokens[0]!r} (expected mass, length or angle)")
+    return units
+
+
+def _read_root(lines: _Lines, start: int) -> dict:
+    root = {"order": None, "axis": "XYZ", "position": np.zeros(3), "orientation": np.zeros(3), "line": start}
+    for line, tokens in lines.section_lines():
+        key, args = tokens[0].lower(), tokens[1:]
+        if key == "order":
+            root["order"] = _dofs(lines, line, args, "root order")
+        elif key == "axis":
+            if len(args) != 1:
+                raise lines.error(line, "root axis: expected one rotation order token such as XYZ")
+            root["axis"] = _order(lines, line, args[0], "root axis")
+        elif key in ("position", "orientation"):
+            root[key] = _floats(lines, line, args, 3, f"root {key}")
+        else:
+            raise lines.error(line, f"unknown root field {tokens[0]!r}")
+    if root["order"] is None:
+        raise lines.error(start, "the :root section has no 'order' line")
+    return root
+
+
+def _read_limits(lines: _Lines, line: int, tokens: list[str], n_dofs: int, what: str) -> list:
+    values = list(tokens)
+    while len(values) < 2 * n_dofs and lines.more() and _is_number(lines.peek()[1][0]):
+        values += lines.take("limits")[1]
+    if len(values) != 2 * n_dofs:
+        raise lines.error(line, f"{what}: expected {n_dofs} (min max) pairs, one per dof, found {len(values)} values")
+    pairs = []
+    for lo, hi in zip(values[::2], values[1::2]):
+        pair = (_float(lines, line, lo, what, True), _float(lines, line, hi, what, True))
+        if pair[0] > pair[1]:
+            raise lines.error(line, f"{what}: minimum {lo} is above maximum {hi}")
+        pairs.append(pair)
+    return pairs
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_bone(lines: _Lines, begin: int) -> dict:
+    bone = {"line": begin, "dof": (), "limits": None}
+    while True:
+        line, tokens = lines.take("a bone (missing 'end')")
+        key, args = tokens[0].lower(), tokens[1:]
+        what = f"bone {bone.get('name', '?')!r}"
+        if key == "end":
+            break
+        if key.startswith(":") or key == "begin":
+            raise lines.error(line, f"{what} has no 'end' before {tokens[0]!r}")
+        if key == "name":
+            if len(args) != 1:
+                raise lines.error(line, "bone name: expected one word")
+            bone["name"], bone["name_line"] = args[0], line
+        elif key == "direction":
+            bone["direction"] = _floats(lines, line, args, 3, f"{what} direction")
+        elif key == "length":
+            bone["length"] = _floats(lines, line, args, 1, f"{what} length")[0]
+            if bone["length"] < 0:
+                raise lines.error(line, f"{what} length must not be negative")
+        elif key == "axis":
+            if len(args) != 4:
+                raise lines.error(line, f"{what} axis: expected three angles and an order such as XYZ")
+            bone["axis"] = _floats(lines, line, args[:3], 3, f"{what} axis")
+            bone["axis_order"] = _order(lines, line, args[3], f"{what} axis")
+        elif key == "dof":
+            bone["dof"] = _dofs(lines, line, args, what)
+        elif key == "limits":
+            if not bone["dof"]:
+                raise lines.error(line, f"{what}: 'limits' needs a 'dof' line before it")
+            bone["limits"] = _read_limits(lines, line, args, len(bone["dof"]), f"{what} limits")
+        # id, bodymass, cofmass and vendor fields carry nothing we use
+    for field in ("name", "direction", "length", "axis"):
+        if field not in bone:
+            raise lines.error(begin, f"bone {bone.get('name', '?')!r} has no '{field}'")
+    if bone["limits"] is not None and len(bone["limits"]) != len(bone["dof"]):
+        raise lines.error(begin, f"bone {bone['name']!r}: 'limits' must follow its 'dof' line")
+    norm = np.linalg.norm(bone["direction"])
+    if norm == 0 and bone["length"] > 0:
+        raise lines.error(begin, f"bone {bone['name']!r} has a zero direction")
+    bone["direction"] = bone["direction"] / norm if norm > 0 else bone["direction"]
+    return bone
+
+
+def _read_bonedata(lines: _Lines) -> list[dict]:
+    bones = []
+    for line, tokens in lines.section_lines():
+        if tokens[0].lower() != "begin":
+            raise lines.error(line, f"expected 'begin' of a bone, found {tokens[0]!r}")
+        bone = _read_bone(lines, line)
+        if bone["name"].lower() == "root":
+            raise lines.error(bone["name_line"], "bone name 'root' is reserved for the root")
+        if any(b["name"] == bone["name"] for b in bones):
+            raise lines.error(bone["name_line"], f"bone name {bone['name']!r} is used twice")
+        bones.append(bone)
+    return bones
+
+
+def _read_hierarchy(lines: _Lines, start: int) -> list[tuple[int, list[str]]]:
+    links = []
+    items = list(lines.section_lines())
+    if not items or items[0][1][0].lower() != "begin":
+        raise lines.error(items[0][0] if items else start, "the :hierarchy section must start with 'begin'")
+    for line, tokens in items[1:]:
+        if tokens[0].lower() == "end":
+            return links
+        if len(tokens) < 2:
+            raise lines.error(line, f"hierarchy line names a parent ({tokens[0]!r}) but no children")
+        links.append((line, tokens))
+    raise lines.error(items[-1][0], "the :hierarchy section has no 'end'")
+
+
+def _parse_asf(path: str) -> tuple[dict, dict, list[dict], list, _Lines]:
+    lines = _Lines(path, _read_lines(path))
+    if not lines.items:
+        raise MocapFormatError(path, 1, "file is empty")
+    meta = {"asf_units": {"mass": 1.0, "length": 1.0, "angle": "deg"}}
+    root = bones = links = None
+    while lines.more():
+        line, tokens = lines.take("the file")
+        keyword = tokens[0].lower()
+        if not keyword.startswith(":"):
+            raise lines.error(line, f"expected a ':keyword' section, found {tokens[0]!r}")
+        if keyword == ":units":
+            meta["asf_units"] = _read_units(lines)
+        elif keyword == ":root":
+            root = _read_root(lines, line)
+        elif keyword == ":bonedata":
+            bones = _read_bonedata(lines)
+        elif keyword == ":hierarchy":
+            links = _read_hierarchy(lines, line)
+        else:
+            if keyword == ":name" and len(tokens) > 1:
+                meta["asf_name"] = " ".join(tokens[1:])
+            list(lines.section_lines())  # :version, :documentation, vendor sections
+    for value, name in ((root, ":root"), (bones, ":bonedata"), (links, ":hierarchy")):
+        if value is None:
+            raise MocapFormatError(path, lines.last, f"no {name} section")
+    return meta, root, bones, links, lines
+
+
+def _lookup(names: dict[str, int], lower: dict[str, int], name: str) -> int | None:
+    found = names.get(name)
+    return lower.get(name.lower()) if found is None else found
+
+
+def _topology(lines: _Lines, bones: list[dict], links: list) -> tuple[list[int], list[int]]:
+    """Depth-first order of the bones (root = -1 first) and each one's parent, both as bone indices."""
+    names = {b["name"]: i for i, b in enumerate(bones)}
+    names["root"] = -1
+    lower = {n.lower(): i for n, i in names.items()}
+    children: dict[int, list[int]] = {}
+    parent_of: dict[int, int] = {}
+    for line, tokens in links:
+        parent = _lookup(names, lower, tokens[0])
+        if parent is None:
+            raise lines.error(line, f"hierarchy names unknown bone {tokens[0]!r}")
+        for name in tokens[1:]:
+            child = _lookup(names, lower, name)
+            if child is None:
+                raise lines.error(line, f"hierarchy names unknown bone {name!r}")
+            if child == -1 or child in parent_of:
+                raise lines.error(line, f"bone {name!r} is given a second parent")
+            parent_of[child] = parent
+            children.setdefault(parent, []).append(child)
+    order, stack = [], [-1]
+    while stack:
+        bone = stack.pop()
+        order.append(bone)
+        stack.extend(reversed(children.get(bone, [])))
+    reached = set(order)
+    missing = [i for i in range(len(bones)) if i not in reached]
+    if missing:
+        bone = bones[missing[0]]
+        raise lines.error(bone["line"], f"bone {bone['name']!r} is not connected to the root in :hierarchy")
+    return order, [parent_of.get(b, -2) for b in order]
+
+
+def read_asf(path: str | os.PathLike) -> Skeleton:
+    """Read an ASF skeleton (see the module docstring for the mapping onto our model).
+
+    Raises :class:`MocapFormatError` naming the file, line and problem for malformed input.
+    """
+    name = str(path)
+    meta, root, bones, links, lines = _parse_asf(name)
+    order, parent_bones = _topology(lines, bones, links)
+    to_rad = np.pi / 180.0 if meta["asf_units"]["angle"] == "deg" else 1.0
+    index = {b: j for j, b in enumerate(order)}
+    n = len(order)
+    axes = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # C_j; the root's children see C = I
+    rest_rot = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+    rest_t = np.zeros((n, 3))
+    tails = np.zeros((n, 3))  # bone vector in the joint's own frame
+    channels: list[tuple[str, ...]] = [dofs_to_channels(root["order"])]
+    limits: list = [None]
+    rest_rot[0] = _euler(root["orientation"], root["axis"], to_rad)
+    rest_t[0] = root["position"]
+    for j in range(1, n):
+        bone = bones[order[j]]
+        p = index[parent_bones[j]]
+        axes[j] = _euler(bone["axis"], bone["axis_order"], to_rad)
+        rest_rot[j] = quat.multiply(quat.inverse(axes[p]), axes[j])
+        tails[j] = quat.rotate(quat.inverse(axes[j]), bone["direction"] * bone["length"])
+        rest_t[j] = tails[p]
+        channels.append(dofs_to_channels(bone["dof"]))
+        limits.append(_limits_to_channels(bone, meta["asf_units"]["angle"]))
+    parents = [-1] + [index[p] for p in parent_bones[1:]]
+    has_child = set(parents)
+    leaves = [j for j in range(1, n) if j not in has_child]
+    return Skeleton(
+        ("root", *(bones[b]["name"] for b in order[1:])),
+        parents,
+        rest_t,
+        rest_rot,
+        tuple(channels),
+        end_site_parents=np.array(leaves, dtype=int),
+        end_site_offsets=tails[leaves].reshape(-1, 3),
+        limits=tuple(limits) if any(x is not None for x in limits) else None,
+        meta=meta,
+    )
+
+
+def _euler(xyz: np.ndarray, order: str, to_rad: float) -> np.ndarray:
+    """Quaternion of ASF angles given as (x, y, z) and applied about fixed axes in ``order``."""
+    return quat.from_euler(xyz[["XYZ".index(a) for a in order]] * to_rad, order, extrinsic=True)
+
+
+def _limits_to_channels(bone: dict, angle: str) -> tuple | None:
+    """A bone's limits in channel order, rotations in degrees; None when absent or all open."""
+    pairs = bone["limits"]
+    if pairs is None or all(np.isinf(v) for pair in pairs for v in pair):
+        return None
+    scale = [180.0 / np.pi if d[0] == "r" and angle == "rad" else 1.0 for d in bone["dof"]]
+    by_dof = {d: (lo * s, hi * s) for d, (lo, hi), s in zip(bone["dof"], pairs, scale)}
+    return tuple(by_dof[CHANNEL_DOFS[c]] for c in dofs_to_channels(bone["dof"]))
+
+
+# --- AMC reading -------------------------------------------------------------------------
+
+
+def motion_from_dof_values(
+    skeleton: Skeleton, values: list[np.ndarray | None], fps: float, angle: str = "deg"
+) -> Motion:
+    """A :class:`Motion` from per-joint AMC values.
+
+    values[j]: (T, D_j) numbers of joint j in ASF dof order (``channels_to_dofs``), angles
+    in ``angle`` units ("deg" or "rad"), translations in file units; None for joints without
+    channels.
+    """
+    n_frames = next(v.shape[0] for v in values if v is not None)
+    to_rad = np.pi / 180.0 if angle == "deg" else 1.0
+    motion = Motion.rest(skeleton, n_frames, fps)
+    for j, channels in enumerate(skeleton.channels):
+        if not channels:
+            continue
+        rotation, shift = None, np.zeros((n_frames, 3))
+        for column, dof in enumerate(channels_to_dofs(channels)):
+            axis = "xyz".index(dof[1])
+            if dof[0] == "t":
+                shift[:, axis] = values[j][:, column]
+                continue
+            q = quat.from_axis_angle(np.eye(3)[axis], values[j][:, column] * to_rad)
+            rotation = q if rotation is None else quat.multiply(q, rotation)  # about fixed axes
+        if rotation is not None:
+            motion.rotations[:, j] = rotation
+        if any(c in POSITION_CHANNELS for c in channels):
+            motion.translations[:, j] = skeleton.rest_translations[j] + quat.rotate(skeleton.rest_rotations[j], shift)
+    return motion
+
+
+class _AmcData:
+    """Lines of an AMC file sorted per joint, checked for names, counts and frame order."""
+
+    def __init__(self, path: str, skeleton: Skeleton) -> None:
+        self.path = path
+        self.skeleton = skeleton
+        self.angle = skeleton.meta.get("asf_units", {}).get("angle", "deg")
+        self.fps_note: float | None = None
+        self.frame_lines: list[int] = []
+        self.frame_numbers: list[int] = []
+        j = skeleton.n_joints
+        self.rows: list[list[list[str]]] = [[] for _ in range(j)]
+        self.row_lines: list[list[int]] = [[] for _ in range(j)]
+        self.row_frames: list[list[int]] = [[] for _ in range(j)]
+        self.names = {n: i for i, n in enumerate(skeleton.names)}
+        self.lower = {n.lower(): i for i, n in reversed(list(enumerate(skeleton.names)))}
+        self.names.setdefault("root", 0)  # the AMC always calls the root "root"
+        self.counts = [len(c) for c in skeleton.channels]
+
+    def error(self, line: int | None, problem: str) -> MocapFormatError:
+        return MocapFormatError(self.path, line, problem)
+
+    def read(self, lines: list[str]) -> None:
+        names, counts, rows, row_lines, row_frames = self.names, self.counts, self.rows, self.row_lines, self.row_frames
+        for number, raw in enumerate(lines, start=1):
+            if "#" in raw:
+                if raw.lstrip().startswith("#"):
+                    self._comment(number, raw.lstrip())
+                    continue
+                raw = raw.split("#", 1)[0]
+            tokens = raw.split()
+            if len(tokens) > 1 and self.frame_lines:  # the common case: a well-formed bone line
+                j = names.get(tokens[0])
+                if j is not None and len(tokens) - 1 == counts[j]:
+                    rows[j].append(tokens[1:])
+                    row_lines[j].append(number)
+                    row_frames[j].append(len(self.frame_lines) - 1)
+                    continue
+            if not tokens:
+                continue
+            if tokens[0].startswith(":"):
+                self._keyword(number, tokens[0])
+            elif len(tokens) == 1 and tokens[0].isascii() and tokens[0].isdigit():
+                self._frame(number, int(tokens[0]))
+            else:
+                self._bone(number, tokens)
+        if not self.frame_lines:
+            raise self.error(max(len(lines), 1), "no frames (no frame-number lines)")
+
+    def _comment(self, number: int, raw: str) -> None:
+        if raw.startswith(FPS_NOTE):
+            text = raw[len(FPS_NOTE) :].strip()
+            try:
+                fps = float(text)
+            except ValueError:
+                raise self.error(number, f"frame-rate note needs a number, found {text!r}") from None
+            if not (np.isfinite(fps) and fps > 0):
+                raise self.error(number, f"frame rate must be positive, found {text!r}")
+            self.fps_note = fps
+
+    def _keyword(self, number: int, token: str) -> None:
+        if self.frame_lines:
+            raise self.error(number, f"header keyword {token!r} after the first frame")
+        if token.upper() == ":RADIANS":
+            self.angle = "rad"
+        elif token.upper() == ":DEGREES":
+            self.angle = "deg"
+
+    def _frame(self, number: int, frame: int) -> None:
+        if self.frame_numbers and frame != self.frame_numbers[-1] + 1:
+            raise self.error(number, f"frame number {frame} follows frame {self.frame_numbers[-1]}")
+        self.frame_lines.append(number)
+        self.frame_numbers.append(frame)
+
+    def _bone(self, number: int, tokens: list[str]) -> None:
+        if not self.frame_lines:
+            raise self.error(number, f"values for {tokens[0]!r} before the first frame number")
+        j = self.names.get(tokens[0])
+        if j is None:
+            j = self.lower.get(tokens[0].lower())
+        if j is None:
+            raise self.error(number, f"bone {tokens[0]!r} is not in the skeleton (ASF)")
+        if len(tokens) - 1 != self.counts[j]:
+            raise self.error(
+                number, f"bone {tokens[0]!r} needs {self.counts[j]} values (one per dof), found {len(tokens) - 1}"
+            )
+        self.rows[j].append(tokens[1:])
+        self.row_lines[j].append(number)
+        self.row_frames[j].append(len(self.frame_lines) - 1)
+
+    def values(self) -> list[np.ndarray | None]:
+        """(T, D_j) float arrays per joint (None without channels), after the frame checks."""
+        return [self._joint_values(j) if self.counts[j] else None for j in range(self.skeleton.n_joints)]
+
+    def _joint_values(self, j: int) -> np.ndarray:
+        n_frames = len(self.frame_lines)
+        frames = np.asarray(self.row_frames[j], dtype=int)
+        repeated = np.flatnonzero(np.diff(frames) == 0)
+        name = self.skeleton.names[j]
+        if len(repeated):
+            line = self.row_lines[j][repeated[0] + 1]
+            raise self.error(line, f"bone {name!r} appears twice in frame {self.frame_numbers[frames[repeated[0]]]}")
+        missing = np.flatnonzero(np.bincount(frames, minlength=n_frames) == 0)
+        if len(missing):
+            f = missing[0]
+            raise self.error(self.frame_lines[f], f"frame {self.frame_numbers[f]} has no values for bone {name!r}")
+        try:
+            values = np.array(self.rows[j], dtype=float)
+        except ValueError:
+            for line, row in zip(self.row_lines[j], self.rows[j]):
+                bad = next((t for t in row if not _is_number(t)), None)
+                if bad is not None:
+                    raise self.error(line, f"value {bad!r} for bone {name!r} is not a number") from None
+            values = np.array([[float(t) for t in row] for row in self.rows[j]])
+        bad = np.argwhere(~np.isfinite(values))
+        if len(bad):
+            row, col = bad[0]
+            raise self.error(self.row_lines[j][row], f"value {self.rows[j][row][col]!r} is not finite")
+        return values
+
+
+def read_amc(path: str | os.PathLike, skeleton: Skeleton, fps: float | None = None) -> Motion:
+    """Read an AMC motion for ``skeleton`` (usually from :func:`read_asf`).
+
+    fps: the frame rate to record (AMC stores none); None takes the rate our writer notes in
+    the file, else 120 (CMU's capture rate). Raises :class:`MocapFormatError` naming the
+    file, line and problem (unknown bone, wrong value count, bad numbers, missing bones in a
+    frame, frame numbers out of order, truncated file).
+    """
+    name = str(path)
+    data = _AmcData(name, skeleton)
+    data.read(_read_lines(path))
+    values = data.values()
+    if all(v is None for v in values):
+        values = [np.zeros((len(data.frame_lines), 0))] + values[1:]
+    rate = fps if fps is not None else data.fps_note or DEFAULT_FPS
+    return motion_from_dof_values(skeleton, values, rate, data.angle)
+
+
+def read_asf_amc(asf_path: str | os.PathLike, amc_path: str | os.PathLike, fps: float | None = None) -> Motion:
+    """Read an ASF skeleton and an AMC motion into one :class:`Motion`."""
+    return read_amc(amc_path, read_asf(asf_path), fps)
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def dof_values(motion: Motion) -> list[np.ndarray | None]:
+    """Per joint, the (T, D_j) AMC numbers in dof order (degrees, Euler angles unwrapped over time)."""
+    skeleton = motion.skeleton
+    out: list[np.ndarray | None] = []
+    for j, channels in enumerate(skeleton.channels):
+        if not channels:
+            out.append(None)
+            continue
+        dofs = channels_to_dofs(channels)
+        order = "".join(d[1].upper() for d in dofs if d[0] == "r")
+        euler = np.degrees(np.unwrap(quat.to_euler_axes(motion.rotations[:, j], order, extrinsic=True), axis=0))
+        delta = motion.translations[:, j] - skeleton.rest_translations[j]
+        shift = quat.rotate(quat.inverse(skeleton.rest_rotations[j]), delta)
+        columns = [euler[:, order.index(d[1].upper())] if d[0] == "r" else shift[:, "xyz".index(d[1])] for d in dofs]
+        out.append(np.stack(columns, axis=-1))
+    return out
+
+
+def _tails(skeleton: Skeleton) -> np.ndarray:
+    """(J, 3) bone vector of each joint in its own frame: where its children (or End Site) sit."""
+    tails = np.zeros((skeleton.n_joints, 3))
+    tails[skeleton.end_site_parents] = skeleton.end_site_offsets
+    children = skeleton.parents >= 0
+    tails[skeleton.parents[children]] = skeleton.rest_translations[children]
+    tails[skeleton.parents < 0] = 0.0
+    return tails
+
+
+def asf_layout_problem(skeleton: Skeleton, tol: float = 1e-9) -> str | None:
+    """Why ``skeleton`` cannot be written as ASF as it is (None when it can).
+
+    ASF needs one root whose children start at it, all children of a bone starting at that
+    bone's end, at most one End Site per leaf and none on inner joints, and bone names that
+    are single words an AMC line can carry. :func:`to_asf_layout` fixes all of these.
+    """
+    parents = skeleton.parents
+    if np.count_nonzero(parents < 0) != 1:
+        return f"ASF holds one root, the skeleton has {np.count_nonzero(parents < 0)}"
+    for name in skeleton.names[1:]:
+        if _asf_name(name) != name or name.lower() == "root":
+            return f"joint name {name!r} cannot be an ASF bone name"
+    tails = _tails(skeleton)
+    child_gap = np.linalg.norm(skeleton.rest_translations - tails[np.maximum(parents, 0)], axis=1)
+    if np.any(child_gap[1:] > tol):
+        j = int(np.argmax(np.where(np.arange(len(parents)) > 0, child_gap, 0)))
+        return f"joint {skeleton.names[j]!r} does not start at the end of its parent's bone"
+    counts = np.bincount(skeleton.end_site_parents, minlength=skeleton.n_joints)
+    has_child = np.bincount(parents[parents >= 0], minlength=skeleton.n_joints) > 0
+    if np.any(counts > 1) or np.any((counts > 0) & has_child) or counts[0] > 0:
+        return "End Sites must be single and on leaf joints other than the root"
+    return None
+
+
+def _asf_name(name: str) -> str:
+    """A bone name an ASF/AMC line can carry: one word, no comment or separator characters."""
+    word = re.sub(r"[\s#(),]+", "_", name).strip("_") or "joint"
+    if word.startswith(":") or word.isdigit():
+        word = "j" + word
+    return word
+
+
+def write_asf(skeleton: Skeleton, path: str | os.PathLike, precision: int = 10) -> None:
+    """Write ``skeleton`` as an ASF file (angles in degrees, lengths in scene units).
+
+    The skeleton must already have ASF's layout (``asf_layout_problem`` is None; use
+    :func:`to_asf_layout` or :func:`write_asf_amc`), otherwise ValueError.
+    """
+    problem = asf_layout_problem(skeleton)
+    if problem:
+        raise ValueError(f"cannot write ASF: {problem} (convert with to_asf_layout first)")
+    _, world = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+    axes = quat.multiply(quat.inverse(skeleton.rest_rotations[0]), world)  # C_j, in the root's pre-set frame
+    bones = quat.rotate(axes, _tails(skeleton))
+    fmt = f"{{:.{precision}g}}"
+
+    def vec(v) -> str:
+        return " ".join(fmt.format(x + 0.0) for x in v)
+
+    def euler(q) -> str:
+        return vec(np.degrees(quat.to_euler(q, "XYZ", extrinsic=True)))
+
+    units = {"mass": 1.0, "length": 1.0, **skeleton.meta.get("asf_units", {})}
+    root_dofs = " ".join(d.upper() for d in channels_to_dofs(skeleton.channels[0]))
+    out = [
+        "# ASF written by Mocap Workbench",
+        ":version 1.10",
+        f":name {skeleton.meta.get('asf_name', 'MocapWorkbench')}",
+        ":units",
+        f"  mass {units['mass']:g}",
+        f"  length {units['length']:g}",
+        "  angle deg",
+        ":root",
+        f"  order {root_dofs}",
+        "  axis XYZ",
+        f"  position {vec(skeleton.rest_translations[0])}",
+        f"  orientation {euler(skeleton.rest_rotations[0])}",
+        ":bonedata",
+    ]
+    for j in range(1, skeleton.n_joints):
+        out += _bone_lines(skeleton, j, bones[j], euler(axes[j]), vec)
+    out += [":hierarchy", "  begin"]
+    for j in range(skeleton.n_joints):
+        kids = np.flatnonzero(skeleton.parents == j)
+        if len(kids):
+            parent = "root" if j == 0 else skeleton.names[j]
+            out.append(f"    {parent} " + " ".join(skeleton.names[k] for k in kids))
+    out.append("  end")
+    Path(path).write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def _bone_lines(skeleton: Skeleton, j: int, bone: np.ndarray, axis: str, vec) -> list[str]:
+    length = float(np.linalg.norm(bone))
+    direction = bone / length if length > 0 else np.array([1.0, 0.0, 0.0])
+    lines = ["  begin", f"    id {j}", f"    name {skeleton.names[j]}", f"    direction {vec(direction)}"]
+    lines += [f"    length {vec([length])}", f"    axis {axis} XYZ"]
+    channels = skeleton.channels[j]
+    if channels:
+        lines.append("    dof " + " ".join(channels_to_dofs(channels)))
+        limits = skeleton.limits[j] if skeleton.limits is not None else None
+        by_channel = dict(zip(channels, limits or [(-np.inf, np.inf)] * len(channels)))
+        pairs = [by_channel[DOF_CHANNELS[d]] for d in channels_to_dofs(channels)]
+        text = [f"({vec([lo])} {vec([hi])})" for lo, hi in pairs]
+        lines.append("    limits " + text[0])
+        lines += ["           " + t for t in text[1:]]
+    lines.append("  end")
+    return lines
+
+
+def write_amc(motion: Motion, path: str | os.PathLike, precision: int = 8) -> None:
+    """Write ``motion`` as AMC (degrees) for the ASF of its skeleton; notes the frame rate in a comment.
+
+    Joints without channels get no lines (like CMU's files). The skeleton must have ASF's
+    layout (see :func:`write_asf`).
+    """
+    skeleton = motion.skeleton
+    problem = asf_layout_problem(skeleton)
+    if problem:
+        raise ValueError(f"cannot write AMC: {problem} (convert with to_asf_layout first)")
+    values = dof_values(motion)
+    joints = [j for j, v in enumerate(values) if v is not None]
+    fmt = f"{{:.{precision}f}}"
+    template = "{}\n" + "\n".join(
+        ("root" if j == 0 else skeleton.names[j]) + " " + " ".join([fmt] * values[j].shape[1]) for j in joints
+    )
+    table = np.concatenate([values[j] for j in joints], axis=1) if joints else np.zeros((motion.n_frames, 0))
+    header = ["# AMC written by Mocap Workbench", f"{FPS_NOTE} {motion.fps:.10g}", ":FULLY-SPECIFIED", ":DEGREES"]
+    body = "\n".join(template.format(i + 1, *row) for i, row in enumerate(table + 0.0))
+    Path(path).write_text("\n".join(header) + "\n" + body + "\n", encoding="utf-8")
+
+
+def write_asf_amc(motion: Motion, asf_path: str | os.PathLike, amc_path: str | os.PathLike) -> Motion:
+    """Write ``motion`` as an ASF/AMC pair, converting to ASF's layout first; returns what was written."""
+    shaped = to_asf_layout(motion)
+    write_asf(shaped.skeleton, asf_path)
+    write_amc(shaped, amc_path)
+    return shaped
+
+
+# --- making any skeleton ASF-shaped ------------------------------------------------------
+
+
+def _shared_tail(offsets: list[np.ndarray], tol: float) -> np.ndarray:
+    """The offset shared by most of ``offsets`` (ties: the first), or zero when there are none."""
+    if not offsets:
+        return np.zeros(3)
+    votes = [sum(np.linalg.norm(o - other) <= tol for other in offsets) for o in offsets]
+    return np.asarray(offsets[int(np.argmax(votes))], dtype=float)
+
+
+class _Builder:
+    """Collects joints (names, parents, rest transforms, channels, limits, animation) in order."""
+
+    def __init__(self, n_frames: int) -> None:
+        self.n_frames = n_frames
+        self.names: list[str] = []
+        self.taken: set[str] = {"root"}
+        self.cols: dict[str, list] = {k: [] for k in ("parents", "rest_t", "rest_r", "channels", "limits", "t", "r")}
+        self.end_parents: list[int] = []
+        self.end_offsets: list[np.ndarray] = []
+
+    def unique(self, name: str) -> str:
+        base, k = name, 2
+        while name.lower() in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name.lower())
+        return name
+
+    def add(self, name, parent, rest_t, rest_r, channels=(), limits=None, t=None, r=None) -> int:
+        self.names.append(name if parent < 0 else self.unique(_asf_name(name)))
+        for key, value in zip(self.cols, (parent, rest_t, rest_r, channels, limits)):
+            self.cols[key].append(value)
+        self.cols["t"].append(np.broadcast_to(rest_t, (self.n_frames, 3)) if t is None else t)
+        self.cols["r"].append(quat.identity((self.n_frames,)) if r is None else r)
+        return len(self.names) - 1
+
+    def link(self, name: str, parent: int, start: np.ndarray) -> int:
+        """A fixed bone (no dof) from ``start`` in ``parent``'s frame: bridges offsets ASF cannot hold."""
+        return self.add(name, parent, start, quat.identity())
+
+    def motion(self, skeleton: Skeleton, fps: float) -> Motion:
+        c = self.cols
+        limits = tuple(c["limits"]) if any(x is not None for x in c["limits"]) else None
+        new = Skeleton(
+            self.names,
+            c["parents"],
+            np.array(c["rest_t"]),
+            np.array(c["rest_r"]),
+            tuple(c["channels"]),
+            np.array(self.end_parents, dtype=int),
+            np.array(self.end_offsets).reshape(-1, 3),
+            limits,
+            skeleton.meta,
+        )
+        return Motion(new, np.stack(c["t"], axis=1), np.stack(c["r"], axis=1), fps)
+
+
+def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
+    """The same motion on a skeleton ASF can hold; world positions of all joints unchanged.
+
+    A bone has one end and all its children start there (the root's at the root), so a
+    child whose rest offset differs from the parent's bone end (the offset most children
+    share) hangs from an added fixed bone ``<child>_link`` from that end to the child; extra
+    End Sites get a fixed leaf bone ``<joint>_end``. Names become single words (the root is
+    ``root``). Joints keep their channels, rotations and limits; translations of re-hung
+    joints are shifted by the bridged offset. Raises ValueError for more than one root.
+    """
+    sk = motion.skeleton
+    if np.count_nonzero(sk.parents < 0) != 1 or sk.parents[0] != -1:
+        raise ValueError(f"ASF holds one root, the skeleton has {np.count_nonzero(sk.parents < 0)}")
+    if asf_layout_problem(sk, tol) is None and sk.names[0] == "root":
+        return motion
+    n = sk.n_joints
+    ends = [[o for p, o in zip(sk.end_site_parents, sk.end_site_offsets) if p == j] for j in range(n)]
+    kids = [np.flatnonzero(sk.parents == j) for j in range(n)]
+    tails = [np.zeros(3)] + [
+        _shared_tail([sk.rest_translations[k] for k in kids[j]] or ends[j][:1], tol) for j in range(1, n)
+    ]
+    out = _Builder(motion.n_frames)
+    new = {}
+    limits = sk.limits or (None,) * n
+    for j in range(n):
+        p = sk.parents[j]
+        parent, shift = (new[p], tails[p]) if p >= 0 else (-1, np.zeros(3))
+        if p >= 0 and np.linalg.norm(sk.rest_translations[j] - tails[p]) > tol:
+            parent = out.link(f"{sk.names[j]}_link", parent, tails[p])
+        else:
+            shift = np.zeros(3)
+        new[j] = out.add(
+            "root" if p < 0 else sk.names[j],
+            parent,
+            sk.rest_translations[j] - shift,
+            sk.rest_rotations[j],
+            sk.channels[j],
+            limits[j],
+            motion.translations[:, j] - shift,
+            motion.rotations[:, j],
+        )
+        direct = p >= 0 and not len(kids[j]) and len(ends[j]) == 1  # a leaf bone ending at its End Site
+        for offset in ends[j]:
+            owner = new[j]
+            if not direct:
+                owner = out.link(f"{sk.names[j]}_end", new[j], tails[j])
+                offset = offset - tails[j]
+            out.end_parents.append(owner)
+            out.end_offsets.append(offset)
+    return out.motion(sk, motion.fps)

@@ -1,0 +1,159 @@
+"""Conversion between BVH and ASF/AMC, and format-neutral ``load_motion``/``save_motion``.
+
+Both directions keep the world position of every joint (and End Site) of the source; only
+the representation changes:
+
+- BVH → ASF/AMC (:func:`~.asf_amc.to_asf_layout`): BVH rest frames are world-aligned, so
+  every bone gets ``axis 0 0 0 XYZ`` and its dof are the BVH rotation channels (rotation
+  order reversed, the same numbers). A joint whose children start at different offsets
+  gets fixed ``<child>_link`` bones (ASF children all start at their parent's end), extra
+  End Sites get fixed ``<joint>_end`` bones. BVH position channels on non-root joints
+  become ``tx ty tz`` dof on that bone (allowed by the Acclaim spec: displacement from the
+  rest offset); many ASF viewers ignore bone translations, so such files (e.g. Bandai
+  Namco's, where every joint has 6 channels) only play back fully in readers that honour
+  them. Lossy: the root is always called ``root``; names become single words; the frame
+  rate survives only through our writer's ``# Mocap Workbench fps`` comment.
+- ASF/AMC → BVH (:func:`to_bvh_layout`): BVH has no rest rotations, so they are baked:
+  every local rotation becomes R·q·R⁻¹ (R the joint's world rest rotation), offsets are
+  expressed in world-aligned axes, and a joint whose rest frame is turned gets all three
+  rotation channels (``Zrotation Yrotation Xrotation``, as CMU's BVH conversions); fixed
+  bones keep no channels. Lossy: joint limits (BVH has none), units, bone axes (the same
+  motion, other Euler numbers).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..kinematics import forward_kinematics
+from ..motion import Motion
+from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
+from .asf_amc import read_amc, read_asf, write_asf_amc
+from .bvh import read_bvh, write_bvh
+
+MOTION_SUFFIXES = (".bvh", ".amc")
+
+
+def _turned(q: np.ndarray, tol: float = 1e-12) -> np.ndarray:
+    """(...,) bool: quaternions that are not the identity rotation."""
+    return 1.0 - np.abs(np.asarray(q)[..., 0]) > tol
+
+
+def _bvh_channels(channels: tuple[str, ...], turned: bool, parent_turned: bool) -> tuple[str, ...]:
+    """Channels able to carry a joint's motion once its rest rotation is baked in."""
+    positions = tuple(c for c in channels if c in POSITION_CHANNELS)
+    rotations = tuple(c for c in channels if c in ROTATION_CHANNELS)
+    if positions and (turned or parent_turned) and len(positions) < 3:
+        positions = POSITION_CHANNELS
+    if rotations and turned and len(rotations) < 3:
+        rotations = ("Zrotation", "Yrotation", "Xrotation")
+    return positions + rotations
+
+
+def to_bvh_layout(motion: Motion) -> Motion:
+    """The same motion with identity rest rotations, as BVH needs; world positions unchanged.
+
+    With R_j the world rest rotation of joint j: rotation q → R_j·q·R_j⁻¹, translation
+    t → R_parent·t, End Site offsets e → R_j·e. Channels are widened where the baked
+    rotation no longer fits the original ones; limits survive only on joints whose rest
+    frame (and parent's) was already world-aligned.
+    """
+    sk = motion.skeleton
+    _, rest_world = forward_kinematics(sk, sk.rest_translations, quat.identity((sk.n_joints,)))
+    turned = _turned(rest_world)
+    if not turned.any():
+        return motion
+    parent_world = np.where((sk.parents >= 0)[:, None], rest_world[np.maximum(sk.parents, 0)], quat.identity())
+    parent_turned = _turned(parent_world)
+    channels = tuple(_bvh_channels(c, t, pt) for c, t, pt in zip(sk.channels, turned, parent_turned))
+    limits = None
+    if sk.limits is not None:
+        limits = tuple(None if (t or pt) else lim for lim, t, pt in zip(sk.limits, turned, parent_turned))
+    skeleton = Skeleton(
+        sk.names,
+        sk.parents,
+        quat.rotate(parent_world, sk.rest_translations),
+        None,
+        channels,
+        sk.end_site_parents,
+        quat.rotate(rest_world[sk.end_site_parents], sk.end_site_offsets),
+        limits,
+        sk.meta,
+    )
+    rotations = quat.multiply(rest_world, quat.multiply(motion.rotations, quat.inverse(rest_world)))
+    translations = quat.rotate(parent_world, motion.translations)
+    return Motion(skeleton, translations, rotations, motion.fps)
+
+
+def find_asf(amc_path: str | os.PathLike) -> Path:
+    """The ASF skeleton for an AMC file: same name, else the only .asf in the folder, else the
+    one whose name is the longest prefix of the AMC's (``01.asf`` for ``01_01.amc``).
+
+    Raises FileNotFoundError when none or several candidates fit.
+    """
+    amc = Path(amc_path)
+    same = amc.with_suffix(".asf")
+    if same.exists():
+        return same
+    candidates = sorted(p for p in amc.parent.glob("*") if p.suffix.lower() == ".asf")
+    if len(candidates) == 1:
+        return candidates[0]
+    prefixed = [p for p in candidates if amc.stem.lower().startswith(p.stem.lower())]
+    best = [p for p in prefixed if len(p.stem) == max((len(q.stem) for q in prefixed), default=0)]
+    if len(best) == 1:
+        return best[0]
+    found = ", ".join(p.name for p in candidates) or "none"
+    raise FileNotFoundError(f"no unambiguous .asf for {amc.name} in {amc.parent} (found: {found}); pass it explicitly")
+
+
+def load_motion(path: str | os.PathLike, asf: str | os.PathLike | None = None, fps: float | None = None) -> Motion:
+    """Read a .bvh, or an .amc with its ASF (``asf``, default :func:`find_asf`).
+
+    fps overrides the file's rate (BVH) or sets it (AMC, default 120). Raises
+    MocapFormatError for malformed files, FileNotFoundError when the ASF cannot be found,
+    ValueError for other extensions.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".bvh":
+        motion = read_bvh(path)
+        if fps is not None:
+            motion.fps = float(fps)
+        return motion
+    if suffix == ".amc":
+        return read_amc(path, read_asf(asf if asf is not None else find_asf(path)), fps)
+    if suffix == ".asf":
+        raise ValueError(f"{path.name}: an .asf holds only a skeleton; pass the .amc motion file")
+    raise ValueError(f"{path.name}: unknown motion format {suffix!r} (expected .bvh or .amc)")
+
+
+def save_motion(motion: Motion, path: str | os.PathLike, asf: str | os.PathLike | None = None) -> list[Path]:
+    """Write ``motion`` as .bvh, or as .amc plus its .asf (``asf``, default next to it); returns the files written."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".bvh":
+        write_bvh(to_bvh_layout(motion), path)
+        return [path]
+    if suffix == ".amc":
+        asf_path = Path(asf) if asf is not None else path.with_suffix(".asf")
+        write_asf_amc(motion, asf_path, path)
+        return [asf_path, path]
+    raise ValueError(f"{path.name}: unknown motion format {suffix!r} (expected .bvh or .amc)")
+
+
+def bvh_to_asf_amc(bvh_path: str | os.PathLike, asf_path: str | os.PathLike, amc_path: str | os.PathLike) -> Motion:
+    """Convert a BVH file to an ASF/AMC pair; returns the motion as written."""
+    return write_asf_amc(read_bvh(bvh_path), asf_path, amc_path)
+
+
+def asf_amc_to_bvh(
+    asf_path: str | os.PathLike, amc_path: str | os.PathLike, bvh_path: str | os.PathLike, fps: float | None = None
+) -> Motion:
+    """Convert an ASF/AMC pair to BVH; returns the motion as written."""
+    motion = to_bvh_layout(read_amc(amc_path, read_asf(asf_path), fps))
+    write_bvh(motion, bvh_path)
+    return motion

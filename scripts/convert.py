@@ -1,0 +1,104 @@
+"""Convert motion files between BVH and ASF/AMC, one file or a whole folder.
+
+    python scripts/convert.py IN OUT [--to bvh|amc] [--asf SKELETON.asf] [--fps 120]
+    blender -b -P scripts/convert.py -- IN OUT [options]
+
+IN is a .bvh, an .amc (its skeleton: ``--asf``, else the .asf of the same name, the only
+.asf in its folder, or the one whose name starts the AMC's: 01.asf for 01_01.amc) or a
+folder of them. OUT is a file (its extension picks the format) or a folder (created if
+needed; each input gets ``<name>.<format>``). Without ``--to`` a BVH becomes ASF/AMC and an
+AMC becomes BVH. An .amc output is written with its .asf next to it. ``--fps`` sets the
+frame rate of AMC input (AMC stores none: default 120, or the rate this tool noted when it
+wrote the file) and overrides a BVH's. In a folder, a file that fails is reported and the
+rest are converted; the exit status is 1 when any file failed, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from core.io.convert import MOTION_SUFFIXES, load_motion, save_motion  # noqa: E402
+
+TARGETS = {".bvh": ".amc", ".amc": ".bvh"}
+
+
+def script_args(argv: list[str]) -> list[str]:
+    """The script's own arguments: those after ``--`` when present (Blender passes its own first)."""
+    return argv[argv.index("--") + 1 :] if "--" in argv else argv[1:]
+
+
+def parse_args(args: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="convert.py", description="Convert BVH <-> ASF/AMC (files or folders).")
+    parser.add_argument("input", type=Path, help="a .bvh or .amc file, or a folder of them")
+    parser.add_argument("output", type=Path, help="output file (.bvh or .amc) or folder")
+    parser.add_argument("--to", choices=["bvh", "amc"], help="output format for folders (default: the other one)")
+    parser.add_argument("--asf", type=Path, help="skeleton for .amc input (default: found next to the .amc)")
+    parser.add_argument("--fps", type=float, help="frame rate of AMC input (default 120); overrides a BVH's")
+    parsed = parser.parse_args(args)
+    if parsed.fps is not None and not parsed.fps > 0:
+        parser.error("--fps must be positive")
+    return parsed
+
+
+def plan(args: argparse.Namespace) -> list[tuple[Path, Path]]:
+    """(input, output) pairs; raises ValueError for unusable arguments."""
+    source, target = args.input, args.output
+    if source.is_dir():
+        inputs = sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in MOTION_SUFFIXES)
+        if not inputs:
+            raise ValueError(f"no .bvh or .amc files in {source}")
+        if target.suffix.lower() in MOTION_SUFFIXES:
+            raise ValueError(f"input is a folder, so the output must be a folder too, not {target}")
+        return [(p, _in_folder(p, target, args.to)) for p in inputs]
+    if not source.exists():
+        raise ValueError(f"input not found: {source}")
+    if source.suffix.lower() not in MOTION_SUFFIXES:
+        raise ValueError(f"{source.name}: expected a .bvh or .amc file (for ASF/AMC, pass the .amc)")
+    if target.suffix.lower() in MOTION_SUFFIXES:
+        return [(source, target)]
+    return [(source, _in_folder(source, target, args.to))]
+
+
+def _in_folder(source: Path, folder: Path, to: str | None) -> Path:
+    suffix = f".{to}" if to else TARGETS[source.suffix.lower()]
+    return folder / (source.stem + suffix)
+
+
+def convert_one(source: Path, target: Path, args: argparse.Namespace) -> str:
+    """Convert one file; returns a one-line report."""
+    motion = load_motion(source, asf=args.asf, fps=args.fps)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    written = save_motion(motion, target)
+    names = ", ".join(str(p) for p in written)
+    return f"ok      {source} -> {names} ({motion.n_frames} frames, {motion.fps:g} fps)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(script_args(sys.argv if argv is None else argv))
+    try:
+        jobs = plan(args)
+    except ValueError as exc:
+        print(f"convert.py: error: {exc}", file=sys.stderr)
+        return 2
+    failed = []
+    for source, target in jobs:
+        try:
+            print(convert_one(source, target, args), flush=True)
+        except Exception as exc:  # one bad file must not stop a batch
+            failed.append(source)
+            kind = "" if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: "
+            print(f"FAILED  {source}: {kind}{exc}", file=sys.stderr, flush=True)
+    print(f"converted {len(jobs) - len(failed)} of {len(jobs)} file(s), {len(failed)} failed")
+    for source in failed:
+        print(f"  failed: {source}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
