@@ -80,25 +80,3 @@ def change_rest(motion: Motion, skeleton: Skeleton) -> Motion:
     c_parent = np.where((parents >= 0)[:, None], c[np.maximum(parents, 0)], quat.identity((skeleton.n_joints,)))
     translations = quat.rotate(quat.inverse(c_parent), motion.translations)
     return Motion(skeleton, translations, rotations, motion.fps)
-
-
-def with_identity_rest(motion: Motion) -> Motion:
-    """The same movement on a skeleton with identity rest rotations (BVH's convention).
-
-    Rest offsets become world-aligned, so the result can be written as BVH; world joint
-    positions are unchanged.
-    """
-    sk = motion.skeleton
-    world = rest_world_rotations(sk)
-    parents = sk.parents
-    parent_world = np.where((parents >= 0)[:, None], world[np.maximum(parents, 0)], quat.identity((sk.n_joints,)))
-    bvh_skeleton = Skeleton(
-        sk.names,
-        parents,
-        quat.rotate(parent_world, sk.rest_translations),
-        None,
-        sk.channels,
-        sk.end_site_parents,
-        quat.rotate(world[sk.end_site_parents], sk.end_site_offsets),
-    )
-    return change_rest(motion, bvh_skeleton)

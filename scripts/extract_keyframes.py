@@ -244,13 +244,12 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
         from mocap_workbench.addon.extract import read_clip
         from mocap_workbench.core.io.bvh import write_bvh
         from mocap_workbench.core.keyframes import reconstruct
-        from mocap_workbench.core.motion import with_identity_rest
 
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
         if args.replace:
             raise ValueError("--bvh needs the original action; do not combine it with --replace")
         clip = _source_clip(obj, report, read_clip)
-        write_bvh(with_identity_rest(reconstruct(clip.motion, report.keys)), path)
+        write_bvh(reconstruct(clip.motion, report.keys), path)
         out["outputs"]["bvh"] = str(path)
     return out
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import quaternion as quat
-from ..motion import Motion
+from ..kinematics import forward_kinematics
+from ..motion import Motion, change_rest
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
 from .errors import MocapFormatError
 
@@ -264,8 +265,61 @@ def motion_channel_values(motion: Motion) -> np.ndarray:
     return np.stack(columns, axis=-1) if columns else np.zeros((motion.n_frames, 0))
 
 
+def _turned(q: np.ndarray, tol: float = 1e-12) -> np.ndarray:
+    """(...,) bool: quaternions that are not the identity rotation."""
+    return 1.0 - np.abs(np.asarray(q)[..., 0]) > tol
+
+
+def _bvh_channels(channels: tuple[str, ...], turned: bool, parent_turned: bool) -> tuple[str, ...]:
+    """Channels able to carry a joint's motion once its rest rotation is baked in."""
+    positions = tuple(c for c in channels if c in POSITION_CHANNELS)
+    rotations = tuple(c for c in channels if c in ROTATION_CHANNELS)
+    if positions and (turned or parent_turned) and len(positions) < 3:
+        positions = POSITION_CHANNELS
+    if rotations and turned and len(rotations) < 3:
+        rotations = ("Zrotation", "Yrotation", "Xrotation")
+    return positions + rotations
+
+
+def to_bvh_layout(motion: Motion) -> Motion:
+    """The same motion with identity rest rotations, as BVH needs; world positions unchanged.
+
+    With R_j the world rest rotation of joint j: rotation q → R_j·q·R_j⁻¹, translation
+    t → R_parent·t, End Site offsets e → R_j·e. Channels are widened where the baked
+    rotation no longer fits the original ones; limits survive only on joints whose rest
+    frame (and parent's) was already world-aligned.
+    """
+    sk = motion.skeleton
+    _, rest_world = forward_kinematics(sk, sk.rest_translations, quat.identity((sk.n_joints,)))
+    turned = _turned(rest_world)
+    if not turned.any():
+        return motion
+    parent_world = np.where((sk.parents >= 0)[:, None], rest_world[np.maximum(sk.parents, 0)], quat.identity())
+    parent_turned = _turned(parent_world)
+    channels = tuple(_bvh_channels(c, t, pt) for c, t, pt in zip(sk.channels, turned, parent_turned))
+    limits = None
+    if sk.limits is not None:
+        limits = tuple(None if (t or pt) else lim for lim, t, pt in zip(sk.limits, turned, parent_turned))
+    skeleton = Skeleton(
+        sk.names,
+        sk.parents,
+        quat.rotate(parent_world, sk.rest_translations),
+        None,
+        channels,
+        sk.end_site_parents,
+        quat.rotate(rest_world[sk.end_site_parents], sk.end_site_offsets),
+        limits,
+        sk.meta,
+    )
+    return change_rest(motion, skeleton)
+
+
 def write_bvh(motion: Motion, path: str | os.PathLike, precision: int = 8) -> None:
-    """Write a motion as BVH with the skeleton's channel layout (LF line endings)."""
+    """Write a motion as BVH with the skeleton's channel layout (LF line endings).
+
+    Rest rotations (Blender bones, ASF axes) are baked in first (:func:`to_bvh_layout`).
+    """
+    motion = to_bvh_layout(motion)
     skeleton = motion.skeleton
     lines = ["HIERARCHY"]
     children = [[] for _ in range(skeleton.n_joints)]

@@ -13,7 +13,7 @@ the representation changes:
   Namco's, where every joint has 6 channels) only play back fully in readers that honour
   them. Lossy: the root is always called ``root``; names become single words; the frame
   rate survives only through our writer's ``# Mocap Workbench fps`` comment.
-- ASF/AMC → BVH (:func:`to_bvh_layout`): BVH has no rest rotations, so they are baked:
+- ASF/AMC → BVH (:func:`.bvh.to_bvh_layout`): BVH has no rest rotations, so they are baked:
   every local rotation becomes R·q·R⁻¹ (R the joint's world rest rotation), offsets are
   expressed in world-aligned axes, and a joint whose rest frame is turned gets all three
   rotation channels (``Zrotation Yrotation Xrotation``, as CMU's BVH conversions); fixed
@@ -26,67 +26,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
-
-from .. import quaternion as quat
-from ..kinematics import forward_kinematics
 from ..motion import Motion
-from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
 from .asf_amc import read_amc, read_asf, write_asf_amc
-from .bvh import read_bvh, write_bvh
+from .bvh import read_bvh, to_bvh_layout, write_bvh
 
 MOTION_SUFFIXES = (".bvh", ".amc")
-
-
-def _turned(q: np.ndarray, tol: float = 1e-12) -> np.ndarray:
-    """(...,) bool: quaternions that are not the identity rotation."""
-    return 1.0 - np.abs(np.asarray(q)[..., 0]) > tol
-
-
-def _bvh_channels(channels: tuple[str, ...], turned: bool, parent_turned: bool) -> tuple[str, ...]:
-    """Channels able to carry a joint's motion once its rest rotation is baked in."""
-    positions = tuple(c for c in channels if c in POSITION_CHANNELS)
-    rotations = tuple(c for c in channels if c in ROTATION_CHANNELS)
-    if positions and (turned or parent_turned) and len(positions) < 3:
-        positions = POSITION_CHANNELS
-    if rotations and turned and len(rotations) < 3:
-        rotations = ("Zrotation", "Yrotation", "Xrotation")
-    return positions + rotations
-
-
-def to_bvh_layout(motion: Motion) -> Motion:
-    """The same motion with identity rest rotations, as BVH needs; world positions unchanged.
-
-    With R_j the world rest rotation of joint j: rotation q → R_j·q·R_j⁻¹, translation
-    t → R_parent·t, End Site offsets e → R_j·e. Channels are widened where the baked
-    rotation no longer fits the original ones; limits survive only on joints whose rest
-    frame (and parent's) was already world-aligned.
-    """
-    sk = motion.skeleton
-    _, rest_world = forward_kinematics(sk, sk.rest_translations, quat.identity((sk.n_joints,)))
-    turned = _turned(rest_world)
-    if not turned.any():
-        return motion
-    parent_world = np.where((sk.parents >= 0)[:, None], rest_world[np.maximum(sk.parents, 0)], quat.identity())
-    parent_turned = _turned(parent_world)
-    channels = tuple(_bvh_channels(c, t, pt) for c, t, pt in zip(sk.channels, turned, parent_turned))
-    limits = None
-    if sk.limits is not None:
-        limits = tuple(None if (t or pt) else lim for lim, t, pt in zip(sk.limits, turned, parent_turned))
-    skeleton = Skeleton(
-        sk.names,
-        sk.parents,
-        quat.rotate(parent_world, sk.rest_translations),
-        None,
-        channels,
-        sk.end_site_parents,
-        quat.rotate(rest_world[sk.end_site_parents], sk.end_site_offsets),
-        limits,
-        sk.meta,
-    )
-    rotations = quat.multiply(rest_world, quat.multiply(motion.rotations, quat.inverse(rest_world)))
-    translations = quat.rotate(parent_world, motion.translations)
-    return Motion(skeleton, translations, rotations, motion.fps)
 
 
 def find_asf(amc_path: str | os.PathLike) -> Path:
@@ -136,7 +80,7 @@ def save_motion(motion: Motion, path: str | os.PathLike, asf: str | os.PathLike 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".bvh":
-        write_bvh(to_bvh_layout(motion), path)
+        write_bvh(motion, path)
         return [path]
     if suffix == ".amc":
         asf_path = Path(asf) if asf is not None else path.with_suffix(".asf")

@@ -68,9 +68,9 @@ def test_change_rest_keeps_world_positions():
     assert np.allclose(moved.world_positions(), m.world_positions(), atol=1e-9)
 
 
-def test_with_identity_rest_keeps_positions_and_end_sites():
+def test_bvh_layout_keeps_positions_and_end_sites():
+    from core.io.bvh import to_bvh_layout
     from core.kinematics import end_site_positions
-    from core.motion import with_identity_rest
 
     m = synthetic.walk(30)
     rng = np.random.default_rng(9)
@@ -85,7 +85,7 @@ def test_with_identity_rest_keeps_positions_and_end_sites():
         sk.end_site_parents,
         sk.end_site_offsets,
     )
-    moved = with_identity_rest(turned_motion := type(m)(turned, m.translations, m.rotations, m.fps))
+    moved = to_bvh_layout(turned_motion := type(m)(turned, m.translations, m.rotations, m.fps))
     assert np.allclose(moved.skeleton.rest_rotations, [1, 0, 0, 0])
     pos_a, rot_a = forward_kinematics(turned, turned_motion.translations, turned_motion.rotations)
     pos_b, rot_b = forward_kinematics(moved.skeleton, moved.translations, moved.rotations)
