@@ -1,0 +1,204 @@
+"""IK: analytic two-link limbs and the damped-least-squares chain solver, checked through FK."""
+
+import numpy as np
+import pytest
+
+from core import quaternion as quat
+from core import synthetic
+from core.ik.two_link import DEFAULT_SOFTNESS, apply_two_link, soft_clamp, two_link_ik
+from core.kinematics import forward_kinematics
+from core.motion import Motion
+from core.skeleton import Skeleton
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return synthetic.walk(120)
+
+
+def chain_of(motion, *names):
+    return tuple(motion.skeleton.index(n) for n in names)
+
+
+LEG = ("LeftUpLeg", "LeftLeg", "LeftFoot")
+ARM = ("RightArm", "RightForeArm", "RightHand")
+
+
+def world_of(motion):
+    return forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
+
+
+def reachable_targets(motion, upper, mid, end, rng, low=0.0, high=1.0):
+    """Random targets from the upper joint, between fractions low and high of the way from the
+    limb's shortest exact reach |l1 − l2| + soft zone to its longest l1 + l2 − soft zone."""
+    pos = motion.world_positions()
+    l1 = np.linalg.norm(pos[:, mid] - pos[:, upper], axis=-1)
+    l2 = np.linalg.norm(pos[:, end] - pos[:, mid], axis=-1)
+    direction = rng.normal(size=(motion.n_frames, 3))
+    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+    soft = np.minimum(DEFAULT_SOFTNESS * (l1 + l2), 0.5 * np.minimum(l1, l2))
+    lo, hi = np.abs(l1 - l2) + soft, l1 + l2 - soft
+    dist = lo + (hi - lo) * rng.uniform(low, high, motion.n_frames)
+    return pos[:, upper] + direction * dist[:, None]
+
+
+def test_between_rotates_u_onto_v():
+    rng = np.random.default_rng(0)
+    u, v = rng.normal(size=(500, 3)), rng.normal(size=(500, 3))
+    got = quat.rotate(quat.between(u, v), u)
+    assert np.allclose(got / np.linalg.norm(got, axis=-1, keepdims=True), v / np.linalg.norm(v, axis=-1, keepdims=True))
+    assert np.allclose(quat.rotate(quat.between([0, 0, 2.0], [0, 0, -1.0]), [0, 0, 1.0]), [0, 0, -1.0])
+    assert np.allclose(quat.between([0, 0, 0.0], [1.0, 0, 0]), quat.identity())
+
+
+@pytest.mark.parametrize("names", [LEG, ARM])
+@pytest.mark.parametrize("options", [{}, {"pole": [0.0, 0.0, 1.0]}, {"keep_end_orientation": True}])
+def test_two_link_reaches_targets(walk, names, options):
+    upper, mid, end = chain_of(walk, *names)
+    targets = reachable_targets(walk, upper, mid, end, np.random.default_rng(1))
+    out = apply_two_link(walk, upper, mid, end, targets, **options)
+    pos, rot = world_of(out)
+    assert np.abs(pos[:, end] - targets).max() < 1e-9
+    outside = ~walk.skeleton.subtree(upper)
+    assert np.allclose(pos[:, outside], walk.world_positions()[:, outside])
+    assert np.allclose(np.linalg.norm(out.rotations, axis=-1), 1.0)
+    if options.get("keep_end_orientation"):
+        assert np.allclose(np.abs(quat.dot(rot[:, end], world_of(walk)[1][:, end])), 1.0)
+
+
+def test_pole_sets_the_bend_direction(walk):
+    upper, mid, end = chain_of(walk, *LEG)
+    targets = reachable_targets(walk, upper, mid, end, np.random.default_rng(2), 0.3, 0.9)
+    for pole in ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]):
+        pos = apply_two_link(walk, upper, mid, end, targets, pole=pole).world_positions()
+        axis = pos[:, end] - pos[:, upper]
+        axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
+        knee = pos[:, mid] - pos[:, upper]
+        knee_perp = knee - np.sum(knee * axis, -1, keepdims=True) * axis
+        pole_perp = pole - np.sum(pole * axis, -1, keepdims=True) * axis
+        cos = (
+            np.sum(knee_perp * pole_perp, -1) / np.linalg.norm(knee_perp, axis=-1) / np.linalg.norm(pole_perp, axis=-1)
+        )
+        assert np.allclose(cos, 1.0)
+
+
+def test_default_keeps_the_bend_plane_for_small_moves(walk):
+    upper, mid, end = chain_of(walk, *LEG)
+    pos0 = walk.world_positions()
+    pos = apply_two_link(walk, upper, mid, end, pos0[:, end] + [0.0, 0.05, 0.0]).world_positions()
+    n0 = np.cross(pos0[:, mid] - pos0[:, upper], pos0[:, end] - pos0[:, mid])
+    n1 = np.cross(pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid])
+    cos = np.sum(n0 * n1, -1) / np.linalg.norm(n0, axis=-1) / np.linalg.norm(n1, axis=-1)
+    assert cos.min() > 0.99
+
+
+def test_unreachable_targets_point_the_limb_at_them(walk):
+    upper, mid, end = chain_of(walk, *LEG)
+    pos0 = walk.world_positions()
+    reach = np.linalg.norm(pos0[:, mid] - pos0[:, upper], axis=-1) + np.linalg.norm(
+        pos0[:, end] - pos0[:, mid], axis=-1
+    )
+    rng = np.random.default_rng(3)
+    direction = rng.normal(size=(walk.n_frames, 3))
+    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+    for scale in (1.0, 1.5, 20.0):
+        targets = pos0[:, upper] + scale * reach[:, None] * direction
+        result = two_link_ik(walk, upper, mid, end, targets)
+        out = apply_two_link(walk, upper, mid, end, targets)
+        pos = out.world_positions()
+        assert np.isfinite(pos).all()
+        got = pos[:, end] - pos[:, upper]
+        dist = np.linalg.norm(got, axis=-1)
+        assert np.allclose(got / dist[:, None], direction, atol=1e-9)
+        assert np.all(dist <= reach + 1e-12) and np.all(dist > (1 - DEFAULT_SOFTNESS) * reach)
+        assert np.allclose(result.reached, pos[:, end])
+        assert np.allclose(result.error, np.linalg.norm(targets - pos[:, end], axis=-1))
+    hard = apply_two_link(walk, upper, mid, end, pos0[:, upper] + 5 * direction, softness=0.0).world_positions()
+    assert np.allclose(np.linalg.norm(hard[:, end] - hard[:, upper], axis=-1), reach)
+
+
+def test_too_close_and_degenerate_targets_stay_finite(walk):
+    upper, mid, end = chain_of(walk, *ARM)
+    pos0 = walk.world_positions()
+    for targets in (pos0[:, upper], pos0[:, upper] + 1e-6, pos0[:, mid]):
+        pos = apply_two_link(walk, upper, mid, end, targets).world_positions()
+        assert np.isfinite(pos).all()
+        l1 = np.linalg.norm(pos0[:, mid] - pos0[:, upper], axis=-1)
+        l2 = np.linalg.norm(pos0[:, end] - pos0[:, mid], axis=-1)
+        assert np.all(np.linalg.norm(pos[:, end] - pos[:, upper], axis=-1) >= np.abs(l1 - l2) - 1e-12)
+
+
+def test_soft_clamp_is_smooth_and_bounded():
+    d = np.linspace(0.0, 3.0, 3001)
+    lo, hi, soft = np.full_like(d, 0.2), np.full_like(d, 2.0), np.full_like(d, 0.1)
+    out = soft_clamp(d, lo, hi, soft)
+    assert np.all((out > 0.2) & (out < 2.0))
+    inside = (d >= 0.3) & (d <= 1.9)
+    assert np.array_equal(out[inside], d[inside])
+    slope = np.diff(out) / np.diff(d)
+    assert np.all(slope > 0) and np.all(slope <= 1 + 1e-9) and np.abs(np.diff(slope)).max() < 0.02
+
+
+def straight_arm(n_frames=200, fps=100.0):
+    """A two-bone arm (bones of length 1 along +X, the elbow bent by 0.3 rad about Z)."""
+    sk = Skeleton(["root", "upper", "mid", "end"], [-1, 0, 1, 2], [[0, 0, 0], [0, 0, 0], [1.0, 0, 0], [1.0, 0, 0]])
+    m = Motion.rest(sk, n_frames, fps=fps)
+    m.rotations[:, 2] = quat.from_axis_angle([0.0, 0.0, 1.0], np.full(n_frames, 0.3))
+    return m
+
+
+def test_soft_clamp_prevents_the_knee_pop():
+    """A target sweeping out past full reach and back in 2 s, sampled at 1000 fps: with a hard
+    clamp the elbow's angular speed is unbounded (it grows with the sampling rate), soft IK keeps it small."""
+    m = straight_arm(2000, fps=1000.0)
+    x = 1.5 + 1.0 * np.sin(np.linspace(0, np.pi, m.n_frames))  # reach is 2.0
+    targets = np.stack((x, 0.3 * np.ones_like(x), np.zeros_like(x)), axis=-1)
+
+    def elbow_speed_and_acceleration(softness):
+        options = {} if softness is None else {"softness": softness}
+        pos = apply_two_link(m, 1, 2, 3, targets, **options).world_positions()
+        a, b = pos[:, 2] - pos[:, 1], pos[:, 3] - pos[:, 2]
+        bend = np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1))
+        return np.abs(np.diff(bend)).max() * m.fps, np.abs(np.diff(bend, 2)).max() * m.fps**2
+
+    (soft_v, soft_a), (hard_v, hard_a) = elbow_speed_and_acceleration(None), elbow_speed_and_acceleration(0.0)
+    assert soft_v < 12.0 and hard_v > 5 * soft_v  # rad/s
+    assert hard_a > 50 * soft_a
+
+
+def test_straight_limb_uses_the_pole_and_never_nans():
+    m = Motion.rest(straight_arm().skeleton, 10)
+    targets = np.array([1.2, 0.0, 0.0])
+    out = apply_two_link(m, 1, 2, 3, targets, pole=[0.0, 1.0, 0.0])
+    pos = out.world_positions()
+    assert np.allclose(pos[:, 3], targets) and np.all(pos[:, 2, 1] > 0.5)
+    free = apply_two_link(m, 1, 2, 3, targets).world_positions()
+    assert np.isfinite(free).all() and np.allclose(free[:, 3], targets)
+
+
+def test_rest_rotations_and_twist_segments():
+    """Blender-like bones (non-identity rest rotations) and a twist joint between knee and foot."""
+    rng = np.random.default_rng(4)
+    names = ["hips", "thigh", "shin", "shin.001", "foot"]
+    offsets = [[0, 1, 0], [0.1, -0.05, 0], [0, -0.4, 0.02], [0, -0.2, 0], [0, -0.2, 0.01]]
+    sk = Skeleton(names, [-1, 0, 1, 2, 3], offsets, rest_rotations=quat.normalize(rng.normal(size=(5, 4))))
+    m = Motion(
+        sk, np.broadcast_to(sk.rest_translations, (50, 5, 3)).copy(), quat.normalize(rng.normal(size=(50, 5, 4)))
+    )
+    targets = reachable_targets(m, 1, 2, 4, rng)
+    out = apply_two_link(m, 1, 2, 4, targets, keep_end_orientation=True)
+    pos, rot = world_of(out)
+    assert np.abs(pos[:, 4] - targets).max() < 1e-9
+    assert np.allclose(out.rotations[:, 3], m.rotations[:, 3])
+    assert np.allclose(np.abs(quat.dot(rot[:, 4], world_of(m)[1][:, 4])), 1.0)
+    with pytest.raises(ValueError):
+        two_link_ik(m, 2, 1, 4, targets)
+
+
+def test_weight_blends_between_original_and_solution(walk):
+    upper, mid, end = chain_of(walk, *LEG)
+    targets = walk.world_positions()[:, end] + [0.0, 0.1, 0.1]
+    weight = np.linspace(0.0, 1.0, walk.n_frames)
+    out = apply_two_link(walk, upper, mid, end, targets, weight)
+    assert np.allclose(out.rotations[0], walk.rotations[0])
+    assert np.allclose(out.world_positions()[-1, end], targets[-1])
