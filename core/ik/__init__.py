@@ -1,5 +1,6 @@
 """Inverse kinematics: analytic two-link limbs, damped-least-squares chains, foot planting."""
 
+from .jacobian import JacobianIKResult, jacobian_ik
 from .two_link import TwoLinkResult, apply_two_link, solve_two_link, two_link_ik
 
-__all__ = ["TwoLinkResult", "apply_two_link", "solve_two_link", "two_link_ik"]
+__all__ = ["JacobianIKResult", "TwoLinkResult", "apply_two_link", "jacobian_ik", "solve_two_link", "two_link_ik"]

@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
+from scipy.optimize import least_squares
+from scipy.spatial.transform import Rotation
 
 from core import quaternion as quat
 from core import synthetic
+from core.ik.jacobian import jacobian_ik
 from core.ik.two_link import DEFAULT_SOFTNESS, apply_two_link, soft_clamp, two_link_ik
 from core.kinematics import forward_kinematics
 from core.motion import Motion
@@ -202,3 +205,92 @@ def test_weight_blends_between_original_and_solution(walk):
     out = apply_two_link(walk, upper, mid, end, targets, weight)
     assert np.allclose(out.rotations[0], walk.rotations[0])
     assert np.allclose(out.world_positions()[-1, end], targets[-1])
+
+
+# --- damped least squares -------------------------------------------------------------------
+
+
+def random_chain(rng, n_joints, n_frames):
+    """A root plus an n-joint chain with random offsets (0.3–1 long), rest rotations and pose."""
+    offsets = rng.normal(size=(n_joints + 1, 3))
+    offsets *= rng.uniform(0.3, 1.0, (n_joints + 1, 1)) / np.linalg.norm(offsets, axis=-1, keepdims=True)
+    names = [f"j{i}" for i in range(n_joints + 1)]
+    rest = quat.normalize(rng.normal(size=(n_joints + 1, 4)))
+    sk = Skeleton(names, np.arange(-1, n_joints), offsets, rest_rotations=rest)
+    rotations = quat.normalize(rng.normal(size=(n_frames, n_joints + 1, 4)))
+    return Motion(sk, np.broadcast_to(offsets, (n_frames, n_joints + 1, 3)).copy(), rotations)
+
+
+def scipy_solve(motion, frame, joints, target):
+    """Independent solver: scipy least_squares over rotation vectors r_j, pose_j = exp(r_j)·original_j,
+    with FK by scipy rotation matrices. Returns the end position it reaches (3,)."""
+    sk = motion.skeleton
+    rest = Rotation.from_quat(np.roll(sk.rest_rotations, -1, axis=-1)).as_matrix()
+    pose = Rotation.from_quat(np.roll(motion.rotations[frame], -1, axis=-1)).as_matrix()
+    offsets = motion.translations[frame]
+
+    def end_position(x):
+        local = rest @ pose
+        local[joints] = rest[joints] @ Rotation.from_rotvec(x.reshape(-1, 3)).as_matrix() @ pose[joints]
+        world_r, world_p = np.eye(3), np.zeros(3)
+        for j in range(sk.n_joints):  # a single chain: each joint's parent is the previous one
+            world_p = world_p + world_r @ offsets[j]
+            world_r = world_r @ local[j]
+        return world_p
+
+    x0 = np.zeros(3 * len(joints))
+    fit = least_squares(lambda x: end_position(x) - target, x0, xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=20000)
+    return end_position(fit.x)
+
+
+@pytest.mark.parametrize("n_joints", [3, 5])
+def test_jacobian_matches_scipy_on_random_chains(n_joints):
+    rng = np.random.default_rng(10 + n_joints)
+    m = random_chain(rng, n_joints, 6)
+    end, joints = n_joints, np.arange(1, n_joints)  # the end joint's own rotation moves nothing
+    reach = np.linalg.norm(m.skeleton.rest_translations[2:], axis=-1).sum()
+    goal_pose = m.copy()
+    goal_pose.rotations[:, joints] = quat.normalize(rng.normal(size=(m.n_frames, len(joints), 4)))
+    reachable = goal_pose.world_positions()[:, end]
+    origin = m.world_positions()[:, 1]
+    direction = rng.normal(size=(m.n_frames, 3))
+    far = origin + 3 * reach * direction / np.linalg.norm(direction, axis=-1, keepdims=True)
+    for targets, tol in ((reachable, 1e-9), (far, 1e-6 * reach)):
+        result = jacobian_ik(m, joints, [end], targets[:, None], max_iterations=300, tolerance=1e-10)
+        ours = forward_kinematics(m.skeleton, m.translations, result.rotations)[0][:, end]
+        theirs = np.array([scipy_solve(m, t, joints, targets[t]) for t in range(m.n_frames)])
+        assert np.isfinite(result.rotations).all()
+        assert np.abs(ours - theirs).max() < tol
+        assert np.allclose(result.residual[:, 0], np.linalg.norm(targets - ours, axis=-1))
+    assert result.residual.min() > 1.9 * reach  # the far targets stay out of reach
+
+
+def test_jacobian_locked_joint_matches_scipy_without_it():
+    rng = np.random.default_rng(20)
+    m = random_chain(rng, 4, 6)
+    joints = np.arange(1, 4)
+    target = m.world_positions()[:, 4] + rng.normal(scale=0.3, size=(m.n_frames, 3))
+    result = jacobian_ik(m, joints, [4], target[:, None], joint_weights=[0.0, 1.0, 1.0], max_iterations=300)
+    assert np.allclose(result.rotations[:, 1], m.rotations[:, 1])
+    ours = forward_kinematics(m.skeleton, m.translations, result.rotations)[0][:, 4]
+    theirs = np.array([scipy_solve(m, t, joints[1:], target[t]) for t in range(m.n_frames)])
+    assert np.abs(ours - theirs).max() < 1e-5
+
+
+def test_jacobian_two_effectors_on_the_humanoid(walk):
+    sk = walk.skeleton
+    names = ["Spine", "Chest", "LeftShoulder", "LeftArm", "LeftForeArm", "RightShoulder", "RightArm", "RightForeArm"]
+    joints = [sk.index(n) for n in names]
+    hands = [sk.index("LeftHand"), sk.index("RightHand")]
+    goal = walk.copy()
+    rng = np.random.default_rng(5)
+    goal.rotations[:, joints] = quat.slerp(
+        walk.rotations[:, joints], quat.normalize(rng.normal(size=(walk.n_frames, len(joints), 4))), 0.3
+    )
+    targets = goal.world_positions()[:, hands]
+    result = jacobian_ik(walk, joints, hands, targets, tolerance=1e-6)
+    pos = forward_kinematics(sk, walk.translations, result.rotations)[0]
+    assert np.abs(pos[:, hands] - targets).max() < 1e-6
+    assert result.residual.max() < 1e-6 and result.iterations.max() < 100
+    untouched = np.setdiff1d(np.arange(sk.n_joints), joints)
+    assert np.array_equal(result.rotations[:, untouched], walk.rotations[:, untouched])
