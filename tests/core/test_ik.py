@@ -7,11 +7,15 @@ from scipy.spatial.transform import Rotation
 
 from core import quaternion as quat
 from core import synthetic
+from core.contacts import detect_contacts, foot_skating
 from core.ik.jacobian import jacobian_ik
+from core.ik.plant import blended_offsets, plant_feet
 from core.ik.two_link import DEFAULT_SOFTNESS, apply_two_link, soft_clamp, two_link_ik
+from core.io.bvh import read_bvh
 from core.kinematics import forward_kinematics
 from core.motion import Motion
 from core.skeleton import Skeleton
+from tests.conftest import shared_file
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +298,81 @@ def test_jacobian_two_effectors_on_the_humanoid(walk):
     assert result.residual.max() < 1e-6 and result.iterations.max() < 100
     untouched = np.setdiff1d(np.arange(sk.n_joints), joints)
     assert np.array_equal(result.rotations[:, untouched], walk.rotations[:, untouched])
+
+
+# --- foot planting ---------------------------------------------------------------------------
+
+
+def with_sliding(motion, amplitude):
+    """The motion with the body drifting sideways and back-and-forth (feet slide while down)."""
+    out = motion.copy()
+    t = np.arange(motion.n_frames) / motion.fps
+    hips = motion.skeleton.index("Hips")
+    out.translations[:, hips, 0] += amplitude * np.sin(2 * np.pi * 0.7 * t)
+    out.translations[:, hips, 2] += amplitude * np.sin(2 * np.pi * 1.1 * t + 1.0)
+    return out
+
+
+def joint_speed_and_acceleration(motion):
+    pos = motion.world_positions()
+    speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1) * motion.fps
+    acceleration = np.linalg.norm(np.diff(pos, 2, axis=0), axis=-1) * motion.fps**2
+    return speed.max(), acceleration.max()
+
+
+def test_blended_offsets_fade_smoothly():
+    flags = np.zeros(60, dtype=bool)
+    flags[20:30] = flags[34:40] = True  # a 4-frame flight between two contacts
+    positions = np.zeros((60, 3))
+    positions[:, 0] = np.arange(60) * 0.1
+    anchors = np.where(flags[:, None], [[2.5, 0.0, 0.0]], np.nan)
+    anchors[34:40] = [3.7, 0.0, 0.0]
+    offset, weight = blended_offsets(positions, flags, anchors, blend=6)
+    assert np.all(weight[flags] == 1) and np.all((weight >= 0) & (weight <= 1))
+    assert weight[:13].max() == 0 and weight[47:].max() == 0
+    assert np.allclose((positions + offset)[flags], anchors[flags])
+    assert np.abs(np.diff(offset[:, 0])).max() < 0.35  # no jump at the contact edges
+
+
+def test_planting_removes_sliding_on_the_procedural_walk():
+    walk = with_sliding(synthetic.walk(), 0.05)
+    contacts = detect_contacts(walk)
+    planted = plant_feet(walk, contacts)
+    before, after = foot_skating(walk, contacts), foot_skating(planted, contacts)
+    assert before.total_rate > 0.3  # m/s: the procedural walk slides, and the drift adds more
+    assert after.total_rate < before.total_rate / 10
+    miss = np.linalg.norm(planted.world_positions()[:, contacts.joints] - contacts.anchors, axis=-1)[contacts.flags]
+    assert np.mean(miss < 1e-9) > 0.95 and miss.max() < 0.02  # m, where the pelvis drop hits its cap
+    deeper = plant_feet(walk, contacts, max_drop=0.1)
+    miss = np.linalg.norm(deeper.world_positions()[:, contacts.joints] - contacts.anchors, axis=-1)[contacts.flags]
+    assert miss.max() < 1e-9
+    speed0, acc0 = joint_speed_and_acceleration(walk)
+    speed1, acc1 = joint_speed_and_acceleration(planted)
+    assert speed1 < 1.3 * speed0 and acc1 < 3 * acc0  # no pops
+    # without lowering the pelvis some anchors stay out of reach, but the sliding still drops
+    fixed = plant_feet(walk, contacts, adjust_root=False)
+    assert np.array_equal(fixed.translations, walk.translations)
+    assert foot_skating(fixed, contacts).total_rate < before.total_rate / 3
+
+
+def test_planting_without_contacts_changes_nothing():
+    walk = synthetic.walk(60)
+    contacts = detect_contacts(walk)
+    contacts.flags[:] = False
+    planted = plant_feet(walk, contacts)
+    assert np.allclose(planted.translations, walk.translations) and np.allclose(planted.rotations, walk.rotations)
+
+
+def test_planting_on_a_real_cmu_walk_with_added_sliding():
+    m = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh"))
+    slid = with_sliding(m, 0.03 * m.skeleton.size())
+    contacts = detect_contacts(slid)
+    planted = plant_feet(slid, contacts)
+    before, after = foot_skating(slid, contacts), foot_skating(planted, contacts)
+    assert after.total_rate < before.total_rate / 10
+    hips = m.skeleton.index("Hips")
+    drop = (slid.world_positions()[:, hips] - planted.world_positions()[:, hips]) @ contacts.up
+    assert drop.min() > -1e-9 and drop.max() < 0.05 * m.skeleton.size() + 1e-9  # the default cap
+    speed0, acc0 = joint_speed_and_acceleration(slid)
+    speed1, acc1 = joint_speed_and_acceleration(planted)
+    assert speed1 < 1.3 * speed0 and acc1 < 3 * acc0
