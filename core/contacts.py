@@ -152,6 +152,8 @@ def detect_contacts(
     pos = motion.world_positions() if positions is None else np.asarray(positions, dtype=float)
     up = detect_up(sk, pos[:: max(1, len(pos) // 200)]) if up is None else parse_up(up)
     feet = _feet_or_none(sk, up)
+    if joints is None and not feet:
+        raise ValueError("no feet found by name or topology; pass joints= explicitly")
     joints = np.atleast_1d(np.asarray(feet if joints is None else joints, dtype=int))
     raw = pos[:, joints]
     p = moving_average(raw, round(smooth * motion.fps))

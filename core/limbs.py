@@ -1,5 +1,8 @@
 """Find feet, toes, hands and limb chains in a skeleton, by name across conventions or by topology.
 
+(A module of its own rather than part of ``contacts.py``: IK planting, retargeting and
+editing need the same joint finding without contact detection.)
+
 Names are split into a side and a base: a namespace (``mixamorig:``), a Rigify prefix
 (``DEF-``, ``ORG-``, ``MCH-``), a 3ds Max Biped prefix (``Bip01``) and a Blender number suffix (``.001``) are dropped; the side
 comes from ``Left``/``Right`` prefixes (CMU, Mixamo), ``_L``/``.L``/``_l`` suffixes (Bandai,

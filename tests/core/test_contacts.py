@@ -178,6 +178,14 @@ def test_jump_has_a_flight_phase():
     assert hips[flight].mean() > hips[~flight].mean()
 
 
+def test_contacts_need_feet_or_explicit_joints():
+    sk = Skeleton(["a", "b", "c"], [-1, 0, 1], [[0, 1, 0], [0, -0.5, 0], [0, -0.5, 0]])
+    m = Motion.rest(sk, 20)
+    with pytest.raises(ValueError, match="joints="):
+        detect_contacts(m)
+    assert detect_contacts(m, joints=[2], up="y").flags.all()  # standing still on the floor
+
+
 def test_hand_contacts_run():
     c = detect_hand_contacts(synthetic.walk(60))
     assert c.flags.shape == (60, 2) and not c.flags.any()  # swinging hands never touch the floor
