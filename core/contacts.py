@@ -128,6 +128,14 @@ def span_anchors(positions: np.ndarray, flags: np.ndarray) -> np.ndarray:
     return anchors
 
 
+def height_and_speed(positions: np.ndarray, up: np.ndarray, fps: float, smooth: float) -> tuple[np.ndarray, np.ndarray]:
+    """Heights along ``up`` and speeds (scene units/s) (T, F) of positions (T, F, 3),
+    after a centred moving average of ``smooth`` seconds."""
+    p = moving_average(positions, round(smooth * fps))
+    speed = np.linalg.norm(np.gradient(p, axis=0), axis=-1) * fps if len(p) > 1 else np.zeros(p.shape[:-1])
+    return p @ up, speed
+
+
 def detect_contacts(
     motion: Motion,
     joints: np.ndarray | None = None,
@@ -156,9 +164,7 @@ def detect_contacts(
         raise ValueError("no feet found by name or topology; pass joints= explicitly")
     joints = np.atleast_1d(np.asarray(feet if joints is None else joints, dtype=int))
     raw = pos[:, joints]
-    p = moving_average(raw, round(smooth * motion.fps))
-    height = p @ up
-    speed = np.linalg.norm(np.gradient(p, axis=0), axis=-1) * motion.fps if len(p) > 1 else np.zeros(height.shape)
+    height, speed = height_and_speed(raw, up, motion.fps, smooth)
     size = sk.size()
     floor = np.percentile(height, floor_percentile, axis=0)
     ground = min(floor.min(), np.percentile(pos[:, feet] @ up, floor_percentile, axis=0).min(initial=np.inf))
