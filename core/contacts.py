@@ -209,21 +209,30 @@ def foot_skating(
     motion: Motion,
     contacts: Contacts | np.ndarray,
     feet: np.ndarray | None = None,
+    horizontal: bool = True,
     up: str | np.ndarray | None = None,
     positions: np.ndarray | None = None,
 ) -> Skating:
     """How far the feet slide while in contact.
 
     contacts: :class:`Contacts` or (T, F) bool flags; feet: (F,) joints (default
-    ``contacts.joints``). A step t → t+1 counts when both frames are in contact. up: if
-    given, only horizontal motion (perpendicular to it) counts; default: full 3-D motion.
+    ``contacts.joints``). A step t → t+1 counts when both frames are in contact.
+    horizontal: count only motion perpendicular to ``up`` (sliding; default), else the full
+    3-D motion (a heel rising counts too). up: default ``contacts.up``, else detected.
     """
     flags = contacts.flags if isinstance(contacts, Contacts) else np.asarray(contacts, dtype=bool)
     feet = contacts.joints if feet is None else np.atleast_1d(np.asarray(feet, dtype=int))
     pos = motion.world_positions() if positions is None else positions
     step = np.diff(pos[:, feet], axis=0)
-    if up is not None:
-        u = parse_up(up)
+    if horizontal:
+        if up is not None:
+            u = parse_up(up)
+        else:
+            u = (
+                contacts.up
+                if isinstance(contacts, Contacts)
+                else detect_up(motion.skeleton, pos[:: max(1, len(pos) // 200)])
+            )
         step = step - (step @ u)[..., None] * u
     both = flags[1:] & flags[:-1]
     distance = np.sum(np.linalg.norm(step, axis=-1) * both, axis=0)

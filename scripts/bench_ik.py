@@ -87,16 +87,26 @@ def bench_jacobian(walk, rng, n_frames=2000):
 def bench_contacts_and_planting(motion, amplitude):
     slid = with_sliding(motion, amplitude)
     contacts, t_detect = timed(detect_contacts, slid)
-    planted, t_plant = timed(plant_feet, slid, contacts)
-    before, after = foot_skating(slid, contacts), foot_skating(planted, contacts)
-    return {
+    before = foot_skating(slid, contacts)
+    report = {
         "frames": motion.n_frames,
+        "body_size": motion.skeleton.size(),
         "contact_share": contacts.share.round(3).tolist(),
-        "skating_before_units_per_s": before.total_rate,
-        "skating_after_units_per_s": after.total_rate,
         "detect_frames_per_s": motion.n_frames / t_detect,
-        "plant_frames_per_s": motion.n_frames / t_plant,
+        "skating_before_units_per_s": before.total_rate,
     }
+    for mode in ("lift", "drop", None):
+        planted, t_plant = timed(plant_feet, slid, contacts, out_of_reach=mode)
+        offset = (planted.world_positions()[:, contacts.joints] - contacts.anchors)[contacts.flags]
+        hips = motion.skeleton.index("Hips")
+        drop = (slid.world_positions()[:, hips] - planted.world_positions()[:, hips]) @ contacts.up
+        report[f"plant_{mode}"] = {
+            "skating_after_units_per_s": foot_skating(planted, contacts).total_rate,
+            "mean_lift_in_contact": float(np.mean(offset @ contacts.up)),
+            "mean_pelvis_drop": float(drop.mean()),
+            "frames_per_s": motion.n_frames / t_plant,
+        }
+    return report
 
 
 def main() -> None:

@@ -8,16 +8,22 @@ renormalised to sum ≤ 1 when two contacts are close), and the IK result is sle
 the same weight, so nothing pops at contact edges. Legs are solved one after another, each
 on the forward kinematics of the motion already changed by the previous one.
 
-A fixed anchor is often just out of reach at the ends of a real stance (the leg is straight
-at heel strike and the ankle rolls forward before heel-off). With ``adjust_root`` the pelvis
-is first lowered along −up by the least amount that brings every planted target within
-(1 − 1.5·softness) of its leg's reach (out of the soft-clamp zone), capped at ``max_drop``
-body sizes and passed through a smooth upper envelope (running maximum, then moving
-average, both over the blend window); feet not in contact are then held at their original
-world positions by the same IK so the drop does not push them down. On CMU walks this
-lowers the pelvis by about 3 % of the body size on average (the ankle rises before the
-contact detected for it ends); ``adjust_root=False`` leaves the pelvis alone and lets
-the soft clamp leave those feet short of their anchors.
+A fixed anchor is often out of reach at the ends of a real stance: the leg is nearly
+straight at heel strike, and the ankle rolls forward and up before toe-off while the hip
+keeps moving. ``out_of_reach`` chooses what gives, for targets farther than
+r = (1 − 1.5·softness)·reach from the hip (i.e. in or beyond the soft-clamp zone):
+
+- ``"lift"`` (default): the target rises along up by the least amount that puts it at
+  distance r, as a heel lifts before toe-off; it keeps its horizontal place, so nothing
+  slides. On CMU walks the ankle rises by about 1 % of the body size on average over the
+  contact frames, at most 7 % in the last frames before toe-off.
+- ``"drop"``: the pelvis is lowered along −up instead by the least amount that brings
+  every planted target within r, capped at ``max_drop`` body sizes and passed through a
+  smooth upper envelope (running maximum, then moving average, over the blend window);
+  feet not in contact are held at their original world positions by the same IK. The
+  body keeps its foot heights but walks lower (about 4 % of the body size on CMU walks).
+- ``None``: nothing; the soft clamp stops the foot short of its anchor along the
+  hip→anchor line, so some sliding remains.
 """
 
 from __future__ import annotations
@@ -55,6 +61,21 @@ def blended_offsets(
     offset = w_prev[:, None] * d[np.maximum(prev, 0)] + w_next[:, None] * d[np.minimum(nxt, n - 1)]
     weight = np.where(flags, 1.0, np.minimum(total, 1.0))
     return np.where(flags[:, None], d, offset), weight
+
+
+def lift_to_reach(hip: np.ndarray, target: np.ndarray, reach: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Targets (T, 3) raised along ``up`` by the least amount that puts them within ``reach`` of the hip.
+
+    hip, target: (T, 3); reach: (T,); up: (3,) unit vector. Targets already within reach are
+    unchanged; a target more than ``reach`` away horizontally goes up to the hip's height
+    (the closest it can get without sliding; the soft clamp then stops it short).
+    """
+    v = target - hip
+    below = -(v @ up)
+    horizontal_sq = np.sum(v * v, axis=-1) - below**2
+    allowed = np.sqrt(np.maximum(reach**2 - horizontal_sq, 0.0))  # vertical distance at full reach
+    lift = np.where(np.sum(v * v, axis=-1) > reach**2, np.maximum(below - allowed, 0.0), 0.0)
+    return target + lift[:, None] * up
 
 
 def required_drop(hip: np.ndarray, target: np.ndarray, reach: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -95,11 +116,10 @@ def _lower_root(motion: Motion, legs, targets, weights, up: np.ndarray, softness
     """Lower the placement joint (by at most ``cap``) so the planted targets come within reach;
     returns (motion, drop (T,))."""
     pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
-    drops = []
-    for (upper, mid, end), target, weight in zip(legs, targets, weights):
-        reach = np.linalg.norm(pos[:, mid] - pos[:, upper], axis=-1)
-        reach += np.linalg.norm(pos[:, end] - pos[:, mid], axis=-1)
-        drops.append(weight * required_drop(pos[:, upper], target, (1.0 - 1.5 * softness) * reach, up))
+    drops = [
+        weight * required_drop(pos[:, leg[0]], target, _limb_reach(pos, leg, softness), up)
+        for leg, target, weight in zip(legs, targets, weights)
+    ]
     drop = upper_envelope(np.minimum(np.max(drops, axis=0), cap), frames)
     out = motion.copy()
     root = placement_joint(motion.skeleton, legs)
@@ -111,13 +131,20 @@ def _lower_root(motion: Motion, legs, targets, weights, up: np.ndarray, softness
     return out, drop
 
 
+def _limb_reach(pos: np.ndarray, leg: tuple[int, int, int], softness: float) -> np.ndarray:
+    """(T,) distance from the upper joint the end can reach exactly (outside the soft zone)."""
+    upper, mid, end = leg
+    reach = np.linalg.norm(pos[:, mid] - pos[:, upper], axis=-1) + np.linalg.norm(pos[:, end] - pos[:, mid], axis=-1)
+    return (1.0 - 1.5 * softness) * reach
+
+
 def plant_feet(
     motion: Motion,
     contacts: Contacts,
     legs: list[tuple[int, int, int]] | None = None,
     blend: float = 0.2,
     keep_foot_orientation: bool = True,
-    adjust_root: bool = True,
+    out_of_reach: str | None = "lift",
     max_drop: float = 0.05,
     softness: float = DEFAULT_SOFTNESS,
 ) -> Motion:
@@ -127,20 +154,27 @@ def plant_feet(
     legs: (upper, mid, end) per contact joint, default :func:`core.limbs.limb_chain` of
     each (hip, knee, ankle). blend: fade time in seconds on each side of a contact.
     keep_foot_orientation: keep each foot's world orientation as in ``motion``.
-    adjust_root: lower the pelvis where an anchor is out of reach (see the module notes), by
-    at most ``max_drop`` body sizes (:meth:`Skeleton.size`); beyond that the foot falls short.
+    out_of_reach: "lift", "drop" or None, what gives where an anchor is out of reach (see
+    the module notes); max_drop: the cap of "drop", in body sizes (:meth:`Skeleton.size`).
     """
+    if out_of_reach not in ("lift", "drop", None):
+        raise ValueError(f"out_of_reach must be 'lift', 'drop' or None, got {out_of_reach!r}")
     legs = [limb_chain(motion.skeleton, int(j)) for j in contacts.joints] if legs is None else legs
     frames = max(1, round(blend * motion.fps))
     pos = motion.world_positions()
-    original = [pos[:, end] for _, _, end in legs]
     plans = [
-        blended_offsets(original[i], contacts.flags[:, i], contacts.anchors[:, i], frames) for i in range(len(legs))
+        blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames)
+        for i, leg in enumerate(legs)
     ]
-    targets = [original[i] + plans[i][0] for i in range(len(legs))]
-    weights = [plan[1] for plan in plans]
+    targets = [pos[:, leg[2]] + offset for leg, (offset, _) in zip(legs, plans)]
+    weights = [weight for _, weight in plans]
     out = motion.copy()
-    if adjust_root:
+    if out_of_reach == "lift":
+        targets = [
+            lift_to_reach(pos[:, leg[0]], target, _limb_reach(pos, leg, softness), contacts.up)
+            for leg, target in zip(legs, targets)
+        ]
+    elif out_of_reach == "drop":
         cap = max_drop * motion.skeleton.size()
         out, drop = _lower_root(motion, legs, targets, weights, contacts.up, softness, frames, cap)
         # Where the pelvis moved, the other frames hold the feet where they were (weight → 1 as drop grows).

@@ -13,6 +13,7 @@ from core.ik.plant import blended_offsets, plant_feet
 from core.ik.two_link import DEFAULT_SOFTNESS, apply_two_link, soft_clamp, two_link_ik
 from core.io.bvh import read_bvh
 from core.kinematics import forward_kinematics
+from core.limbs import limb_chain
 from core.motion import Motion
 from core.skeleton import Skeleton
 from tests.conftest import shared_file
@@ -313,8 +314,8 @@ def with_sliding(motion, amplitude):
     return out
 
 
-def joint_speed_and_acceleration(motion):
-    pos = motion.world_positions()
+def joint_speed_and_acceleration(motion, joints):
+    pos = motion.world_positions()[:, joints]
     speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1) * motion.fps
     acceleration = np.linalg.norm(np.diff(pos, 2, axis=0), axis=-1) * motion.fps**2
     return speed.max(), acceleration.max()
@@ -334,25 +335,54 @@ def test_blended_offsets_fade_smoothly():
     assert np.abs(np.diff(offset[:, 0])).max() < 0.35  # no jump at the contact edges
 
 
+def contact_misses(planted, contacts):
+    """Horizontal and vertical (along up) offsets of the planted joints from their anchors, in contact."""
+    offset = (planted.world_positions()[:, contacts.joints] - contacts.anchors)[contacts.flags]
+    vertical = offset @ contacts.up
+    return np.linalg.norm(offset - vertical[:, None] * contacts.up, axis=-1), vertical
+
+
+def pelvis_drop(before, after, contacts):
+    hips = before.skeleton.index("Hips")
+    return (before.world_positions()[:, hips] - after.world_positions()[:, hips]) @ contacts.up
+
+
+def assert_no_pops(before, after, contacts):
+    """Leg joints move no faster than 1.3× and accelerate no harder than 3× the input's maxima."""
+    sk = before.skeleton
+    legs = np.flatnonzero(np.any([sk.subtree(limb_chain(sk, j)[0]) for j in contacts.joints], axis=0))
+    speed0, acc0 = joint_speed_and_acceleration(before, legs)
+    speed1, acc1 = joint_speed_and_acceleration(after, legs)
+    assert speed1 < 1.3 * speed0 and acc1 < 3 * acc0, (speed1 / speed0, acc1 / acc0)
+
+
 def test_planting_removes_sliding_on_the_procedural_walk():
     walk = with_sliding(synthetic.walk(), 0.05)
+    size = walk.skeleton.size()
     contacts = detect_contacts(walk)
-    planted = plant_feet(walk, contacts)
-    before, after = foot_skating(walk, contacts), foot_skating(planted, contacts)
+    before = foot_skating(walk, contacts)
     assert before.total_rate > 0.3  # m/s: the procedural walk slides, and the drift adds more
-    assert after.total_rate < before.total_rate / 10
-    miss = np.linalg.norm(planted.world_positions()[:, contacts.joints] - contacts.anchors, axis=-1)[contacts.flags]
-    assert np.mean(miss < 1e-9) > 0.95 and miss.max() < 0.02  # m, where the pelvis drop hits its cap
-    deeper = plant_feet(walk, contacts, max_drop=0.1)
-    miss = np.linalg.norm(deeper.world_positions()[:, contacts.joints] - contacts.anchors, axis=-1)[contacts.flags]
-    assert miss.max() < 1e-9
-    speed0, acc0 = joint_speed_and_acceleration(walk)
-    speed1, acc1 = joint_speed_and_acceleration(planted)
-    assert speed1 < 1.3 * speed0 and acc1 < 3 * acc0  # no pops
-    # without lowering the pelvis some anchors stay out of reach, but the sliding still drops
-    fixed = plant_feet(walk, contacts, adjust_root=False)
-    assert np.array_equal(fixed.translations, walk.translations)
-    assert foot_skating(fixed, contacts).total_rate < before.total_rate / 3
+    # default: out-of-reach anchors lift the foot (like a heel) instead of letting it slide
+    planted = plant_feet(walk, contacts)
+    assert foot_skating(planted, contacts).total_rate < 1e-9
+    horizontal, vertical = contact_misses(planted, contacts)
+    assert horizontal.max() < 1e-9 and vertical.min() > -1e-9
+    assert np.mean(vertical < 1e-9) > 0.7 and vertical.mean() < 0.01 * size
+    assert np.array_equal(planted.translations, walk.translations)
+    assert_no_pops(walk, planted, contacts)
+    # "drop": feet stay exactly on their anchors, the pelvis goes down instead (within its cap)
+    dropped = plant_feet(walk, contacts, out_of_reach="drop")
+    assert foot_skating(dropped, contacts).total_rate < before.total_rate / 10
+    drop = pelvis_drop(walk, dropped, contacts)
+    assert drop.min() > -1e-9 and drop.max() < 0.05 * size + 1e-9
+    assert_no_pops(walk, dropped, contacts)
+    deeper = plant_feet(walk, contacts, out_of_reach="drop", max_drop=0.1)
+    horizontal, vertical = contact_misses(deeper, contacts)
+    assert horizontal.max() < 1e-9 and np.abs(vertical).max() < 1e-9
+    # None: the soft clamp leaves some anchors short, but the sliding still drops
+    short = plant_feet(walk, contacts, out_of_reach=None)
+    assert np.array_equal(short.translations, walk.translations)
+    assert foot_skating(short, contacts).total_rate < before.total_rate / 3
 
 
 def test_planting_without_contacts_changes_nothing():
@@ -365,14 +395,17 @@ def test_planting_without_contacts_changes_nothing():
 
 def test_planting_on_a_real_cmu_walk_with_added_sliding():
     m = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh"))
-    slid = with_sliding(m, 0.03 * m.skeleton.size())
+    size = m.skeleton.size()
+    slid = with_sliding(m, 0.03 * size)
     contacts = detect_contacts(slid)
+    before = foot_skating(slid, contacts)
     planted = plant_feet(slid, contacts)
-    before, after = foot_skating(slid, contacts), foot_skating(planted, contacts)
-    assert after.total_rate < before.total_rate / 10
-    hips = m.skeleton.index("Hips")
-    drop = (slid.world_positions()[:, hips] - planted.world_positions()[:, hips]) @ contacts.up
-    assert drop.min() > -1e-9 and drop.max() < 0.05 * m.skeleton.size() + 1e-9  # the default cap
-    speed0, acc0 = joint_speed_and_acceleration(slid)
-    speed1, acc1 = joint_speed_and_acceleration(planted)
-    assert speed1 < 1.3 * speed0 and acc1 < 3 * acc0
+    assert foot_skating(planted, contacts).total_rate < before.total_rate / 10
+    horizontal, vertical = contact_misses(planted, contacts)
+    assert horizontal.max() < 1e-6 * size and vertical.min() > -1e-6 * size and vertical.mean() < 0.02 * size
+    assert_no_pops(slid, planted, contacts)
+    dropped = plant_feet(slid, contacts, out_of_reach="drop")
+    assert foot_skating(dropped, contacts).total_rate < before.total_rate / 10
+    drop = pelvis_drop(slid, dropped, contacts)
+    assert drop.min() > -1e-9 and drop.max() < 0.05 * size + 1e-9
+    assert_no_pops(slid, dropped, contacts)
