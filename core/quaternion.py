@@ -150,6 +150,27 @@ def from_axis_angle(axis: np.ndarray, angle_rad: np.ndarray) -> np.ndarray:
     return np.concatenate((np.cos(half), np.sin(half) * unit), axis=-1)
 
 
+def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Shortest-arc unit quaternions (..., 4) rotating directions u onto v (..., 3); lengths are ignored.
+
+    Antiparallel pairs turn by π about an axis perpendicular to u; a zero vector gives the identity.
+    """
+    u = np.asarray(u, dtype=float)
+    v = np.asarray(v, dtype=float)
+    nu = np.linalg.norm(u, axis=-1, keepdims=True)
+    nv = np.linalg.norm(v, axis=-1, keepdims=True)
+    u = np.divide(u, nu, out=np.zeros(np.broadcast_shapes(u.shape, v.shape)), where=nu > 0)
+    v = np.divide(v, nv, out=np.zeros(u.shape), where=nv > 0)
+    c = np.sum(u * v, axis=-1, keepdims=True)
+    # Any axis perpendicular to u for the antiparallel case: cross with the least aligned basis axis.
+    basis = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
+    perp = np.cross(u, basis)
+    anti = (c < -1.0 + 1e-9) & (nu > 0) & (nv > 0)
+    half_turn = np.concatenate((np.zeros_like(c), perp), axis=-1)
+    q = np.where(anti, half_turn, np.concatenate((1.0 + c, np.cross(u, v)), axis=-1))
+    return normalize(q)
+
+
 def to_axis_angle(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Axes (..., 3) and angles (...) in radians (0..π); identity gives axis (0, 1, 0)."""
     v = log(q)

@@ -1,0 +1,197 @@
+"""Analytic two-link IK (hip–knee–ankle, shoulder–elbow–wrist), vectorised over frames.
+
+The solve works on world positions: the mid joint first bends about its current bend-plane
+normal (so a hinge such as the knee keeps its own axis) until the upper→end distance equals
+the (soft-clamped) target distance, then the upper joint turns by the shortest arc that puts
+the end on the target, and, when a pole direction is given, twists about the upper→target
+axis so the mid joint points towards the pole. The world-space turns are finally converted
+into the pose rotations of :class:`~core.motion.Motion` (relative to each joint's rest).
+
+Reach clamping (Nicholas' "soft IK"): with reach L = l1 + l2 and soft zone s = softness·L,
+a target distance d > L − s is replaced by L − s·exp(−(d − (L − s))/s), which has slope 1
+where it starts and approaches L only asymptotically, so the knee never snaps straight; too
+close targets get the mirror image above |l1 − l2|. ``softness=0`` gives a hard clamp.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..kinematics import forward_kinematics
+from ..motion import Motion
+from .common import align_hemisphere, is_ancestor, local_from_world, nearest_valid, parent_world_rotations, unit
+
+DEFAULT_SOFTNESS = 0.01
+
+
+class TwoLinkResult(NamedTuple):
+    """New pose rotations (T, 4) of the three joints, the end position the solve reaches (T, 3)
+    and its distance to the target (T,) in scene units (non-zero only where out of reach)."""
+
+    upper: np.ndarray
+    mid: np.ndarray
+    end: np.ndarray
+    reached: np.ndarray
+    error: np.ndarray
+
+
+def soft_clamp(d: np.ndarray, lo: np.ndarray, hi: np.ndarray, soft: np.ndarray) -> np.ndarray:
+    """Distances d (T,) squeezed smoothly into (lo, hi); ``soft`` (T,) is the width of each soft zone.
+
+    Inside [lo + soft, hi − soft] d is unchanged; beyond, it approaches the bound exponentially
+    with a continuous first derivative. soft = 0 clips hard.
+    """
+    soft = np.minimum(soft, 0.25 * (hi - lo))
+    safe = np.where(soft > 0, soft, 1.0)
+    top, bottom = hi - soft, lo + soft
+    upper = hi - soft * np.exp(-np.maximum(d - top, 0.0) / safe)
+    lower = lo + soft * np.exp(np.minimum(d - bottom, 0.0) / safe)
+    out = np.where(d > top, upper, np.where(d < bottom, lower, d))
+    return np.where(soft > 0, out, np.clip(d, lo, hi))
+
+
+def _any_perpendicular(v: np.ndarray) -> np.ndarray:
+    """Unit vectors (T, 3) perpendicular to v (T, 3)."""
+    basis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
+    return unit(np.cross(v, basis))[0]
+
+
+def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.ndarray:
+    """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1.
+
+    Where the limb is straight the normal of the nearest bent frame is borrowed (projected
+    off e1); with no bent frame at all, the plane through e1 and the pole, else any plane.
+    """
+    n, length = unit(np.cross(e1, e2))
+    bent = length > 1e-9 * np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    if bent.all():
+        return n
+    if bent.any():
+        n = n[nearest_valid(bent)]
+    elif pole is not None:
+        n = unit(np.cross(e1, pole))[0]
+    u1 = unit(e1)[0]
+    n, length = unit(n - np.sum(n * u1, axis=-1, keepdims=True) * u1)
+    return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1))
+
+
+def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.ndarray) -> np.ndarray:
+    """Add to the world turn ``delta`` (T, 4) a twist about u (T, 3) that swings the mid joint towards the pole."""
+    k = quat.rotate(delta, e1)
+    k_perp = k - np.sum(k * u, axis=-1, keepdims=True) * u
+    p_perp = pole - np.sum(pole * u, axis=-1, keepdims=True) * u
+    angle = np.arctan2(np.sum(np.cross(k_perp, p_perp) * u, axis=-1), np.sum(k_perp * p_perp, axis=-1))
+    return quat.multiply(quat.from_axis_angle(u, angle), delta)
+
+
+def solve_two_link(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    target: np.ndarray,
+    pole: np.ndarray | None = None,
+    softness: float = DEFAULT_SOFTNESS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """World-space two-link solve on positions (T, 3) of the upper (a), mid (b) and end (c) joints.
+
+    target: (T, 3) or (3,) end goal; pole: optional bend direction (T, 3) or (3,) (the mid
+    joint swings towards it; for a pole *point* P pass P − a); default keeps the current
+    bend plane. softness: soft-zone width as a fraction of the reach l1 + l2.
+    Returns (delta_upper, delta_mid, reached): world-space turns (T, 4) — delta_mid acts at b
+    first, then delta_upper at a on everything below it — and the reached end (T, 3).
+    """
+    a, b, c = (np.asarray(x, dtype=float) for x in (a, b, c))
+    target = np.broadcast_to(np.asarray(target, dtype=float), a.shape)
+    if pole is not None:
+        pole = np.broadcast_to(np.asarray(pole, dtype=float), a.shape)
+    e1, e2 = b - a, c - b
+    l1 = np.linalg.norm(e1, axis=-1)
+    l2 = np.linalg.norm(e2, axis=-1)
+    reach = l1 + l2
+    u, dist = unit(target - a, eps=1e-9 * np.maximum(reach, 1e-300))
+    u = np.where(dist[:, None] > 0, u, unit(c - a)[0])  # a target on the upper joint: keep the direction
+    dist = soft_clamp(dist, np.abs(l1 - l2), reach, softness * reach)
+    # Bend angle θ between e1 and e2 (0 = straight) from the law of cosines.
+    safe = np.maximum(2.0 * l1 * l2, 1e-300)
+    theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
+    theta_cur = np.arctan2(np.linalg.norm(np.cross(e1, e2), axis=-1), np.sum(e1 * e2, axis=-1))
+    normal = _bend_normal(e1, e2, pole)
+    delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
+    c_bent = b + quat.rotate(delta_mid, e2)
+    delta_upper = quat.between(c_bent - a, u)
+    if pole is not None:
+        delta_upper = _twist_to_pole(delta_upper, e1, u, pole)
+    reached = a + quat.rotate(delta_upper, c_bent - a)
+    return delta_upper, delta_mid, reached
+
+
+def _check_chain(motion: Motion, upper: int, mid: int, end: int) -> None:
+    sk = motion.skeleton
+    if not (upper != mid != end and is_ancestor(sk, upper, mid) and is_ancestor(sk, mid, end)):
+        names = [sk.names[j] for j in (upper, mid, end)]
+        raise ValueError(f"{names} is not a chain: mid must lie below upper and end below mid")
+
+
+def two_link_ik(
+    motion: Motion,
+    upper: int,
+    mid: int,
+    end: int,
+    targets: np.ndarray,
+    pole: np.ndarray | None = None,
+    keep_end_orientation: bool = False,
+    end_orientation: np.ndarray | None = None,
+    softness: float = DEFAULT_SOFTNESS,
+    world: tuple[np.ndarray, np.ndarray] | None = None,
+) -> TwoLinkResult:
+    """New pose rotations of ``upper`` and ``mid`` so joint ``end`` reaches ``targets`` (T, 3).
+
+    Joints between them (twist segments) are allowed and left unchanged. pole: bend
+    direction (T, 3) or (3,), default keeps the current bend plane. keep_end_orientation:
+    also change the end joint's rotation so its world orientation stays as in ``motion``
+    (the foot stays flat); end_orientation: (T, 4) world orientation to give it instead.
+    world: FK of ``motion`` (positions (T, J, 3), orientations (T, J, 4)) if already known.
+    """
+    _check_chain(motion, upper, mid, end)
+    sk = motion.skeleton
+    pos, rot = world if world is not None else forward_kinematics(sk, motion.translations, motion.rotations)
+    d_upper, d_mid, reached = solve_two_link(pos[:, upper], pos[:, mid], pos[:, end], targets, pole, softness)
+    chain = np.array([upper, mid, end])
+    parent = parent_world_rotations(sk, rot, chain)
+    new_upper = local_from_world(sk, [upper], quat.multiply(d_upper, rot[:, upper])[:, None], parent[:, :1])[:, 0]
+    new_mid = local_from_world(sk, [mid], quat.multiply(d_mid, rot[:, mid])[:, None], parent[:, 1:2])[:, 0]
+    new_end = motion.rotations[:, end]
+    if keep_end_orientation or end_orientation is not None:
+        goal = rot[:, end] if end_orientation is None else np.broadcast_to(end_orientation, rot[:, end].shape)
+        moved_parent = quat.multiply(d_upper, quat.multiply(d_mid, parent[:, 2]))
+        new_end = local_from_world(sk, [end], goal[:, None], moved_parent[:, None])[:, 0]
+    old = motion.rotations[:, chain]
+    new = align_hemisphere(np.stack((new_upper, new_mid, new_end), axis=1), old)
+    error = np.linalg.norm(np.broadcast_to(targets, reached.shape) - reached, axis=-1)
+    return TwoLinkResult(new[:, 0], new[:, 1], new[:, 2], reached, error)
+
+
+def apply_two_link(
+    motion: Motion,
+    upper: int,
+    mid: int,
+    end: int,
+    targets: np.ndarray,
+    weight: np.ndarray | float = 1.0,
+    **options,
+) -> Motion:
+    """A copy of ``motion`` with the chain solved by :func:`two_link_ik` (same options).
+
+    weight: (T,) or scalar in [0, 1], IK influence per frame: the three rotations are
+    slerped from the original (0) to the solution (1).
+    """
+    result = two_link_ik(motion, upper, mid, end, targets, **options)
+    out = motion.copy()
+    chain = [upper, mid, end]
+    solved = np.stack((result.upper, result.mid, result.end), axis=1)
+    w = np.broadcast_to(np.asarray(weight, dtype=float), (motion.n_frames,))[:, None]
+    out.rotations[:, chain] = quat.slerp(motion.rotations[:, chain], solved, w)
+    return out

@@ -1,0 +1,173 @@
+"""Find feet, toes, hands and limb chains in a skeleton, by name across conventions or by topology.
+
+(A module of its own rather than part of ``contacts.py``: IK planting, retargeting and
+editing need the same joint finding without contact detection.)
+
+Names are split into a side and a base: a namespace (``mixamorig:``), a Rigify prefix
+(``DEF-``, ``ORG-``, ``MCH-``), a 3ds Max Biped prefix (``Bip01``) and a Blender number suffix (``.001``) are dropped; the side
+comes from ``Left``/``Right`` prefixes (CMU, Mixamo), ``_L``/``.L``/``_l`` suffixes (Bandai,
+Rigify, Unreal), ``L_``/``l_`` prefixes or a bare ``l``/``r`` before a known base (CMU
+ASF ``lfoot``). Bases, in order of preference:
+
+- foot: ``ankle``, ``foot`` (CMU cgspeed LeftFoot, 3dsMax LeftAnkle, ASF lfoot, Bandai
+  Foot_L, Mixamo LeftFoot, Rigify DEF-foot.L, Unreal foot_l, :mod:`core.synthetic`)
+- toe: ``toebase``, ``toe``, ``toes``, ``ball`` (LeftToeBase, LeftToe, ltoes, Toes_L, ball_l)
+- hand: ``wrist``, ``hand`` (CMU 3dsMax has LeftWrist *and* a finger-base ``lhand``; the
+  wrist is the joint that matches cgspeed's LeftHand and ASF's lwrist)
+
+Topology fallback for feet (no names match): the two lowest leaf chains — unbranched runs of
+at least three joints ending in a leaf, ranked by the rest-pose height of the leaf along the
+up axis (detected like :func:`detect_up`). The leaf is the toe and its parent the foot when
+the run has four joints or more, otherwise the leaf is the foot.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .kinematics import rest_positions
+from .skeleton import Skeleton
+
+FOOT_BASES = ("ankle", "foot")
+TOE_BASES = ("toebase", "toe", "toes", "ball", "toe0")
+HAND_BASES = ("wrist", "hand")
+_KNOWN = set(FOOT_BASES + TOE_BASES + HAND_BASES) | {
+    "upleg", "leg", "thigh", "calf", "shin", "knee", "hip", "femur", "tibia", "upperleg", "lowerleg",
+    "arm", "forearm", "upperarm", "lowerarm", "elbow", "shoulder", "humerus", "radius", "clavicle", "collar",
+}  # fmt: skip
+_SIDE_WORDS = {"left": "L", "right": "R", "l": "L", "r": "R"}
+
+
+def split_side(name: str) -> tuple[str | None, str]:
+    """Side ("L", "R" or None) and lower-case base name without separators, e.g. ``DEF-foot.L`` → ("L", "foot")."""
+    n = name.rsplit(":", 1)[-1]
+    n = re.sub(r"^(def|org|mch)[-_.]", "", n, flags=re.IGNORECASE)
+    n = re.sub(r"\.\d+$", "", n).lower()
+    n = re.sub(r"^bip\d*[-_ ]", "", n)  # 3ds Max Biped: "Bip01 L Foot"
+    side = None
+    if m := re.match(r"^(left|right)[-_. ]?(.+)$", n):
+        side, n = _SIDE_WORDS[m[1]], m[2]
+    elif m := re.match(r"^(.+?)[-_. ](l|r|left|right)$", n):
+        side, n = _SIDE_WORDS[m[2]], m[1]
+    elif m := re.match(r"^(l|r)[-_. ](.+)$", n):
+        side, n = _SIDE_WORDS[m[1]], m[2]
+    elif n[:1] in "lr" and n[1:] in _KNOWN:
+        side, n = _SIDE_WORDS[n[0]], n[1:]
+    return side, re.sub(r"[-_. ]", "", n)
+
+
+def find_by_base(skeleton: Skeleton, bases: tuple[str, ...]) -> dict[str, int]:
+    """Joint index per side ("L", "R") whose base is the first of ``bases`` found on that side."""
+    parsed = [split_side(n) for n in skeleton.names]
+    found: dict[str, int] = {}
+    for side in ("L", "R"):
+        for base in bases:
+            hits = [j for j, (s, b) in enumerate(parsed) if s == side and b == base]
+            if hits:
+                found[side] = hits[0]
+                break
+    return found
+
+
+def _leaf_runs(skeleton: Skeleton) -> list[list[int]]:
+    """Unbranched runs ending at each leaf, listed leaf first, stopping below the first branching joint."""
+    n_children = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.n_joints)
+    runs = []
+    for leaf in np.flatnonzero(n_children == 0):
+        run = [int(leaf)]
+        while skeleton.parents[run[-1]] >= 0 and n_children[skeleton.parents[run[-1]]] == 1:
+            run.append(int(skeleton.parents[run[-1]]))
+        runs.append(run)
+    return runs
+
+
+def body_root(skeleton: Skeleton) -> int:
+    """The shallowest joint with two or more children (the pelvis of a humanoid), else joint 0."""
+    n_children = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.n_joints)
+    branching = np.flatnonzero(n_children >= 2)
+    return int(branching[np.argmin(skeleton.depths()[branching])]) if len(branching) else 0
+
+
+def _hanging_leaves(skeleton: Skeleton, root: int) -> list[int]:
+    """Leaves of the unbranched chains of ≥ 3 joints hanging directly from ``root`` (the legs)."""
+    n_children = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.n_joints)
+    leaves = []
+    for child in skeleton.children(root):
+        below = np.flatnonzero(skeleton.subtree(int(child)))
+        if len(below) >= 3 and np.all(n_children[below] <= 1):
+            leaves.append(int(below[n_children[below] == 0][0]))
+    return leaves
+
+
+def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.ndarray:
+    """The world up axis (3,) as a signed unit basis vector, from a pose or a whole motion.
+
+    positions: (J, 3) or (T, J, 3) world joint positions (default: the rest pose). Rule: from
+    the body root (:func:`body_root`, the pelvis) the feet point down. The feet are the
+    joints named as feet; failing that, the leaves of the unbranched chains of three or more
+    joints hanging from the body root (the legs); failing that, every leaf. The unit vectors
+    from the root to them are averaged over feet and frames, and up is the opposite of the
+    largest component's axis.
+    """
+    pos = rest_positions(skeleton) if positions is None else np.asarray(positions, dtype=float)
+    pos = pos.reshape(-1, skeleton.n_joints, 3)
+    root = body_root(skeleton)
+    feet = list(find_by_base(skeleton, FOOT_BASES).values())
+    if len(feet) < 2:
+        feet = _hanging_leaves(skeleton, root)
+    if len(feet) < 2:
+        n_children = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.n_joints)
+        feet = list(np.flatnonzero(n_children == 0))
+    v = pos[:, feet] - pos[:, root : root + 1]
+    v = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300)
+    mean = v.reshape(-1, 3).mean(axis=0)
+    axis = int(np.argmax(np.abs(mean)))
+    up = np.zeros(3)
+    up[axis] = -np.sign(mean[axis]) or 1.0
+    return up
+
+
+def find_feet(skeleton: Skeleton, up: np.ndarray | None = None) -> dict[str, tuple[int, int | None]]:
+    """Foot and toe joint (toe may be None) per side, by name, else by topology (sides "A", "B").
+
+    up: (3,) world up axis for the topology fallback (default :func:`detect_up`).
+    """
+    feet, toes = find_by_base(skeleton, FOOT_BASES), find_by_base(skeleton, TOE_BASES)
+    if len(feet) == 2:
+        return {side: (feet[side], toes.get(side)) for side in ("L", "R")}
+    runs = [r for r in _leaf_runs(skeleton) if len(r) >= 3]
+    if len(runs) < 2:
+        raise ValueError("no feet found: no foot/ankle names and fewer than two unbranched leaf chains")
+    up = detect_up(skeleton) if up is None else np.asarray(up, dtype=float)
+    height = rest_positions(skeleton) @ up
+    runs = sorted(sorted(runs, key=lambda r: height[r[0]])[:2])
+    out = {}
+    for side, run in zip(("A", "B"), runs):
+        out[side] = (run[1], run[0]) if len(run) >= 4 else (run[0], None)
+    return out
+
+
+def find_hands(skeleton: Skeleton) -> dict[str, int]:
+    """Hand (wrist) joint per side found by name; empty when the names are not recognised."""
+    return find_by_base(skeleton, HAND_BASES)
+
+
+def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
+    """(upper, mid, end) joints of the two-link limb ending at ``end`` (thigh, knee, foot).
+
+    Walks up the parents; consecutive joints with the same name base (Rigify's
+    ``DEF-shin.L`` / ``DEF-shin.L.001`` twist segments) count as one bone whose top joint is used.
+    """
+    bases = [split_side(n) for n in skeleton.names]
+    chain = [end]
+    j = end
+    for _ in range(2):
+        j = int(skeleton.parents[j])
+        if j < 0:
+            raise ValueError(f"joint {skeleton.names[end]!r} has fewer than two ancestors")
+        while skeleton.parents[j] >= 0 and bases[skeleton.parents[j]] == bases[j]:
+            j = int(skeleton.parents[j])
+        chain.append(j)
+    return chain[2], chain[1], chain[0]
