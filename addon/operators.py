@@ -12,6 +12,11 @@ METHOD_ITEMS = [
         "Shen, Sun and Pan: a frame becomes a key when the pose drifts past the threshold from the last key",
     ),
     ("uniform", "Uniform", "Keys spread evenly over the clip"),
+    (
+        "hybrid",
+        "Hybrid",
+        "Whole-pose keys as the edit grid; each channel drops the keys it does not need, within the same number of stored keys",
+    ),
 ]
 TARGET_ITEMS = [
     ("RATIO", "Ratio", "Keep this share of the frames"),
@@ -85,6 +90,14 @@ def settings_properties() -> dict:
             default="FITTED",
             description="How Blender interpolates between the extracted keys",
         ),
+        "grid": FloatProperty(
+            name="Pose Grid",
+            default=4.0,
+            min=1.0,
+            soft_max=8.0,
+            precision=1,
+            description="Hybrid only: whole-pose keys per key kept on each channel (a denser grid is more accurate and slower)",
+        ),
         "replace": BoolProperty(
             name="Replace Keys",
             default=False,
@@ -150,6 +163,9 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
     def execute(self, context):
         from .extract import extract_on_armature
 
+        if self.method == "hybrid" and self.target not in {"COUNT", "RATIO"}:
+            self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
+            return {"CANCELLED"}
         if self.target == "THRESHOLD" and self.method != "threshold":
             self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
             return {"CANCELLED"}
@@ -165,6 +181,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
                 self.measure_playback,
                 progress=lambda x: wm.progress_update(int(100 * x)),
                 fitted=self.interpolation == "FITTED",
+                grid=self.grid,
             )
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
@@ -185,6 +202,8 @@ def draw_settings(layout, settings) -> None:
     row.active = settings.target != "THRESHOLD" or settings.method == "threshold"
     row.prop(settings, field)
     layout.prop(settings, "weights")
+    if settings.method == "hybrid":
+        layout.prop(settings, "grid")
     layout.prop(settings, "interpolation")
     layout.prop(settings, "replace")
     layout.prop(settings, "measure_playback")

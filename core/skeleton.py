@@ -137,6 +137,21 @@ class Skeleton:
                 total[p] += total[j] + lengths[j]
         return total
 
+    def reach(self) -> np.ndarray:
+        """(J,) largest rest distance from each joint to a joint or End Site below it (scene units).
+
+        How far a unit rotation of the joint can move the body: the lever arm of its channels.
+        """
+        from .kinematics import rest_positions
+
+        pos = rest_positions(self, include_end_sites=True)
+        owner = np.concatenate((np.arange(self.n_joints), self.end_site_parents))
+        reach = np.zeros(self.n_joints)
+        for j in range(self.n_joints):
+            below = self.subtree(j)[owner]
+            reach[j] = np.linalg.norm(pos[below] - pos[j], axis=1).max()
+        return reach
+
     def size(self) -> float:
         """A characteristic length of the body (scene units): the largest extent of the rest pose.
 

@@ -214,3 +214,29 @@ def test_euler_branch_follows_the_keys():
         expected[:, slots] = other
         assert np.allclose(got, expected)
         assert np.allclose(np.abs(quat.dot(armature.rotation_to_quaternion(mode, got), q)), 1)
+
+
+def test_hybrid_keeps_the_budget_and_the_grid():
+    obj, motion = make_rig("QUATERNION")
+    assert bpy.ops.mocap.extract_keyframes(method="hybrid", target="COUNT", count=20, grid=3.0) == {"FINISHED"}
+    _, curves = bone_curves(obj)
+    info = obj.animation_data.action["mocap_workbench"]
+    n_channels = len(curves.by_channel)
+    assert info["stored_keys"] == 20 * n_channels and info["keyframes"] == 60
+    all_frames = set()
+    for fc in curves.by_channel.values():
+        frames = animdata.read_keys(fc)[:, 0]
+        assert frames[0] == 1 and frames[-1] == motion.n_frames  # every channel starts and ends on the grid
+        all_frames |= set(frames.tolist())
+    assert len(all_frames) <= 60  # channel keys only ever sit on the pose grid
+    # hybrid beats plain whole-pose keys at the same stored keys, on Blender's playback
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj, _ = make_rig("QUATERNION")
+    plain = extract.extract_on_armature(obj, "threshold", {"count": 20})
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj, _ = make_rig("QUATERNION")
+    mixed = extract.extract_on_armature(obj, "hybrid", {"count": 20}, grid=3.0)
+    assert mixed.playback_error["position_mean"] < plain.playback_error["position_mean"]
+    assert mixed.playback_error["position_mean"] == pytest.approx(mixed.error["position_mean"], rel=0.02)
+    with pytest.raises(RuntimeError, match="Count or Ratio"):
+        bpy.ops.mocap.extract_keyframes(method="hybrid", target="MAX_ERROR", max_error=0.1)

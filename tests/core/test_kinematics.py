@@ -91,3 +91,11 @@ def test_bvh_layout_keeps_positions_and_end_sites():
     pos_b, rot_b = forward_kinematics(moved.skeleton, moved.translations, moved.rotations)
     assert np.allclose(pos_a, pos_b)
     assert np.allclose(end_site_positions(turned, pos_a, rot_a), end_site_positions(moved.skeleton, pos_b, rot_b))
+
+
+def test_reach_is_the_longest_lever():
+    sk = synthetic.humanoid()
+    reach = sk.reach()
+    # left forearm: elbow → wrist 0.25 → hand end site +0.18
+    assert np.isclose(reach[sk.index("LeftForeArm")], 0.43)
+    assert reach[sk.index("Hips")] > reach[sk.index("LeftUpLeg")] > reach[sk.index("LeftFoot")] > 0

@@ -1,0 +1,42 @@
+import numpy as np
+
+from core.keyframes.bezier import fit_handles
+from core.keyframes.hybrid import drop_channel_keys, fit_segment
+
+
+def test_fit_segment_agrees_with_fit_handles():
+    rng = np.random.default_rng(2)
+    y = np.cumsum(rng.normal(size=(25, 3)), axis=0)
+    h1, h2, err = fit_segment(y)
+    r1, r2 = fit_handles(y, np.array([0, 24]))
+    assert np.allclose(h1, r1[0]) and np.allclose(h2, r2[0])
+    s = np.arange(25) / 24
+    curve = (
+        np.outer((1 - s) ** 3, y[0])
+        + np.outer(3 * (1 - s) ** 2 * s, h1)
+        + np.outer(3 * (1 - s) * s**2, h2)
+        + np.outer(s**3, y[-1])
+    )
+    assert np.allclose(err, np.abs(curve - y).max(axis=0))
+
+
+def test_budget_met_on_grid_subsets_smooth_channels_drop_first():
+    t = np.arange(201)
+    smooth = np.sin(t / 60.0)  # a cubic per long segment does
+    busy = np.sin(t / 3.0)  # needs every grid key
+    values = np.stack((smooth, busy), axis=1)
+    keys = np.arange(0, 201, 10)
+    budget = 30
+    kept = drop_channel_keys(values, keys, np.ones(2), budget, forced=np.array([10]))
+    assert sum(len(k) for k in kept) == budget
+    for k in kept:
+        assert set(k) <= set(keys) and k[0] == 0 and k[-1] == 200 and 100 in k
+    assert len(kept[0]) < len(kept[1])
+
+
+def test_lever_arms_weigh_the_choice():
+    t = np.arange(101)
+    values = np.stack((np.sin(t / 7.0), np.sin(t / 7.0)), axis=1)
+    keys = np.arange(0, 101, 5)
+    kept = drop_channel_keys(values, keys, np.array([1.0, 10.0]), 30)
+    assert len(kept[1]) > len(kept[0])
