@@ -21,9 +21,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _package  # noqa: E402
 
-METHODS = ("threshold", "uniform")
-
-
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="extract_keyframes.py", description=__doc__.split("\n")[0])
     p.add_argument("input", nargs="?", help="a .bvh file, a .blend file, or a folder of .bvh files")
@@ -32,7 +29,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--armature", help="armature object in the .blend (default: the active one, else the first animated one)"
     )
     p.add_argument("-o", "--output", required=True, help="output .blend (single input) or folder")
-    p.add_argument("--method", default="threshold", help="keyframe method (default: threshold)")
+    p.add_argument("--method", default="threshold", help="keyframe method: threshold, uniform, hybrid (Blender only), or another core method (default: threshold)")
+    p.add_argument("--grid", type=float, default=4.0, help="hybrid: whole-pose keys per key kept on each channel (default 4)")
+    p.add_argument("--linear", action="store_true", help="write LINEAR keys instead of Bezier keys fitted to the slerp rebuild")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--count", type=int, help="exact number of keyframes")
     target.add_argument("--ratio", type=float, help="share of frames to keep, 0-1 (default 0.05)")
@@ -101,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             write_plot(report, Path(args.plot))
         results.append(report)
         e = report["error"]
-        line = f"{stem}: {len(report['keyframes'])}/{report['frames']} keys ({len(report['keyframes']) / report['frames']:.1%}), position mean {e['position_mean']:.4g} max {e['position_max']:.4g}"
+        kept = report["params"].get("keys_per_channel", len(report["keyframes"]))
+        line = f"{stem}: {kept}/{report['frames']} keys per channel ({kept / report['frames']:.1%}) on {len(report['keyframes'])} poses, position mean {e['position_mean']:.4g} max {e['position_max']:.4g}"
         if "playback" in e:
             line += (
                 f", Blender playback mean {e['playback']['position_mean']:.4g} max {e['playback']['position_max']:.4g}"
@@ -150,6 +150,8 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
 
     if source and not source.lower().endswith(".bvh"):
         raise ValueError(f"{source}: without Blender only BVH input is supported")
+    if args.method == "hybrid":
+        raise ValueError("the hybrid method writes F-curves: it needs Blender (bpy)")
     motion = demo_clip() if source is None else read_bvh(source)
     metric = PoseMetric.for_motion(motion, args.weights)
     result = extract_keyframes(motion, args.method, metric=metric, weights=args.weights, **target_of(args))
@@ -231,7 +233,7 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     from mocap_workbench.addon.extract import extract_on_armature
 
     obj = _load_armature(args, source)
-    report = extract_on_armature(obj, args.method, target_of(args), args.weights, args.replace)
+    report = extract_on_armature(obj, args.method, target_of(args), args.weights, args.replace, fitted=not args.linear, grid=args.grid)
     shape = (len(report.frames), scene_fps(bpy.context.scene), len(obj.data.bones))
     out = _report_base(source, shape, args.method, report.params, report.keys, report.error, report.per_frame_error)
     out["error"]["playback"] = report.playback_error
