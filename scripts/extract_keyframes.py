@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _package  # noqa: E402
 
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="extract_keyframes.py", description=__doc__.split("\n")[0])
     p.add_argument("input", nargs="?", help="a .bvh file, a .blend file, or a folder of .bvh files")
