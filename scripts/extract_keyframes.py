@@ -18,6 +18,8 @@ import time
 import traceback
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _package  # noqa: E402
 
@@ -30,9 +32,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--armature", help="armature object in the .blend (default: the active one, else the first animated one)"
     )
     p.add_argument("-o", "--output", required=True, help="output .blend (single input) or folder")
-    p.add_argument("--method", default="threshold", help="keyframe method: threshold, uniform, hybrid (Blender only), or another core method (default: threshold)")
-    p.add_argument("--grid", type=float, default=4.0, help="hybrid: whole-pose keys per key kept on each channel (default 4)")
-    p.add_argument("--linear", action="store_true", help="write LINEAR keys instead of Bezier keys fitted to the slerp rebuild")
+    p.add_argument(
+        "--method",
+        default="threshold",
+        help="keyframe method: threshold, uniform, hybrid (Blender only), or another core method (default: threshold)",
+    )
+    p.add_argument(
+        "--grid", type=float, default=4.0, help="hybrid: whole-pose keys per key kept on each channel (default 4)"
+    )
+    p.add_argument(
+        "--linear", action="store_true", help="write LINEAR keys instead of Bezier keys fitted to the slerp rebuild"
+    )
     target = p.add_mutually_exclusive_group()
     target.add_argument("--count", type=int, help="exact number of keyframes")
     target.add_argument("--ratio", type=float, help="share of frames to keep, 0-1 (default 0.05)")
@@ -167,6 +177,15 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
     return report
 
 
+def _plain(value):
+    """A JSON-ready parameter value: numpy integers to int, other numbers to float."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int | np.integer):
+        return int(value)
+    return float(value)
+
+
 def _report_base(source, shape: tuple[int, float, int], method, params, keys, error, per_frame) -> dict:
     """The report's common fields; shape is (frames, fps, joints)."""
     frames, fps, joints = shape
@@ -176,9 +195,7 @@ def _report_base(source, shape: tuple[int, float, int], method, params, keys, er
         "fps": float(fps),
         "joints": int(joints),
         "method": method,
-        "params": {
-            k: (float(v) if hasattr(v, "__float__") and not isinstance(v, str) else v) for k, v in params.items()
-        },
+        "params": {k: _plain(v) for k, v in params.items()},
         "keyframes": [int(k) for k in keys],
         "error": dict(error),
         "per_frame_error": [float(x) for x in per_frame],
@@ -234,7 +251,9 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     from mocap_workbench.addon.extract import extract_on_armature
 
     obj = _load_armature(args, source)
-    report = extract_on_armature(obj, args.method, target_of(args), args.weights, args.replace, fitted=not args.linear, grid=args.grid)
+    report = extract_on_armature(
+        obj, args.method, target_of(args), args.weights, args.replace, fitted=not args.linear, grid=args.grid
+    )
     shape = (len(report.frames), scene_fps(bpy.context.scene), len(obj.data.bones))
     out = _report_base(source, shape, args.method, report.params, report.keys, report.error, report.per_frame_error)
     out["error"]["playback"] = report.playback_error
