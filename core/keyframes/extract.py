@@ -16,6 +16,7 @@ from .. import quaternion as quat
 from ..motion import Motion
 from .baselines import uniform_keys
 from .distance import PoseMetric
+from .jumps import jump_frames
 from .reconstruct import reconstruct
 from .threshold import threshold_for_count, threshold_keys
 
@@ -65,8 +66,13 @@ def extract_keyframes(
     metric: PoseMetric | None = None,
     weights: str = "HIERARCHY",
     weight_overrides: Mapping[str, float] | None = None,
+    keep_jumps: bool = True,
 ) -> KeyframeResult:
-    """Choose keyframes of ``motion`` with ``method`` to meet exactly one target."""
+    """Choose keyframes of ``motion`` with ``method`` to meet exactly one target.
+
+    keep_jumps: frames on both sides of a jump (see :func:`.jumps.jump_frames`) are always
+    keys, so no segment smears a discontinuity; they count towards a count target.
+    """
     if method not in METHODS:
         raise ValueError(f"unknown keyframe method {method!r}; choose from {sorted(METHODS)}")
     if sum(x is not None for x in (count, ratio, max_error, threshold)) != 1:
@@ -82,14 +88,19 @@ def extract_keyframes(
         if threshold < 0:
             raise ValueError(f"threshold must be non-negative, got {threshold}")
         params["threshold"] = float(threshold)
-        return KeyframeResult(threshold_keys(motion, metric, threshold), method, params)
+        forced = jump_frames(motion, metric) if keep_jumps else np.zeros(0, dtype=int)
+        return KeyframeResult(np.union1d(threshold_keys(motion, metric, threshold), forced), method, params)
     choose = METHODS[method]
+    forced = jump_frames(motion, metric) if keep_jumps else np.zeros(0, dtype=int)
     if max_error is not None:
         keys, extra = keys_for_max_error(motion, metric, choose, max_error)
+        keys = np.union1d(keys, forced)
     else:
         wanted = target_count(n, count, ratio)
         keys, extra = choose(motion, metric, wanted)
-        keys = fit_count(motion, metric, keys, wanted)
+        keys = fit_count(motion, metric, np.union1d(keys, forced), wanted, forced)
+    if len(forced):
+        params["jump_frames"] = [int(f) for f in forced]
     params.update(extra)
     return KeyframeResult(keys, method, params)
 
@@ -103,12 +114,18 @@ def removal_costs(motion: Motion, metric: PoseMetric, keys: np.ndarray) -> np.nd
     return metric(motion.rotations[k], motion.translations[k], rot, trans)
 
 
-def fit_count(motion: Motion, metric: PoseMetric, keys: np.ndarray, count: int) -> np.ndarray:
-    """Make ``keys`` exactly ``count`` long: drop the inner keys their neighbours rebuild best,
-    or add the worst-rebuilt frame of the worst segments."""
+def fit_count(
+    motion: Motion, metric: PoseMetric, keys: np.ndarray, count: int, protected: np.ndarray | None = None
+) -> np.ndarray:
+    """Make ``keys`` exactly ``count`` long: drop the inner keys their neighbours rebuild best
+    (never a ``protected`` frame), or add the worst-rebuilt frame of the worst segments."""
     keys = np.unique(keys)
+    protected = np.zeros(0, dtype=int) if protected is None else np.asarray(protected, dtype=int)
     while len(keys) > count:
         costs = removal_costs(motion, metric, keys)
+        costs[np.isin(keys[1:-1], protected)] = np.inf
+        if not np.isfinite(costs).any():
+            break
         drop = np.argsort(costs, kind="stable")[: max(1, (len(keys) - count) // 4)]
         keys = np.delete(keys, 1 + drop)
     while len(keys) < count:

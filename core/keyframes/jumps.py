@@ -1,0 +1,33 @@
+"""Discontinuities a keyframe segment must never smear across.
+
+A capture can jump between two frames: the synthetic T-pose that the CMU BVH conversions
+add as frame 0, a teleport, a glitch. Interpolating across such a step smears it over the
+whole segment, so both frames around it become keys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..motion import Motion
+from .distance import PoseMetric
+
+
+def jump_frames(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
+    """Frames on both sides of every jump, sorted (0-based).
+
+    A step t → t+1 is a jump when its pose distance exceeds ``factor`` × the clip's median
+    step and ``isolation`` × the largest of the two steps before and after it (fast but
+    smooth motion has neighbours of similar size). On the CMU captures the added T-pose is
+    19–70× the median and ≥ 10× its neighbours; the fastest real moves reach 26× the median
+    but no more than 2.5× their neighbours, except isolated single-frame glitches.
+    """
+    if motion.n_frames < 3:
+        return np.zeros(0, dtype=int)
+    rot, trans = motion.rotations, motion.translations
+    step = metric(rot[1:], trans[1:], rot[:-1], trans[:-1])
+    padded = np.pad(step, 2, constant_values=0.0)
+    neighbours = np.max(np.stack((padded[:-4], padded[1:-3], padded[3:-1], padded[4:])), axis=0)
+    median = np.median(step)
+    jumps = np.flatnonzero((step > factor * median) & (step > isolation * neighbours) & (step > 0))
+    return np.unique(np.concatenate((jumps, jumps + 1)))
