@@ -181,6 +181,8 @@ def _plain(value):
     """A JSON-ready parameter value: numpy integers to int, other numbers to float."""
     if value is None or isinstance(value, str | bool):
         return value
+    if isinstance(value, list | tuple | np.ndarray):
+        return [_plain(v) for v in value]
     if isinstance(value, int | np.integer):
         return int(value)
     return float(value)
