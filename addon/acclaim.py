@@ -43,6 +43,7 @@ from .armature import build_armature, pose_values, scene_fps, skeleton_from_arma
 
 META = "acclaim"  # custom property of the armature datablock
 Y_UP_TO_Z_UP = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)  # Blender's BVH default
+MAX_NAME_BYTES = 63  # Blender's bone names
 LAYOUT_TOLERANCE = 1e-5  # × body size: bone ends and child heads closer than this are one point
 
 
@@ -108,6 +109,9 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
     """
     start = time.perf_counter()
     scene = context.scene
+    too_long = [n for n in takes.skeleton.names if len(n.encode()) > MAX_NAME_BYTES]
+    if too_long:
+        raise ValueError(f"bone name '{too_long[0]}' is longer than Blender allows ({MAX_NAME_BYTES} bytes)")
     motions = _file_motions(takes, options)
     fps = motions[0].fps if options.update_scene_fps and takes.motions else scene_fps(scene)
     skeleton = motions[0].skeleton
@@ -247,16 +251,24 @@ class ExportResult:
         )
 
 
-def export_armature(
-    obj: Any, amc_path: str | Path, rotation: np.ndarray | None = None, scale: float = 1.0
-) -> ExportResult:
-    """Write ``obj``'s active action as ``amc_path`` and its skeleton as the .asf beside it.
+@dataclass
+class ArmatureMotion:
+    """An armature's active action in a file's frame and units, with what export needs to know."""
+
+    motion: Motion
+    meta: dict  # the ``acclaim`` property: ASF axes, dofs, limits, units (empty if not imported from ASF)
+    animated: set[str]  # bones whose rotation is keyed
+
+
+def armature_motion(
+    obj: Any, rotation: np.ndarray | None = None, scale: float = 1.0, fps: float | None = None
+) -> ArmatureMotion:
+    """``obj``'s active action laid into a file's frame: every integer frame of the action's range.
 
     rotation: Blender → file turn (default Z-up to Y-up, the inverse of the import's);
-    scale multiplies lengths after the scale the armature was imported with is undone.
-    Armature space is exported (the object's own transform is not), every integer frame of
-    the action's range, at the scene's frame rate. Raises ValueError when the armature
-    cannot be written (no bone animation, several root bones).
+    scale multiplies lengths after the scale the armature was imported with is undone;
+    fps: the rate to record (default the scene's). Armature space is used (the object's own
+    transform is not), like Blender's BVH exporter. Raises ValueError without bone animation.
     """
     from .extract import read_clip
 
@@ -264,10 +276,23 @@ def export_armature(
     meta = _meta(obj)
     turn = quat.inverse(Y_UP_TO_Z_UP) if rotation is None else rotation
     motion = transform_world(clip.motion, turn, scale / meta.get("scale", 1.0))
+    if fps is not None:
+        motion.fps = float(fps)
+    animated = {bone for bone, prop, _ in clip.curves.by_channel if prop.startswith("rotation")}
+    return ArmatureMotion(motion, meta, animated)
+
+
+def export_armature(
+    obj: Any, amc_path: str | Path, rotation: np.ndarray | None = None, scale: float = 1.0, fps: float | None = None
+) -> ExportResult:
+    """Write ``obj``'s active action as ``amc_path`` and its skeleton as the .asf beside it
+    (arguments as :func:`armature_motion`). Raises ValueError when the armature cannot be
+    written (no bone animation, several root bones)."""
+    source = armature_motion(obj, rotation, scale, fps)
+    motion = source.motion
     if np.count_nonzero(motion.skeleton.parents < 0) != 1:
         raise ValueError(f"'{obj.name}' has several root bones; Acclaim files hold one root")
-    animated = {bone for bone, prop, _ in clip.curves.by_channel if prop.startswith("rotation")}
-    shaped = acclaim_skeleton(motion, meta, animated)
+    shaped = acclaim_skeleton(motion, source.meta, source.animated)
     amc = Path(amc_path)
     asf = amc.with_suffix(".asf")
     written = write_asf_amc(shaped, asf, amc, LAYOUT_TOLERANCE * motion.skeleton.size())

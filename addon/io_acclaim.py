@@ -137,7 +137,11 @@ class IMPORT_ANIM_OT_acclaim(bpy.types.Operator, ImportHelper):
         )
         if context.mode != "OBJECT":
             bpy.ops.object.mode_set(mode="OBJECT")
-        result = import_takes(context, takes, options)
+        try:
+            result = import_takes(context, takes, options)
+        except ValueError as exc:
+            self.report({"ERROR"}, f"Cannot import {takes.asf.name}: {exc}")
+            return {"CANCELLED"}
         self.report({"INFO"}, result.summary())
         return {"FINISHED"}
 

@@ -274,7 +274,19 @@ def test_selection_problems_are_refused(walk_files, tmp_path):
     (lone / "x.amc").write_text((walk_files / "walk.amc").read_text())
     with pytest.raises(RuntimeError, match=r"no unambiguous \.asf"):
         import_files(lone, "x.amc")
+    long_name = "Left" * 17  # 68 bytes: Blender would cut it short
+    for suffix in ("asf", "amc"):
+        text = (walk_files / f"walk.{suffix}").read_text().replace("LeftFoot", long_name)
+        (lone / f"long.{suffix}").write_text(text)
+    with pytest.raises(RuntimeError, match=f"Cannot import long.asf: bone name '{long_name}' is longer"):
+        import_files(lone, "long.asf", "long.amc")
     assert data_counts() == before
+
+
+def test_a_single_file_path_works_too(walk_files):
+    assert bpy.ops.import_anim.acclaim(filepath=str(walk_files / "turn.amc")) == {"FINISHED"}
+    obj = bpy.context.active_object
+    assert obj.name == "walk" and obj.animation_data.action.name == "turn"
 
 
 def test_a_failure_while_building_removes_what_was_made(walk_files, monkeypatch):
