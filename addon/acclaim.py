@@ -115,17 +115,16 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
     motions = _file_motions(takes, options)
     fps = motions[0].fps if options.update_scene_fps and takes.motions else scene_fps(scene)
     skeleton = motions[0].skeleton
-    created: list[tuple[Any, Any]] = []  # (bpy.data collection, datablock)
+    before = _datablocks()
+    active = context.view_layer.objects.active
     try:
         obj = build_armature(
             skeleton, takes.asf.stem, context.collection, options.rotation_mode, rest_world_rotations(skeleton)
         )
-        created += [(bpy.data.objects, obj), (bpy.data.armatures, obj.data)]
         moving = {n for n, m in zip(skeleton.names, skeleton.has_position_channels) if m}
         made = []
         for amc, motion in zip(takes.amcs, motions):
             channels = animdata.new_action_for(obj, amc.stem)
-            created.append((bpy.data.actions, channels.action))
             write_values(channels, _animated_values(obj, motion, moving), _key_frames(motion, options, fps))
             made.append(channels)
         if made:
@@ -136,7 +135,8 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
         actions = [c.action for c in made]
         store_meta(obj, takes.skeleton, options)
     except BaseException:
-        _remove(created)
+        _remove_new(before)
+        context.view_layer.objects.active = active
         raise
     if options.update_scene_fps and takes.motions:
         set_scene_fps(scene, motions[0].fps)
@@ -153,10 +153,20 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
     return ImportResult(obj, actions, frames, time.perf_counter() - start)
 
 
-def _remove(created: list[tuple[Any, Any]]) -> None:
-    """Remove the datablocks of a failed import, the object first (it uses the others)."""
-    for collection, block in created:
-        collection.remove(block)
+def _collections() -> tuple[Any, ...]:
+    return (bpy.data.objects, bpy.data.armatures, bpy.data.actions)  # users before what they use
+
+
+def _datablocks() -> list[set[int]]:
+    """Which objects, armatures and actions exist now (by address)."""
+    return [{block.as_pointer() for block in collection} for collection in _collections()]
+
+
+def _remove_new(before: list[set[int]]) -> None:
+    """Remove every object, armature and action made since ``before``: a failed import leaves nothing."""
+    for collection, existing in zip(_collections(), before):
+        for block in [b for b in collection if b.as_pointer() not in existing]:
+            collection.remove(block)
 
 
 def set_scene_fps(scene: Any, fps: float) -> None:

@@ -289,22 +289,28 @@ def test_a_single_file_path_works_too(walk_files):
     assert obj.name == "walk" and obj.animation_data.action.name == "turn"
 
 
-def test_a_failure_while_building_removes_what_was_made(walk_files, monkeypatch):
-    """Even past the readers (an unexpected error writing the second action), nothing is left."""
+@pytest.mark.parametrize("where", ["build_armature", "write_values", "store_meta"])
+def test_a_failure_while_building_removes_what_was_made(walk_files, monkeypatch, where):
+    """Even past the readers (an unexpected error inside the armature build, while writing the
+    second action, or at the very end), nothing is left and the active object is restored."""
+    keep = bpy.data.objects.new("Keep", None)
+    bpy.context.scene.collection.objects.link(keep)
+    bpy.context.view_layer.objects.active = keep
     before = data_counts()
     calls = []
-    original = acclaim.write_values
+    original = getattr(acclaim, where)
 
-    def failing(channels, values, frames):
+    def failing(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 2:
+        if where != "write_values" or len(calls) == 2:
+            original(*args, **kwargs)  # the work is done (the datablocks exist) before it fails
             raise RuntimeError("disk on fire")
-        original(channels, values, frames)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(acclaim, "write_values", failing)
+    monkeypatch.setattr(acclaim, where, failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         import_files(walk_files, "walk.asf", "walk.amc", "turn.amc")
-    assert data_counts() == before
+    assert data_counts() == before and bpy.context.view_layer.objects.active == keep
 
 
 # --- export ------------------------------------------------------------------------------
