@@ -6,9 +6,9 @@ import bpy
 
 
 def _classes():
-    from . import operators, ui
+    from . import io_acclaim, operators, ui
 
-    return (*ui.classes, *operators.classes)
+    return (*ui.classes, *operators.classes, *io_acclaim.classes)
 
 
 def register() -> None:

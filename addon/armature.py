@@ -188,12 +188,37 @@ def scene_fps(scene: Any) -> float:
     return scene.render.fps / scene.render.fps_base
 
 
-def build_armature(skeleton: Skeleton, name: str, collection: Any, rotation_mode: str = "QUATERNION") -> Any:
+def roll_targets(frames: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """(J, 3) vectors for ``EditBone.align_roll`` that turn each bone about its own axis
+    (``directions``) so its frame comes closest to ``frames`` (J, 4 world orientations).
+
+    A bone's Y axis is its direction, so only one of the frame's other axes can be matched:
+    its X axis (the bone's X becomes the frame's X, made perpendicular to the bone), unless
+    the bone runs closer to X than to Z, then its Z axis. For Acclaim skeletons, whose bones
+    mostly run along ±Y of their axis frame, hinge dofs (``rx`` knees, elbows) then turn
+    about the bone's X axis as in Blender rigs.
+    """
+    d = directions / np.maximum(np.linalg.norm(directions, axis=-1, keepdims=True), 1e-12)
+    x = quat.rotate(frames, np.array([1.0, 0.0, 0.0]))
+    z = quat.rotate(frames, np.array([0.0, 0.0, 1.0]))
+    use_x = np.abs(np.sum(x * d, -1)) <= np.abs(np.sum(z * d, -1))
+    return np.where(use_x[:, None], np.cross(x, d), z)  # align_roll aims the bone's Z axis
+
+
+def build_armature(
+    skeleton: Skeleton,
+    name: str,
+    collection: Any,
+    rotation_mode: str = "QUATERNION",
+    frames: np.ndarray | None = None,
+) -> Any:
     """A new armature object with one bone per joint at the skeleton's rest pose.
 
     Bones point at their child (or End Site); leaf bones without one continue their parent's
-    direction. Bone rolls are Blender's defaults, so bone rest rotations differ from the
-    skeleton's: use :func:`core.motion.change_rest` to move a motion onto the armature.
+    direction, a root without one points up (+Z). Bone rolls are Blender's defaults, or, with
+    ``frames`` (J, 4 world rest orientations, e.g. Acclaim bone axes), chosen by
+    :func:`roll_targets`. Either way bone rest rotations differ from the skeleton's: use
+    :func:`core.motion.change_rest` to move a motion onto the armature.
     """
     from ..core.kinematics import rest_positions
 
@@ -222,6 +247,8 @@ def build_armature(skeleton: Skeleton, name: str, collection: Any, rotation_mode
                 direction = np.array([0.0, 0.05 * size, 0.0])
             direction = direction / np.linalg.norm(direction) * 0.05 * size
         bone.tail = heads[j] + direction
+        if frames is not None:
+            bone.align_roll(roll_targets(frames[j : j + 1], direction[None])[0])
         if skeleton.parents[j] >= 0:
             bone.parent = edit_bones[skeleton.parents[j]]
         edit_bones.append(bone)

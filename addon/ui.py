@@ -61,13 +61,19 @@ MENUS = (
 )
 
 
+def _menus():
+    from . import io_acclaim
+
+    return (*MENUS, *io_acclaim.MENUS)
+
+
 def register_ui() -> None:
     bpy.types.Scene.mocap_workbench = bpy.props.PointerProperty(type=MOCAP_PG_settings)
-    for menu, draw in MENUS:
+    for menu, draw in _menus():
         menu.append(draw)
 
 
 def unregister_ui() -> None:
-    for menu, draw in MENUS:
+    for menu, draw in _menus():
         menu.remove(draw)
     del bpy.types.Scene.mocap_workbench

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import quaternion as quat
 from .kinematics import forward_kinematics
-from .skeleton import Skeleton
+from .skeleton import POSITION_CHANNELS, Skeleton
 
 
 @dataclass(eq=False)
@@ -80,3 +80,78 @@ def change_rest(motion: Motion, skeleton: Skeleton) -> Motion:
     c_parent = np.where((parents >= 0)[:, None], c[np.maximum(parents, 0)], quat.identity((skeleton.n_joints,)))
     translations = quat.rotate(quat.inverse(c_parent), motion.translations)
     return Motion(skeleton, translations, rotations, motion.fps)
+
+
+def transform_world(motion: Motion, rotation: np.ndarray | None = None, scale: float = 1.0) -> Motion:
+    """The same motion seen in another world frame: turned by ``rotation`` (w, x, y, z), then scaled.
+
+    Every world position p becomes scale·R·p and every world orientation W becomes R·W, so
+    only the roots change orientation (their rest rotation becomes R·rest); all offsets,
+    translations, End Sites and position-channel limits are scaled. This is how a Y-up
+    capture is stood up in Blender's Z-up world (and laid back down on export).
+    """
+    sk = motion.skeleton
+    r = quat.identity() if rotation is None else quat.normalize(np.asarray(rotation, dtype=float))
+    roots = sk.parents < 0
+    rest_rotations = sk.rest_rotations.copy()
+    rest_rotations[roots] = quat.multiply(r, rest_rotations[roots])
+    rest_translations = scale * sk.rest_translations
+    rest_translations[roots] = quat.rotate(r, rest_translations[roots])
+    translations = scale * motion.translations
+    translations[:, roots] = quat.rotate(r, translations[:, roots])
+    limits = None
+    if sk.limits is not None:
+        limits = tuple(
+            None
+            if pairs is None
+            else tuple(
+                (lo * scale, hi * scale) if c in POSITION_CHANNELS else (lo, hi) for c, (lo, hi) in zip(ch, pairs)
+            )
+            for ch, pairs in zip(sk.channels, sk.limits)
+        )
+    skeleton = Skeleton(
+        sk.names,
+        sk.parents,
+        rest_translations,
+        rest_rotations,
+        sk.channels,
+        sk.end_site_parents,
+        scale * sk.end_site_offsets,
+        limits,
+        sk.meta,
+    )
+    return Motion(skeleton, translations, motion.rotations.copy(), motion.fps)
+
+
+def with_rest_orientations(skeleton: Skeleton, world_rotations: np.ndarray) -> Skeleton:
+    """The skeleton with other rest frames: joint j's rest world orientation becomes ``world_rotations[j]``.
+
+    Joint and End Site positions stay where they are; only the frames they are expressed in
+    change. Channels are kept; limits survive on joints whose own frame and parent's frame
+    are unchanged. Move a motion onto the result with :func:`change_rest`.
+    """
+    world = quat.normalize(np.asarray(world_rotations, dtype=float).reshape(skeleton.n_joints, 4))
+    old = rest_world_rotations(skeleton)
+    parents = skeleton.parents
+    has_parent = (parents >= 0)[:, None]
+    parent_old = np.where(has_parent, old[np.maximum(parents, 0)], quat.identity())
+    parent_new = np.where(has_parent, world[np.maximum(parents, 0)], quat.identity())
+    rest_rotations = quat.multiply(quat.inverse(parent_new), world)
+    rest_translations = quat.rotate(quat.multiply(quat.inverse(parent_new), parent_old), skeleton.rest_translations)
+    ends = skeleton.end_site_parents
+    end_offsets = quat.rotate(quat.multiply(quat.inverse(world[ends]), old[ends]), skeleton.end_site_offsets)
+    limits = None
+    if skeleton.limits is not None:
+        same = (np.abs(quat.dot(old, world)) > 1 - 1e-12) & (np.abs(quat.dot(parent_old, parent_new)) > 1 - 1e-12)
+        limits = tuple(lim if keep else None for lim, keep in zip(skeleton.limits, same))
+    return Skeleton(
+        skeleton.names,
+        parents,
+        rest_translations,
+        rest_rotations,
+        skeleton.channels,
+        ends,
+        end_offsets,
+        limits,
+        skeleton.meta,
+    )

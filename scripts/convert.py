@@ -1,6 +1,7 @@
 """Convert motion files between BVH and ASF/AMC, one file or a whole folder.
 
     python scripts/convert.py IN OUT [--to bvh|amc] [--asf SKELETON.asf] [--fps 120]
+    python scripts/convert.py scene.blend OUT [--armature Rig]      # needs the bpy module
     blender -b -P scripts/convert.py -- IN OUT [options]
 
 IN is a .bvh, an .amc (its skeleton: ``--asf``, else the .asf of the same name, the only
@@ -11,6 +12,13 @@ AMC becomes BVH. An .amc output is written with its .asf next to it. ``--fps`` s
 frame rate of AMC input (AMC stores none: default 120, or the rate this tool noted when it
 wrote the file) and overrides a BVH's. In a folder, a file that fails is reported and the
 rest are converted; the exit status is 1 when any file failed, 2 for usage errors.
+
+Where Blender's ``bpy`` module is available, IN may also be a .blend file: the active action
+of ``--armature`` (default: the active object when it is an animated armature, else the only
+animated armature) is written the way File › Export › Acclaim does (armature space turned
+from Z-up to Y-up, the import scale undone, ASF axes and dofs kept for armatures imported
+from ASF); without ``--to`` or an output extension it becomes ASF/AMC; ``--fps`` overrides
+the scene's frame rate.
 """
 
 from __future__ import annotations
@@ -22,10 +30,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+if str(ROOT / "scripts") not in sys.path:
+    sys.path.append(str(ROOT / "scripts"))  # for _package
+
+import _package  # noqa: E402
 
 from core.io.convert import MOTION_SUFFIXES, load_motion, save_motion  # noqa: E402
 
-TARGETS = {".bvh": ".amc", ".amc": ".bvh"}
+TARGETS = {".bvh": ".amc", ".amc": ".bvh", ".blend": ".amc"}
 
 
 def script_args(argv: list[str]) -> list[str]:
@@ -40,6 +52,7 @@ def parse_args(args: list[str]) -> argparse.Namespace:
     parser.add_argument("--to", choices=["bvh", "amc"], help="output format for folders (default: the other one)")
     parser.add_argument("--asf", type=Path, help="skeleton for .amc input (default: found next to the .amc)")
     parser.add_argument("--fps", type=float, help="frame rate of AMC input (default 120); overrides a BVH's")
+    parser.add_argument("--armature", help="armature object of a .blend input (default: the active or only one)")
     parsed = parser.parse_args(args)
     if parsed.fps is not None and not parsed.fps > 0:
         parser.error("--fps must be positive")
@@ -58,8 +71,10 @@ def plan(args: argparse.Namespace) -> list[tuple[Path, Path]]:
         return [(p, _in_folder(p, target, args.to)) for p in inputs]
     if not source.exists():
         raise ValueError(f"input not found: {source}")
-    if source.suffix.lower() not in MOTION_SUFFIXES:
-        raise ValueError(f"{source.name}: expected a .bvh or .amc file (for ASF/AMC, pass the .amc)")
+    if source.suffix.lower() == ".blend" and not _package.have_bpy():
+        raise ValueError(f"{source.name}: reading a .blend needs Blender's bpy module (or run under blender -b)")
+    if source.suffix.lower() not in (*MOTION_SUFFIXES, ".blend"):
+        raise ValueError(f"{source.name}: expected a .bvh, .amc or .blend file (for ASF/AMC, pass the .amc)")
     if target.suffix.lower() in MOTION_SUFFIXES:
         return [(source, target)]
     return [(source, _in_folder(source, target, args.to))]
@@ -70,11 +85,47 @@ def _in_folder(source: Path, folder: Path, to: str | None) -> Path:
     return folder / (source.stem + suffix)
 
 
+def _from_blend(source: Path, target: Path, args: argparse.Namespace):
+    """Write the armature's action of a .blend as ``target``; returns (motion written, files)."""
+    import bpy
+
+    _package.load()
+    from mocap_workbench.addon import acclaim
+    from mocap_workbench.core.io.convert import save_motion as save
+
+    bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
+    obj = _blend_armature(bpy, args.armature, source)
+    if target.suffix.lower() == ".amc":
+        result = acclaim.export_armature(obj, target, fps=args.fps)
+        return result.motion, [result.asf, result.amc]
+    motion = acclaim.armature_motion(obj, fps=args.fps).motion
+    return motion, save(motion, target)
+
+
+def _blend_armature(bpy, name: str | None, source: Path):
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != "ARMATURE":
+            raise ValueError(f"no armature called '{name}' in {source.name}")
+        return obj
+    animated = [o for o in bpy.data.objects if o.type == "ARMATURE" and o.animation_data and o.animation_data.action]
+    active = bpy.context.view_layer.objects.active
+    if active in animated:
+        return active
+    if len(animated) != 1:
+        found = ", ".join(o.name for o in animated) or "none"
+        raise ValueError(f"{source.name}: pick the armature with --armature (animated armatures: {found})")
+    return animated[0]
+
+
 def convert_one(source: Path, target: Path, args: argparse.Namespace) -> str:
     """Convert one file; returns a one-line report."""
-    motion = load_motion(source, asf=args.asf, fps=args.fps)
     target.parent.mkdir(parents=True, exist_ok=True)
-    written = save_motion(motion, target)
+    if source.suffix.lower() == ".blend":
+        motion, written = _from_blend(source, target, args)
+    else:
+        motion = load_motion(source, asf=args.asf, fps=args.fps)
+        written = save_motion(motion, target)
     names = ", ".join(str(p) for p in written)
     return f"ok      {source} -> {names} ({motion.n_frames} frames, {motion.fps:g} fps)"
 

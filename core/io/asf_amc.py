@@ -579,11 +579,13 @@ class _AmcData:
         return values
 
 
-def read_amc(path: str | os.PathLike, skeleton: Skeleton, fps: float | None = None) -> Motion:
+def read_amc(
+    path: str | os.PathLike, skeleton: Skeleton, fps: float | None = None, default_fps: float = DEFAULT_FPS
+) -> Motion:
     """Read an AMC motion for ``skeleton`` (usually from :func:`read_asf`).
 
     fps: the frame rate to record (AMC stores none); None takes the rate our writer notes in
-    the file, else 120 (CMU's capture rate). Raises :class:`MocapFormatError` naming the
+    the file, else ``default_fps`` (120, CMU's capture rate). Raises :class:`MocapFormatError` naming the
     file, line and problem (unknown bone, wrong value count, bad numbers, missing bones in a
     frame, frame numbers out of order, truncated file).
     """
@@ -593,7 +595,7 @@ def read_amc(path: str | os.PathLike, skeleton: Skeleton, fps: float | None = No
     values = data.values()
     if all(v is None for v in values):
         values = [np.zeros((len(data.frame_lines), 0))] + values[1:]
-    rate = fps if fps is not None else data.fps_note or DEFAULT_FPS
+    rate = fps if fps is not None else data.fps_note or default_fps
     return motion_from_dof_values(skeleton, values, rate, data.angle)
 
 
@@ -621,6 +623,48 @@ def dof_values(motion: Motion) -> list[np.ndarray | None]:
         columns = [euler[:, order.index(d[1].upper())] if d[0] == "r" else shift[:, "xyz".index(d[1])] for d in dofs]
         out.append(np.stack(columns, axis=-1))
     return out
+
+
+def fit_dofs(motion: Motion, tol: float = 1e-5) -> Motion:
+    """The motion with dofs added where its joints' AMC numbers could not carry it.
+
+    A joint keeps its dofs when writing and reading them back reproduces its rotation within
+    ``tol`` radians and its translation within ``tol`` × the body size; otherwise its
+    rotations become ``rx ry rz`` and/or its translations ``tx ty tz`` (e.g. a knee with only
+    ``rx`` that an animator bent sideways), and its limits are dropped. Joints that fit are
+    unchanged, so a motion read from an AMC keeps its file's dofs.
+    """
+    sk = motion.skeleton
+    values = dof_values(motion)
+    if all(v is None for v in values):
+        values = [np.zeros((motion.n_frames, 0))] + values[1:]
+    back = motion_from_dof_values(sk, values, motion.fps)
+    turn = quat.angle(quat.multiply(quat.inverse(back.rotations), motion.rotations)).max(axis=0)
+    gap = np.linalg.norm(back.translations - motion.translations, axis=-1).max(axis=0)
+    rotate = turn > tol
+    move = gap > tol * sk.size()
+    if not (rotate.any() or move.any()):
+        return motion
+    channels, limits = list(sk.channels), list(sk.limits or (None,) * sk.n_joints)
+    for j in np.flatnonzero(rotate | move):
+        positions = tuple(c for c in channels[j] if c in POSITION_CHANNELS)
+        rotations = tuple(c for c in channels[j] if c in ROTATION_CHANNELS)
+        channels[j] = (POSITION_CHANNELS if move[j] else positions) + (
+            dofs_to_channels(("rx", "ry", "rz")) if rotate[j] else rotations
+        )
+        limits[j] = None
+    skeleton = Skeleton(
+        sk.names,
+        sk.parents,
+        sk.rest_translations,
+        sk.rest_rotations,
+        tuple(channels),
+        sk.end_site_parents,
+        sk.end_site_offsets,
+        tuple(limits) if any(x is not None for x in limits) else None,
+        sk.meta,
+    )
+    return Motion(skeleton, motion.translations, motion.rotations, motion.fps)
 
 
 def _tails(skeleton: Skeleton) -> np.ndarray:
@@ -755,9 +799,15 @@ def write_amc(motion: Motion, path: str | os.PathLike, precision: int = 8) -> No
     Path(path).write_text("\n".join(header) + "\n" + body + "\n", encoding="utf-8")
 
 
-def write_asf_amc(motion: Motion, asf_path: str | os.PathLike, amc_path: str | os.PathLike) -> Motion:
-    """Write ``motion`` as an ASF/AMC pair, converting to ASF's layout first; returns what was written."""
-    shaped = to_asf_layout(motion)
+def write_asf_amc(
+    motion: Motion, asf_path: str | os.PathLike, amc_path: str | os.PathLike, tol: float = 1e-9
+) -> Motion:
+    """Write ``motion`` as an ASF/AMC pair, converting to ASF's layout first; returns what was written.
+
+    tol: offsets closer than this count as equal when fitting ASF's layout (see
+    :func:`to_asf_layout`), e.g. for rest poses read from single-precision data.
+    """
+    shaped = to_asf_layout(motion, tol)
     write_asf(shaped.skeleton, asf_path)
     write_amc(shaped, amc_path)
     return shaped
@@ -829,12 +879,14 @@ def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
     share) hangs from an added fixed bone ``<child>_link`` from that end to the child; extra
     End Sites get a fixed leaf bone ``<joint>_end``. Names become single words (the root is
     ``root``). Joints keep their channels, rotations and limits; translations of re-hung
-    joints are shifted by the bridged offset. Raises ValueError for more than one root.
+    joints are shifted by the bridged offset. A child within ``tol`` of its parent's bone
+    end is moved onto it exactly (its world position changes by less than ``tol``). Raises
+    ValueError for more than one root.
     """
     sk = motion.skeleton
     if np.count_nonzero(sk.parents < 0) != 1 or sk.parents[0] != -1:
         raise ValueError(f"ASF holds one root, the skeleton has {np.count_nonzero(sk.parents < 0)}")
-    if asf_layout_problem(sk, tol) is None and sk.names[0] == "root":
+    if asf_layout_problem(sk) is None and sk.names[0] == "root":
         return motion
     n = sk.n_joints
     ends = [[o for p, o in zip(sk.end_site_parents, sk.end_site_offsets) if p == j] for j in range(n)]
@@ -850,8 +902,8 @@ def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
         parent, shift = (new[p], tails[p]) if p >= 0 else (-1, np.zeros(3))
         if p >= 0 and np.linalg.norm(sk.rest_translations[j] - tails[p]) > tol:
             parent = out.link(f"{sk.names[j]}_link", parent, tails[p])
-        else:
-            shift = np.zeros(3)
+        elif p >= 0:
+            shift = sk.rest_translations[j] - tails[p]  # snap onto the bone end
         new[j] = out.add(
             "root" if p < 0 else sk.names[j],
             parent,

@@ -24,10 +24,12 @@ the representation changes:
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..motion import Motion
-from .asf_amc import read_amc, read_asf, write_asf_amc
+from ..skeleton import Skeleton
+from .asf_amc import DEFAULT_FPS, read_amc, read_asf, write_asf_amc
 from .bvh import read_bvh, to_bvh_layout, write_bvh
 
 MOTION_SUFFIXES = (".bvh", ".amc")
@@ -52,6 +54,56 @@ def find_asf(amc_path: str | os.PathLike) -> Path:
         return best[0]
     found = ", ".join(p.name for p in candidates) or "none"
     raise FileNotFoundError(f"no unambiguous .asf for {amc.name} in {amc.parent} (found: {found}); pass it explicitly")
+
+
+@dataclass
+class AcclaimTakes:
+    """An ASF skeleton and the AMC motions read for it (possibly none: the skeleton alone)."""
+
+    asf: Path
+    skeleton: Skeleton
+    amcs: list[Path] = field(default_factory=list)
+    motions: list[Motion] = field(default_factory=list)
+
+
+def acclaim_selection(paths: list[str | os.PathLike]) -> tuple[Path, list[Path]]:
+    """The skeleton and the motions among selected files: (the .asf, the .amc files in order).
+
+    Without an .asf the one belonging to the motions is found with :func:`find_asf` (all of
+    them must agree); with only an .asf there are no motions. Raises ValueError for other
+    extensions, several skeletons or none, FileNotFoundError when no skeleton can be found.
+    """
+    files = [Path(p) for p in paths]
+    if not files:
+        raise ValueError("no files selected")
+    other = [p.name for p in files if p.suffix.lower() not in (".asf", ".amc")]
+    if other:
+        raise ValueError(f"not an Acclaim file (.asf or .amc): {', '.join(other)}")
+    skeletons = list(dict.fromkeys(p for p in files if p.suffix.lower() == ".asf"))
+    motions = list(dict.fromkeys(p for p in files if p.suffix.lower() == ".amc"))
+    if len(skeletons) > 1:
+        raise ValueError(f"select one skeleton (.asf), not {len(skeletons)}: {', '.join(p.name for p in skeletons)}")
+    if skeletons:
+        return skeletons[0], motions
+    found = {amc: find_asf(amc) for amc in motions}
+    distinct = list(dict.fromkeys(found.values()))
+    if len(distinct) > 1:
+        pairs = ", ".join(f"{amc.name} → {asf.name}" for amc, asf in found.items())
+        raise ValueError(f"the motions belong to different skeletons ({pairs}); select one .asf with them")
+    return distinct[0], motions
+
+
+def load_acclaim(paths: list[str | os.PathLike], default_fps: float = DEFAULT_FPS) -> AcclaimTakes:
+    """Read and check every selected Acclaim file (see :func:`acclaim_selection`).
+
+    default_fps: the frame rate of AMC files that do not note one (AMC has no frame-rate
+    field; our writer notes it). Raises MocapFormatError for the first malformed file, and
+    the errors of :func:`acclaim_selection`.
+    """
+    asf, amcs = acclaim_selection(paths)
+    skeleton = read_asf(asf)
+    motions = [read_amc(amc, skeleton, default_fps=default_fps) for amc in amcs]
+    return AcclaimTakes(asf, skeleton, amcs, motions)
 
 
 def load_motion(path: str | os.PathLike, asf: str | os.PathLike | None = None, fps: float | None = None) -> Motion:

@@ -109,3 +109,46 @@ def test_real_cmu_amc_to_bvh(tmp_path):
     src = read_asf_amc(shared_file("cmu_asf_amc/01.asf"), amc)
     assert out.n_frames == 2751 and np.isclose(out.fps, 120)
     assert np.abs(out.world_positions() - src.world_positions()).max() < 1e-6
+
+
+MAKE_BLEND = """
+import sys
+sys.path.insert(0, {scripts!r})
+import _package, bpy
+_package.load()
+from mocap_workbench.addon import acclaim
+from mocap_workbench.core.io.convert import load_acclaim
+bpy.ops.wm.read_homefile(use_empty=True)
+takes = load_acclaim([{asf!r}, {amc!r}])
+acclaim.import_takes(bpy.context, takes, acclaim.ImportOptions(scale=0.5, rotation_mode="ZXY"))
+bpy.ops.wm.save_as_mainfile(filepath={blend!r})
+"""
+
+
+@pytest.mark.blender
+def test_blend_input_through_blender(tmp_path):
+    """A .blend holding an armature imported from ASF/AMC (scaled, Euler keys) converts back to
+    ASF/AMC and to BVH with the source's world positions (import scale and turn undone)."""
+    pytest.importorskip("bpy")
+    motion = synthetic.walk(30)
+    write_asf_amc(motion, tmp_path / "walk.asf", tmp_path / "walk.amc")
+    blend = tmp_path / "scene.blend"
+    code = MAKE_BLEND.format(
+        scripts=str(ROOT / "scripts"), asf=str(tmp_path / "walk.asf"), amc=str(tmp_path / "walk.amc"), blend=str(blend)
+    )
+    made = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0 and blend.exists(), made.stderr
+    source = read_asf_amc(tmp_path / "walk.asf", tmp_path / "walk.amc")
+    size = source.skeleton.size()
+    result = run(blend, tmp_path / "out" / "back.amc", "--fps", "30", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    back = read_asf_amc(tmp_path / "out" / "back.asf", tmp_path / "out" / "back.amc")
+    assert back.skeleton.names == source.skeleton.names and back.skeleton.channels == source.skeleton.channels
+    assert back.fps == 30 and np.abs(back.world_positions() - source.world_positions()).max() < 1e-5 * size
+    result = run(blend, tmp_path / "out" / "back.bvh", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    bvh = read_bvh(tmp_path / "out" / "back.bvh")
+    idx = [source.skeleton.index(n) for n in bvh.skeleton.names]
+    assert np.abs(bvh.world_positions() - source.world_positions()[:, idx]).max() < 1e-5 * size
+    result = run(blend, tmp_path / "x.amc", "--armature", "Nope", cwd=tmp_path)
+    assert result.returncode == 1 and "no armature called 'Nope'" in result.stderr
