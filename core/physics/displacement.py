@@ -30,8 +30,9 @@ def knots(n_frames: int, spacing: float) -> np.ndarray:
     return (np.arange(n_controls(n_frames, spacing) + 4) - 3.0) * spacing
 
 
-def bspline_basis(x: np.ndarray, n_ctrl: int, spacing: float, deriv: int = 0) -> np.ndarray:
-    """(N, n_ctrl) basis matrix of a uniform cubic B-spline at frames x (N,), derivatives per frame^deriv."""
+def bspline_rows(x: np.ndarray, n_ctrl: int, spacing: float, deriv: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse basis of a uniform cubic B-spline at frames x (N,): first control index (N,) and the
+    four weights (N, 4) of controls index … index + 3, derivatives per frame^deriv."""
     u = np.asarray(x, dtype=float) / spacing
     i = np.clip(np.floor(u).astype(int), 0, n_ctrl - 4)
     s = u - i
@@ -43,10 +44,29 @@ def bspline_basis(x: np.ndarray, n_ctrl: int, spacing: float, deriv: int = 0) ->
         w = np.stack((1 - s, 3 * s - 2, -3 * s + 1, s), -1) / spacing**2
     else:
         raise ValueError("deriv must be 0, 1 or 2")
-    out = np.zeros((len(u), n_ctrl))
-    rows = np.arange(len(u))[:, None]
-    out[rows, i[:, None] + np.arange(4)] = w
+    return i, w
+
+
+def bspline_basis(x: np.ndarray, n_ctrl: int, spacing: float, deriv: int = 0) -> np.ndarray:
+    """(N, n_ctrl) dense basis matrix of a uniform cubic B-spline at frames x (N,), derivatives per frame^deriv."""
+    i, w = bspline_rows(x, n_ctrl, spacing, deriv)
+    out = np.zeros((len(i), n_ctrl))
+    out[np.arange(len(i))[:, None], i[:, None] + np.arange(4)] = w
     return out
+
+
+def normal_matrix(index: np.ndarray, w: np.ndarray, weights: np.ndarray, n_ctrl: int) -> np.ndarray:
+    """Bᵀ diag(weights) B (n_ctrl, n_ctrl) from sparse rows (index (N,), w (N, 4)) without forming B."""
+    out = np.zeros((n_ctrl, n_ctrl))
+    cols = index[:, None] + np.arange(4)
+    np.add.at(out, (cols[:, :, None], cols[:, None, :]), weights[:, None, None] * w[:, :, None] * w[:, None, :])
+    return out
+
+
+def second_difference_penalty(n_ctrl: int) -> np.ndarray:
+    """D²ᵀD² (n_ctrl, n_ctrl) for the second differences of control points."""
+    d2 = np.diff(np.eye(n_ctrl), 2, axis=0)
+    return d2.T @ d2
 
 
 def fit_controls(
@@ -59,19 +79,19 @@ def fit_controls(
 ) -> np.ndarray:
     """Control points (n_ctrl, ...) of the penalised least-squares B-spline through ``values`` (K, ...) at frames ``keys`` (K,).
 
-    smoothness: λ of the second-difference penalty, relative to the data term's scale.
+    smoothness: λ of the second-difference penalty, relative to the data term's mean diagonal.
     weights: (K,) per-key weights (default 1).
     """
     keys = np.asarray(keys, dtype=float)
     values = np.asarray(values, dtype=float)
     n_ctrl = n_controls(n_frames, spacing)
-    b = bspline_basis(keys, n_ctrl, spacing)
-    w = np.ones(len(keys)) if weights is None else np.asarray(weights, dtype=float)
-    d2 = np.diff(np.eye(n_ctrl), 2, axis=0)
-    normal = (b * w[:, None]).T @ b
+    index, w = bspline_rows(keys, n_ctrl, spacing)
+    weights = np.ones(len(keys)) if weights is None else np.asarray(weights, dtype=float)
+    normal = normal_matrix(index, w, weights, n_ctrl)
     scale = max(float(np.trace(normal)) / n_ctrl, 1e-12)
-    lhs = normal + smoothness * scale * (d2.T @ d2) + 1e-12 * scale * np.eye(n_ctrl)
-    rhs = (b * w[:, None]).T @ values.reshape(len(keys), -1)
+    lhs = normal + smoothness * scale * second_difference_penalty(n_ctrl) + 1e-12 * scale * np.eye(n_ctrl)
+    rhs = np.zeros((n_ctrl, int(np.prod(values.shape[1:], dtype=int))))
+    np.add.at(rhs, index[:, None] + np.arange(4), (weights[:, None] * w)[..., None] * values.reshape(len(keys), 1, -1))
     return np.linalg.solve(lhs, rhs).reshape(n_ctrl, *values.shape[1:])
 
 

@@ -223,10 +223,7 @@ def split_ground_force(force: np.ndarray, zmp_point: np.ndarray, support: Suppor
     t, f = support.flags.shape
     q2 = to_ground(zmp_point, support.basis)  # (T, 2), NaN rows stay NaN
     boxes = support.boxes  # (T, B, 4, 2)
-    box_edges = np.zeros((4, 4), dtype=bool)
-    box_edges[[0, 1, 2, 3], [1, 2, 3, 0]] = True
-    edges = np.broadcast_to(box_edges, (t, f, 4, 4))
-    _, signed, nearest = polygon_query(boxes, edges, np.repeat(q2[:, None], f, axis=1))
+    _, signed, nearest = polygon_query(boxes, np.roll(boxes, -1, axis=-2), np.ones((t, f, 4), dtype=bool), q2[:, None])
     dist = np.maximum(signed, 0.0)
     defined = np.all(np.isfinite(q2), axis=-1)[:, None] & support.flags
     inv = np.where(defined, 1.0 / np.maximum(dist, 1e-9), 0.0)

@@ -10,6 +10,7 @@ The per-frame hulls are vectorised over frames with a fixed number of candidate 
 active point lies on its left (cross product ≥ −ε). Inside tests, distances and projections
 use those edge masks directly — no per-frame Python loop. :func:`convex_hull` (Andrew's
 monotone chain) returns the ordered hull of one point set, for drawing.
+The edge mask costs O(P³) per frame once; queries then use one edge per hull point.
 """
 
 from __future__ import annotations
@@ -71,6 +72,20 @@ def hull_edges(points: np.ndarray, active: np.ndarray) -> np.ndarray:
     return pair & left.all(axis=-1)
 
 
+def hull_chain(points: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compact hull edges: for each point (..., P) the end point (..., P, 2) of its edge and whether it has one.
+
+    From the edge mask of :func:`hull_edges`, each hull point keeps its nearest counter-clockwise
+    neighbour along the boundary (so collinear points chain up and cover it); interior and
+    inactive points have none.
+    """
+    length = np.linalg.norm(points[..., None, :, :] - points[..., :, None, :], axis=-1)
+    cand = np.where(edges & (length > 0), length, np.inf)
+    nxt = np.argmin(cand, axis=-1)
+    valid = np.isfinite(np.take_along_axis(cand, nxt[..., None], axis=-1)[..., 0])
+    return np.take_along_axis(points, nxt[..., None], axis=-2), valid
+
+
 def _segment_closest(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Closest points (..., 2) on segments a→b to q (broadcast)."""
     ab = b - a
@@ -79,41 +94,41 @@ def _segment_closest(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a + t[..., None] * ab
 
 
-def polygon_query(points: np.ndarray, edges: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def polygon_query(
+    start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Inside flag (...,), signed distance (...,) (negative inside) and the nearest polygon point (..., 2).
 
-    points: (..., P, 2); edges: (..., P, P) from :func:`hull_edges`; q: (..., 2). Frames with
-    no edge (no support) are outside at distance +inf, nearest point NaN. A NaN q is outside.
+    start, end: (..., E, 2) counter-clockwise boundary edges of a convex polygon, valid
+    (..., E) which of them exist (:func:`hull_chain`); q: (..., 2). Frames with no edge (no
+    support) are outside at distance +inf, nearest point NaN. A NaN q is outside.
     """
-    a = points[..., :, None, :]
-    b = points[..., None, :, :]
-    qq = q[..., None, None, :]
-    side = _cross(b - a, qq - a)  # (..., P, P)
-    scale = np.maximum(np.abs(points).max(axis=(-1, -2)), 1.0)
-    inside = np.all(np.where(edges, side >= -EPS * scale[..., None, None] ** 2, True), axis=(-1, -2))
-    inside &= edges.any(axis=(-1, -2)) & np.all(np.isfinite(q), axis=-1)
-    closest = _segment_closest(qq, a, b)
-    dist = np.where(edges, np.linalg.norm(closest - qq, axis=-1), np.inf)
-    flat = dist.reshape(*dist.shape[:-2], -1)
-    best = np.argmin(flat, axis=-1)
-    d = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
-    cflat = closest.reshape(*closest.shape[:-3], -1, 2)
-    nearest = np.take_along_axis(cflat, best[..., None, None], axis=-2)[..., 0, :]
+    qq = q[..., None, :]
+    side = _cross(end - start, qq - start)  # (..., E)
+    scale = np.maximum(np.abs(start).max(axis=(-1, -2)), 1.0)
+    inside = np.all(np.where(valid, side >= -EPS * scale[..., None] ** 2, True), axis=-1)
+    inside &= valid.any(axis=-1) & np.all(np.isfinite(q), axis=-1)
+    closest = _segment_closest(qq, start, end)
+    dist = np.where(valid, np.linalg.norm(closest - qq, axis=-1), np.inf)
+    best = np.argmin(dist, axis=-1)
+    d = np.take_along_axis(dist, best[..., None], axis=-1)[..., 0]
+    nearest = np.take_along_axis(closest, best[..., None, None], axis=-2)[..., 0, :]
     nearest = np.where(inside[..., None], q, nearest)
     nearest = np.where(np.isfinite(d)[..., None], nearest, np.nan)
     return inside, np.where(inside, -d, d), nearest
 
 
 def project_inside(
-    points: np.ndarray, edges: np.ndarray, active: np.ndarray, q: np.ndarray, margin: float = 0.0
+    start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray, margin: float = 0.0
 ) -> np.ndarray:
     """q (..., 2) moved to the nearest point at least ``margin`` inside the polygon (unchanged when already there).
 
-    The margin is taken toward the centroid of the active points and never past it.
+    The margin is taken toward the centroid of the polygon's vertices and never past it
+    (near sharp corners the result can be less than ``margin`` from the other edge).
     """
-    _, signed, nearest = polygon_query(points, edges, q)
-    n_active = np.maximum(active.sum(axis=-1, keepdims=True), 1)
-    centroid = np.sum(np.where(active[..., None], points, 0.0), axis=-2) / n_active
+    _, signed, nearest = polygon_query(start, end, valid, q)
+    n = np.maximum(valid.sum(axis=-1, keepdims=True), 1)
+    centroid = np.sum(np.where(valid[..., None], start, 0.0), axis=-2) / n
     to_c = centroid - nearest
     span = np.linalg.norm(to_c, axis=-1)
     step = np.minimum(margin, span)
@@ -144,7 +159,8 @@ class Support:
     """Support polygons of a clip, from B foot boxes (T, B, 4, 2) in ground coordinates with their
     contact flags (T, B) and the joints (B,) that take each box's share of the ground force.
 
-    points (T, 4B, 2), active (T, 4B), edges (T, 4B, 4B) describe the per-frame hulls; basis
+    points (T, 4B, 2) and active (T, 4B) are the candidate hull points; each point's hull edge
+    ends at end (T, 4B, 2) where valid (T, 4B) (:func:`hull_chain`); basis
     (2, 3), up (3,) and ground (height along up) place the ground plane, scene units.
     """
 
@@ -155,7 +171,7 @@ class Support:
         self.joints = np.asarray(joints, dtype=int)
         self.points = self.boxes.reshape(t, 4 * b, 2)
         self.active = np.repeat(self.flags, 4, axis=1)
-        self.edges = hull_edges(self.points, self.active)
+        self.end, self.valid = hull_chain(self.points, hull_edges(self.points, self.active))
         self.basis, self.up, self.ground = basis, np.asarray(up, dtype=float), float(ground)
 
     @property
@@ -165,11 +181,11 @@ class Support:
 
     def query(self, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`polygon_query` of ground points (T, 2)."""
-        return polygon_query(self.points, self.edges, q2)
+        return polygon_query(self.points, self.end, self.valid, q2)
 
     def project(self, q2: np.ndarray, margin: float = 0.0) -> np.ndarray:
         """:func:`project_inside` of ground points (T, 2)."""
-        return project_inside(self.points, self.edges, self.active, q2, margin)
+        return project_inside(self.points, self.end, self.valid, q2, margin)
 
     def hull(self, frame: int) -> np.ndarray:
         """(H, 2) ordered hull of one frame (empty without contact)."""

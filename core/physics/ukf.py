@@ -92,7 +92,12 @@ class UnscentedKalmanFilter:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Posterior (x, P) from measurement z (m,) with model ``hx`` ((S, dim_x) → (S, m)) and noise R (m, m)."""
         sigmas = self.points.sigma_points(x, P, self.add)
-        h = np.asarray(hx(sigmas), dtype=float)
+        return self.update_sigmas(x, P, sigmas, np.asarray(hx(sigmas), dtype=float), z, R)
+
+    def update_sigmas(
+        self, x: np.ndarray, P: np.ndarray, sigmas: np.ndarray, h: np.ndarray, z: np.ndarray, R: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`update` with the sigma points of (x, P) and their measurements h (S, m) already computed."""
         wm, wc = self.points.Wm, self.points.Wc
         zp = wm @ h
         dz = h - zp

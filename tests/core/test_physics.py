@@ -23,7 +23,7 @@ from core.physics.displacement import (
     knots,
 )
 from core.physics.dynamics import center_of_mass, inverse_dynamics, momentum, segment_kinematics, zmp
-from core.physics.support import convex_hull, hull_edges, polygon_query, project_inside
+from core.physics.support import convex_hull, hull_chain, hull_edges, polygon_query, project_inside
 from core.physics.ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
 from core.skeleton import Skeleton
 
@@ -105,8 +105,8 @@ def test_hulls_and_polygon_queries_match_scipy():
     active = rng.random((60, 8)) < 0.7
     active[:, :3] = True
     q = rng.normal(size=(60, 2))
-    edges = hull_edges(points, active)
-    inside, signed, nearest = polygon_query(points, edges, q)
+    end, valid = hull_chain(points, hull_edges(points, active))
+    inside, signed, nearest = polygon_query(points, end, valid, q)
     for t in range(60):
         pts = points[t][active[t]]
         ref = pts[ConvexHull(pts).vertices]
@@ -121,8 +121,8 @@ def test_hulls_and_polygon_queries_match_scipy():
         assert inside[t] == inside_ref
         assert abs(signed[t]) == pytest.approx(d, abs=1e-12)
         assert np.linalg.norm(nearest[t] - q[t]) == pytest.approx(max(signed[t], 0.0), abs=1e-12)
-    moved = project_inside(points, edges, active, q, margin=0.0)
-    assert polygon_query(points, edges, moved)[1].max() < 1e-9
+    moved = project_inside(points, end, valid, q, margin=0.0)
+    assert polygon_query(points, end, valid, moved)[1].max() < 1e-9
 
 
 # --- ZMP, momentum, inverse dynamics ------------------------------------------------------------
@@ -296,3 +296,33 @@ def test_ukf_pose_arithmetic_recovers_a_rotation_from_positions():
         x, _ = ukf.update(x, 0.1 * np.eye(3), quat.rotate(truth, marks).ravel(), hx, 1e-6 * np.eye(9))
     assert quat.distance(x, truth) < 1e-4
     np.testing.assert_allclose(residual(add(x, np.array([0.1, -0.2, 0.05])), x), [0.1, -0.2, 0.05], atol=1e-12)
+
+
+# --- physics-aware retargeting ------------------------------------------------------------------
+
+
+def scaled(motion: Motion, factor: float) -> Motion:
+    """The motion on a skeleton ``factor`` times larger (offsets and root path scaled, same timing)."""
+    sk = motion.skeleton
+    big = Skeleton(
+        sk.names, sk.parents, sk.rest_translations * factor, sk.rest_rotations, sk.channels,
+        sk.end_site_parents, sk.end_site_offsets * factor,
+    )  # fmt: skip
+    return Motion(big, motion.translations * factor, motion.rotations.copy(), motion.fps)
+
+
+def test_physics_retarget_balances_a_scaled_real_walk():
+    from core.contacts import detect_contacts
+    from core.io.bvh import read_bvh
+    from core.physics.retarget import physics_retarget
+    from tests.conftest import shared_file
+
+    source = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh")).frames(slice(1, 360))  # frame 0: T-pose
+    motion = scaled(source, 1.4)
+    body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45)
+    out, rep = physics_retarget(motion, detect_contacts(motion), body)
+    before, after = rep["before"], rep["after"]
+    assert after["zmp_inside_share"] >= 0.95 > before["zmp_inside_share"]
+    assert after["torque_worst_ratio"] < before["torque_worst_ratio"]
+    assert after["deviation"] < 0.02  # mean joint error under 2 % of the stature
+    assert out.n_frames == motion.n_frames and rep["frames_per_second"] > 30
