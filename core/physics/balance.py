@@ -53,6 +53,7 @@ def plan_balance(
     iterations: int = 10,
     deviation: float = 1e-2,
     smoothness: float = 1e-3,
+    free_accel: float = 1.0,
 ) -> BalancePlan:
     """The :class:`BalancePlan` of a clip.
 
@@ -60,7 +61,9 @@ def plan_balance(
     cart-table gain; support: the clip's polygons; spacing: control spacing in frames;
     margin: how far inside the polygon the planned ZMP should stay (scene units);
     smooth_half, smooth_order: the Savitzky–Golay window that measures accelerations (the
-    plan's δ̈ is measured the same way, so plan and measurement agree).
+    plan's δ̈ is measured the same way, so plan and measurement agree); free_accel: weight of
+    |k₀ δ̈|² on frames without support (k₀ the median gain), which keeps δ unaccelerated in flight
+    so that it does not bend the ballistic path.
     """
     t = len(zmp2)
     valid = support.any & np.all(np.isfinite(zmp2), axis=-1)
@@ -70,6 +73,10 @@ def plan_balance(
     basis_acc = savgol(basis, smooth_half, smooth_order, 2, 1.0 / fps)
     a = basis - np.where(valid, k, 0.0)[:, None] * basis_acc
     base = deviation * (basis.T @ basis) + smoothness * second_difference_penalty(n) + 1e-12 * np.eye(n)
+    free = ~support.any  # in flight δ must stay ballistic-neutral: straight, unaccelerated
+    if free.any():
+        k0 = float(np.median(k[valid])) if valid.any() else 0.1
+        base += free_accel * k0**2 * basis_acc[free].T @ basis_acc[free]
     controls = np.zeros((n, 2))
     active = np.zeros(t, dtype=bool)
     for _ in range(iterations):

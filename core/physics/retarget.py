@@ -8,6 +8,8 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
 2. Balance plan (:mod:`.balance`): a smooth horizontal shift δ(t) of the body that puts the
    ZMP inside the support polygon under the cart-table model with the clip's own
    accelerations. The reference motion is the input with its placement joint shifted by δ.
+   In flight phases the reference is also moved so its CoM follows the ballistic parabola
+   bridging take-off and landing (zero shift at both ends; a rigid shift is exact in flight).
 3. Unscented Kalman filter, one step per key frame (``key_rate`` per second). State (reduced,
    to keep it fast): the placement joint's translation and the rotations of the pelvis (body
    root), up to ``spine_joints`` spine joints, hips, knees and ankles — 3 + 3·K tangent
@@ -76,6 +78,8 @@ class PhysicsOptions:
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
     sigma_root: float = 0.05  # process noise of the root translation, heights per √s
+    max_root_step: float = 0.01  # trust region of one filter update: root, heights
+    max_rotation_step: float = 0.1  # … and each joint, radians
     sigma_rotation: float = 0.5  # process noise of joint rotations, rad per √s
     sigma_contact: float = 0.002  # contact joints where the planted input has them
     plant: bool = True  # plant the feet with core.ik.plant_feet before the first and after every pass
@@ -83,6 +87,7 @@ class PhysicsOptions:
     sigma_torque: float = 0.2  # clamped torques, share of the limit
     torque_margin: float = 0.05  # torque rows for joints above (1 − margin) of their limit
     sigma_flight: float = 0.002  # CoM on the ballistic path
+    flight_blend: float = 0.2  # seconds over which the flight correction's velocity fades in and out
     sigma_momentum: float = 0.01  # angular momentum, m·h² per s
     smoothing: float = 0.05  # final B-spline smoothness
     spline_spacing: float = 0.1  # seconds between the final displacement's control points (at least one key)
@@ -224,7 +229,7 @@ class _Goals:
         self.vel, self.omega = an.kin.vel, an.kin.omega
         if not opts.flight:
             return
-        for start, stop in flight_phases(an.support.any):
+        for start, stop in airborne(an):
             if start > 0 and stop < t:
                 path = ballistic_bridge(an.com[start - 1], an.com[stop], stop - start + 2, ref.fps, body.up)[1:-1]
             else:
@@ -243,13 +248,27 @@ class _Filter:
         self.n = 3 + 3 * k
         self.add, self.residual, mean = pose_arithmetic(3, k)
         points = MerweScaledSigmaPoints(self.n, opts.alpha, opts.beta, opts.kappa)
-        self.ukf = UnscentedKalmanFilter(points, self.add, self.residual, mean)
+        self.ukf = UnscentedKalmanFilter(points, self.add, self.residual, mean, self._limit)
+        self.max_root = opts.max_root_step * goals.height_units
+        self.max_rotation = opts.max_rotation_step
         self.ref_state = np.concatenate(
             (ref.translations[:, self.root], ref.rotations[:, self.joints].reshape(ref.n_frames, 4 * k)), axis=1
         )
         h = goals.height_units
         rate = np.concatenate((np.full(3, (opts.sigma_root * h) ** 2), np.full(3 * k, opts.sigma_rotation**2)))
         self.q_rate = np.diag(rate)
+
+    def _limit(self, step: np.ndarray) -> np.ndarray:
+        """Trust region: the root moves at most ``max_root_step`` heights, each joint turns at most
+        ``max_rotation_step`` radians per update (a far goal is then reached over several keys)."""
+        step = step.copy()
+        n = np.linalg.norm(step[:3])
+        if n > self.max_root:
+            step[:3] *= self.max_root / n
+        rot = step[3:].reshape(-1, 3)
+        n = np.linalg.norm(rot, axis=1, keepdims=True)
+        step[3:] = (rot * np.minimum(1.0, self.max_rotation / np.maximum(n, 1e-12))).ravel()
+        return step
 
     def run(self, keys: np.ndarray) -> np.ndarray:
         """Filtered states (K, 3 + 4k) at the key frames."""
@@ -348,13 +367,58 @@ def _keys(n_frames: int, fps: float, rate: float) -> tuple[np.ndarray, int]:
     return keys, stride
 
 
+def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
+    """(S, 2) flight phases that are real flights: no contact and, on most frames, a vertical
+    ground force under the free-fall threshold (a foot lost by contact detection in a dance
+    is not a jump)."""
+    phases = flight_phases(an.support.any, min_frames)
+    real = [an.free_fall[a:b].mean() >= 0.5 for a, b in phases]
+    return phases[np.array(real, dtype=bool)] if len(phases) else phases
+
+
+def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np.ndarray | None:
+    """World shift (T, 3) in metres that puts the CoM on a ballistic path in every flight phase.
+
+    Between take-off (the last supported frame) and landing the path is the parabola through
+    the CoM at both (:func:`.metrics.ballistic_bridge`), so the shift is zero at both ends; its
+    velocity there is faded in before take-off and out after landing over ``blend`` seconds
+    with cubic Hermite tails (zero value at both ends of a tail, zero velocity at the far end),
+    so the root's velocity stays continuous. A phase touching the clip's start or end gets the
+    least-squares parabola instead (no tail on that side).
+    """
+    t = len(an.com)
+    shift = np.zeros((t, 3))
+    phases = airborne(an)
+    n = max(int(round(blend * fps)), 2)
+    s = np.arange(n) / n
+    for start, stop in phases:
+        if start > 0 and stop < t:
+            path = ballistic_bridge(an.com[start - 1], an.com[stop], stop - start + 2, fps, body.up)
+            d = path - an.com[start - 1 : stop + 1]  # zero at take-off and landing
+            shift[start:stop] += d[1:-1]
+            pre = np.arange(start - 1 - n, start - 1)  # tail ending at take-off with the velocity d[1] − d[0]
+            keep = pre >= 0
+            shift[pre[keep]] += ((d[1] - d[0]) * n * (s**3 - s**2)[:, None])[keep]
+            post = np.arange(stop + 1, stop + 1 + n)  # tail leaving landing with the velocity d[-1] − d[-2]
+            keep = post < t
+            u = s + 1.0 / n
+            shift[post[keep]] += ((d[-1] - d[-2]) * n * (u - 2 * u**2 + u**3)[:, None])[keep]
+        else:
+            shift[start:stop] += ballistic_fit(an.com[start:stop], fps, body.up) - an.com[start:stop]
+    return shift if len(phases) else None
+
+
 def _pass(motion: Motion, an: Analysis, contacts, body, opts, measure, keys, stride) -> tuple[Motion, _Filter]:
     """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``)."""
-    plan = _balance(motion, an, body, opts) if opts.balance else None
     ref, ref_an = motion, an
+    root = state_joints(body, opts.spine_joints)[0]
+    flight = _flight_shift(an, body, motion.fps, opts.flight_blend) if opts.flight else None
+    if flight is not None:
+        ref = _shift_root(ref, root, flight / body.unit)
+        ref_an = analyse(ref, contacts, body, **measure)
+    plan = _balance(ref, ref_an, body, opts) if opts.balance else None
     if plan is not None:
-        root = state_joints(body, opts.spine_joints)[0]
-        ref = _shift_root(motion, root, plan.delta @ an.support.basis)
+        ref = _shift_root(ref, root, plan.delta @ an.support.basis)
         ref_an = analyse(ref, contacts, body, **measure)
     goals = _Goals(ref, ref_an, contacts, body, plan, opts, an.kin.joint_pos / body.unit)
     filt = _Filter(ref, goals, body, opts)

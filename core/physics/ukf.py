@@ -7,7 +7,9 @@ the prior; update passes those through h, forms S = Σ Wc (h − ẑ)(h − ẑ)
 Pxz = Σ Wc (xᵢ ⊖ x)(hᵢ − ẑ)ᵀ, K = Pxz S⁻¹, x ← x ⊕ K(z − ẑ), P ← P − K S Kᵀ.
 
 State arithmetic is pluggable: ``add(x, dx)`` (⊕), ``residual(a, b)`` (⊖) and
-``mean(sigmas, Wm)``, all vectorised over leading axes. For plain vectors they are +, − and
+``mean(sigmas, Wm)``, all vectorised over leading axes; an optional ``limit_step`` caps the
+correction K(z − ẑ) (a trust region for strongly nonlinear measurements; off by default, and
+then the step is filterpy's). For plain vectors they are +, − and
 the weighted sum; for poses (:func:`pose_arithmetic`) rotations live as quaternions and
 move by rotation vectors: q ⊕ v = q·exp(v/2), a ⊖ b = 2·log(b⁻¹a), and the mean is one
 Gauss–Newton step of the intrinsic mean around the first sigma point. f and h take all
@@ -73,8 +75,10 @@ class UnscentedKalmanFilter:
         add: Callable = vector_add,
         residual: Callable = vector_residual,
         mean: Callable = vector_mean,
+        limit_step: Callable | None = None,
     ):
         self.points, self.add, self.residual, self.mean = points, add, residual, mean
+        self.limit_step = limit_step
 
     def transform(self, sigmas: np.ndarray, noise: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Weighted mean and covariance (+ noise) of state sigma points (S, dim_x)."""
@@ -104,7 +108,8 @@ class UnscentedKalmanFilter:
         S = (dz * wc[:, None]).T @ dz + R
         pxz = (self.residual(sigmas, x) * wc[:, None]).T @ dz
         K = np.linalg.solve(S.T, pxz.T).T  # Pxz S⁻¹ (S symmetric)
-        x = self.add(x, K @ (z - zp))
+        step = K @ (z - zp)
+        x = self.add(x, step if self.limit_step is None else self.limit_step(step))
         P = P - K @ S @ K.T
         return x, 0.5 * (P + P.T)
 
