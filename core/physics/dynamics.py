@@ -24,8 +24,8 @@ Gⱼ the ground force on a contact foot applied at rⱼ. The root's f, n are the
 and moment no joint can produce (zero for a physically consistent motion and ground force).
 The ground force F is split between the feet in contact by proximity to the ZMP: foot k gets
 wₖ F at the point of its box nearest to the ZMP, with w inversely proportional to that
-distance (two feet: w_L = d_R / (d_L + d_R); the ZMP inside a box → all on that foot; equal
-shares at the box centres when the ZMP is undefined). The vertical free moment is not modelled.
+distance plus a small ε (two feet: w_L ≈ d_R / (d_L + d_R); the ZMP inside one box → nearly
+all on that foot; equal shares at the box centres when the ZMP is undefined). The vertical free moment is not modelled.
 """
 
 from __future__ import annotations
@@ -215,10 +215,14 @@ def support_from(
     return Support(np.stack(boxes, axis=1), np.stack(flags, axis=1), np.array(joints), basis, up, ground)
 
 
-def split_ground_force(force: np.ndarray, zmp_point: np.ndarray, support: Support) -> tuple[np.ndarray, np.ndarray]:
+def split_ground_force(
+    force: np.ndarray, zmp_point: np.ndarray, support: Support, softness: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
     """Ground force per support box (T, B, 3) (units of ``force``) and application points (T, B, 3) scene units.
 
-    force: (T, 3) net ground force; zmp_point: (T, 3) scene units (NaN where undefined). See the module notes.
+    force: (T, 3) net ground force; zmp_point: (T, 3) scene units (NaN where undefined). See the
+    module notes; the shares are 1 / (d + ε) normalised, ε = ``softness`` × the median box
+    diagonal, so they change smoothly as the ZMP moves between boxes.
     """
     t, f = support.flags.shape
     q2 = to_ground(zmp_point, support.basis)  # (T, 2), NaN rows stay NaN
@@ -226,7 +230,9 @@ def split_ground_force(force: np.ndarray, zmp_point: np.ndarray, support: Suppor
     _, signed, nearest = polygon_query(boxes, np.roll(boxes, -1, axis=-2), np.ones((t, f, 4), dtype=bool), q2[:, None])
     dist = np.maximum(signed, 0.0)
     defined = np.all(np.isfinite(q2), axis=-1)[:, None] & support.flags
-    inv = np.where(defined, 1.0 / np.maximum(dist, 1e-9), 0.0)
+    size = np.linalg.norm(boxes[:, :, 2] - boxes[:, :, 0], axis=-1)  # box diagonals (T, B)
+    soft = softness * np.median(size[support.flags]) if support.flags.any() else 1e-9
+    inv = np.where(defined, 1.0 / (dist + max(soft, 1e-9)), 0.0)
     share = np.where(
         defined.any(axis=1, keepdims=True),
         inv / np.maximum(inv.sum(axis=1, keepdims=True), 1e-300),
