@@ -1,0 +1,407 @@
+"""Body model: segment masses, centres of mass and inertia from de Leva (1996), mapped onto any humanoid.
+
+de Leva P. (1996) "Adjustments to Zatsiorsky-Seluyanov's segment inertia parameters",
+J. Biomech. 29(9):1223-1230, Table 4. Per segment and sex: mass as a fraction of body
+mass, centre of mass (CoM) as a fraction of the segment length from its proximal endpoint,
+and radii of gyration as fractions of the segment length about the sagittal, transverse and
+longitudinal axes. The segment endpoints (de Leva's landmarks) are replaced by joints:
+
+============== ========================= ======================================== ==================
+segment         de Leva endpoints          skeleton endpoints                       carried by joint
+============== ========================= ======================================== ==================
+head + neck     vertex → C7 (cervicale)    neck base → head top (see below)         head
+upper trunk     suprasternale → xiphoid    } the spine polyline mid-hip → pelvis →   the spine joint
+middle trunk    xiphoid → omphalion        } spine joints → neck base, cut by de     whose bone holds
+lower trunk     omphalion → mid-hip        } Leva's sub-segment lengths              the sub-segment CoM
+upper arm       shoulder → elbow           upper joint → mid joint of the arm       upper arm joint
+forearm         elbow → wrist              mid joint → hand joint                   forearm joint
+hand            wrist → 3rd metacarpale    hand joint → finger base direction       hand joint
+thigh           hip → knee                 upper joint → mid joint of the leg       thigh joint
+shank           knee → lateral malleolus   mid joint → foot joint                   shank joint
+foot            heel → toe tip             foot joint → toe tip (end site or toe)   foot joint
+============== ========================= ======================================== ==================
+
+Joints are found with :mod:`core.limbs` (feet, hands, limb chains, body root) across naming
+conventions; the head is the joint whose name base is ``head`` (else the highest leaf in the
+rest pose), the chest is the nearest common ancestor of the two hands and the neck base its
+child towards the head. Where the skeleton has no landmark the length comes from de Leva's
+mean lengths relative to stature: the head top lies along neck base → head at 0.2429/1.741 of
+the height from the neck base when the head has no End Site above it; the hand's
+metacarpale lies along the hand's first finger child (or End Site, or the forearm direction)
+at the de Leva hand/forearm length ratio. Every other joint (clavicles, CMU's LHipJoint and
+Neck joints, toes, fingers, a static placement root) carries zero mass. A segment whose joints
+cannot be found is left out and the others are scaled so the masses still sum to the total
+(:attr:`BodyModel.missing` names them).
+
+Inertia: each segment's principal axes are its longitudinal axis (proximal → distal) and two
+transverse axes, one lateral (the body's left-right axis from the hips, or the forward axis
+when the segment itself is lateral, like arms in a T-pose) and their cross product. The
+sagittal radius goes with the axis normal to the frontal plane, the transverse one with the
+lateral axis (the reading of Gurchiek's table notes; the two differ by a few per cent).
+Segments sharing a joint are combined with the parallel-axis theorem.
+
+Torque limits (:data:`TORQUE_LIMITS`, N·m per kg of body mass, applied to the norm of the
+3-D joint moment): order-of-magnitude maximal voluntary joint moments of healthy adults
+(hip and knee ~3, ankle plantar flexion ~2.5, lumbar ~3.5, shoulder ~1, elbow ~0.8, wrist
+~0.25, neck ~0.6 N·m/kg). Joint moments scale with muscle cross-section times lever arm,
+i.e. with body mass under geometric similarity, hence per kg. Joints without a role (and the
+root, whose "torque" is the residual that no muscle produces) get no limit (inf).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..kinematics import forward_kinematics
+from ..limbs import body_root, detect_up, find_feet, find_hands, limb_chain, split_side
+from ..skeleton import Skeleton
+
+G = 9.81  # m/s², standard gravity
+
+# name: (mass fraction, CoM from proximal, r_sagittal, r_transverse, r_longitudinal) — de Leva 1996, Table 4.
+DE_LEVA: dict[str, dict[str, tuple[float, float, float, float, float]]] = {
+    "male": {
+        "head": (0.0694, 0.5002, 0.303, 0.315, 0.261),  # vertex → C7 (alternative head definition)
+        "upper_trunk": (0.1596, 0.2999, 0.716, 0.454, 0.659),
+        "middle_trunk": (0.1633, 0.4502, 0.482, 0.383, 0.468),
+        "lower_trunk": (0.1117, 0.6115, 0.615, 0.551, 0.587),
+        "upper_arm": (0.0271, 0.5772, 0.285, 0.269, 0.158),
+        "forearm": (0.0162, 0.4574, 0.276, 0.265, 0.121),
+        "hand": (0.0061, 0.7900, 0.628, 0.513, 0.401),
+        "thigh": (0.1416, 0.4095, 0.329, 0.329, 0.149),
+        "shank": (0.0433, 0.4459, 0.255, 0.249, 0.103),
+        "foot": (0.0137, 0.4415, 0.257, 0.245, 0.124),
+    },
+    "female": {
+        "head": (0.0668, 0.4841, 0.271, 0.295, 0.261),
+        "upper_trunk": (0.1545, 0.2077, 0.746, 0.502, 0.718),
+        "middle_trunk": (0.1465, 0.4512, 0.433, 0.354, 0.415),
+        "lower_trunk": (0.1247, 0.4920, 0.433, 0.402, 0.444),
+        "upper_arm": (0.0255, 0.5754, 0.278, 0.260, 0.148),
+        "forearm": (0.0138, 0.4559, 0.261, 0.257, 0.094),
+        "hand": (0.0056, 0.7474, 0.531, 0.454, 0.335),
+        "thigh": (0.1478, 0.3612, 0.369, 0.364, 0.162),
+        "shank": (0.0481, 0.4416, 0.271, 0.267, 0.093),
+        "foot": (0.0129, 0.4014, 0.299, 0.279, 0.139),
+    },
+}
+# Mean segment lengths / stature (de Leva 1996: males 1.741 m, females 1.735 m).
+DE_LEVA_LENGTHS = {
+    "male": {"head": 0.2429 / 1.741, "trunk": (0.1707, 0.2155, 0.1457), "hand_forearm": 0.0862 / 0.2689},
+    "female": {"head": 0.2437 / 1.735, "trunk": (0.1425, 0.2053, 0.1815), "hand_forearm": 0.0780 / 0.2643},
+}
+# Default torque limits in N·m per kg of body mass, by joint role (see the module notes).
+TORQUE_LIMITS = {
+    "hip": 3.0,
+    "knee": 3.0,
+    "ankle": 2.5,
+    "spine": 3.5,
+    "neck": 0.6,
+    "shoulder": 1.0,
+    "elbow": 0.8,
+    "wrist": 0.25,
+}
+
+
+@dataclass(eq=False)
+class BodyModel:
+    """Mass properties of a skeleton's rigid bodies (the body of joint j moves with j's world transform).
+
+    mass: total kg; height: stature in metres; unit: metres per scene unit; up: (3,) world up.
+    masses: (J,) kg; com_local: (J, 3) CoM of each joint's body in that joint's frame, scene
+    units; inertia_local: (J, 3, 3) kg·m² about that CoM in the joint's frame; torque_limits:
+    (J,) N·m (inf: not limited); segments: de Leva segment name (with side suffix) → joint;
+    roles: joint role ("hip", "knee", ...) → joints; missing: segments not found.
+    """
+
+    skeleton: Skeleton
+    mass: float
+    height: float
+    unit: float
+    up: np.ndarray
+    masses: np.ndarray
+    com_local: np.ndarray
+    inertia_local: np.ndarray
+    torque_limits: np.ndarray
+    segments: dict[str, int] = field(default_factory=dict)
+    roles: dict[str, list[int]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    sex: str = "male"
+
+
+def standing_height(skeleton: Skeleton, up: np.ndarray) -> float:
+    """Stature (scene units) of the skeleton standing straight.
+
+    When the rest pose is upright (the thigh → foot line within 25° of −up) this is the rest
+    pose's extent along ``up`` over the joints and End Sites of the body root's subtree (a
+    placement root far away is ignored). Otherwise (Bandai's rest pose lies along X) it is the
+    length of the chain foot → knee → hip → spine → head (+ its End Site), divided by
+    1 − 0.039 for the ankle height (de Leva: the lateral malleolus is 3.9 % of the stature up).
+    """
+    pos, rot = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+    ends = pos[skeleton.end_site_parents] + quat.rotate(rot[skeleton.end_site_parents], skeleton.end_site_offsets)
+    try:
+        foot = next(iter(find_feet(skeleton, up).values()))[0]
+    except ValueError:
+        foot = None
+    if foot is None or _upright(pos, skeleton, foot, up):
+        inside = skeleton.subtree(body_root(skeleton))
+        heights = np.concatenate((pos[inside] @ up, ends[inside[skeleton.end_site_parents]] @ up))
+        return float(np.ptp(heights))
+    head = _find_head(skeleton, pos, up)
+    length = _path_length(skeleton, foot, head, pos)
+    head_ends = ends[skeleton.end_site_parents == head]
+    if len(head_ends):
+        length += float(np.linalg.norm(head_ends[0] - pos[head]))
+    return length / (1.0 - 0.039)
+
+
+def _upright(pos: np.ndarray, skeleton: Skeleton, foot: int, up: np.ndarray) -> bool:
+    """Whether the leg of ``foot`` hangs within 25° of −up in the given pose."""
+    hip = limb_chain(skeleton, foot)[0]
+    leg = pos[foot] - pos[hip]
+    return bool(-(leg @ up) >= np.cos(np.radians(25.0)) * np.linalg.norm(leg))
+
+
+def _path_length(skeleton: Skeleton, a: int, b: int, pos: np.ndarray) -> float:
+    """Sum of bone lengths on the tree path between joints ``a`` and ``b``."""
+    top = _common_ancestor(skeleton, a, b)
+    total = 0.0
+    for j in (a, b):
+        while j != top:
+            p = int(skeleton.parents[j])
+            total += float(np.linalg.norm(pos[j] - pos[p]))
+            j = p
+    return total
+
+
+def _find_head(skeleton: Skeleton, rest: np.ndarray, up: np.ndarray) -> int:
+    """The joint whose name base is "head", else the highest leaf of the rest pose."""
+    for j, name in enumerate(skeleton.names):
+        if split_side(name)[1] == "head":
+            return j
+    leaves = np.setdiff1d(np.arange(skeleton.n_joints), skeleton.parents)
+    return int(leaves[np.argmax(rest[leaves] @ up)])
+
+
+def _ancestors(skeleton: Skeleton, joint: int) -> list[int]:
+    """``joint`` and its ancestors up to the root, nearest first."""
+    out = [joint]
+    while skeleton.parents[out[-1]] >= 0:
+        out.append(int(skeleton.parents[out[-1]]))
+    return out
+
+
+def _common_ancestor(skeleton: Skeleton, a: int, b: int) -> int:
+    above_b = set(_ancestors(skeleton, b))
+    return next(j for j in _ancestors(skeleton, a) if j in above_b)
+
+
+def _end_sites(skeleton: Skeleton, joint: int, rest: np.ndarray, rest_rot: np.ndarray) -> np.ndarray:
+    """(E, 3) rest world positions of ``joint``'s End Sites."""
+    sel = skeleton.end_site_parents == joint
+    return rest[joint] + quat.rotate(rest_rot[joint], skeleton.end_site_offsets[sel])
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v)
+    return v / n if n > 1e-12 else v
+
+
+def _distal_direction(skeleton: Skeleton, joint: int, rest: np.ndarray, rest_rot: np.ndarray, fallback: np.ndarray):
+    """Unit direction from ``joint`` to its main child (most descendants), else its End Site, else ``fallback``."""
+    children = skeleton.children(joint)
+    if len(children):
+        sizes = [skeleton.subtree(int(c)).sum() + np.linalg.norm(skeleton.rest_translations[c]) for c in children]
+        d = rest[children[int(np.argmax(sizes))]] - rest[joint]
+        if np.linalg.norm(d) > 1e-9:
+            return _unit(d)
+    ends = _end_sites(skeleton, joint, rest, rest_rot)
+    if len(ends) and np.linalg.norm(ends[0] - rest[joint]) > 1e-9:
+        return _unit(ends[0] - rest[joint])
+    return _unit(fallback)
+
+
+@dataclass
+class _Segment:
+    name: str
+    joint: int
+    proximal: np.ndarray  # (3,) rest world, scene units
+    distal: np.ndarray
+    com: np.ndarray  # (3,) rest world CoM
+    params: tuple[float, float, float, float, float]
+
+
+def _segment(name, joint, proximal, distal, params, com=None) -> _Segment:
+    com = proximal + params[1] * (distal - proximal) if com is None else com
+    return _Segment(name, int(joint), proximal, distal, com, params)
+
+
+def _limb_segments(skeleton, rest, rest_rot, table, sex, up) -> tuple[list[_Segment], list[str], dict]:
+    """Thigh, shank, foot, upper arm, forearm and hand segments of both sides."""
+    segs, missing, roles = [], [], {r: [] for r in ("hip", "knee", "ankle", "shoulder", "elbow", "wrist")}
+    try:
+        feet = find_feet(skeleton, up)
+    except ValueError:
+        feet = {}
+    for side, (foot, toe) in feet.items():
+        hip, knee, _ = limb_chain(skeleton, foot)
+        tip = rest[toe] if toe is not None else rest[foot]
+        if toe is not None and len(ends := _end_sites(skeleton, toe, rest, rest_rot)):
+            tip = ends[0]
+        segs += [
+            _segment(f"thigh_{side}", hip, rest[hip], rest[knee], table["thigh"]),
+            _segment(f"shank_{side}", knee, rest[knee], rest[foot], table["shank"]),
+            _segment(f"foot_{side}", foot, rest[foot], tip, table["foot"]),
+        ]
+        roles["hip"].append(hip), roles["knee"].append(knee), roles["ankle"].append(foot)
+    hands = find_hands(skeleton)
+    ratio = DE_LEVA_LENGTHS[sex]["hand_forearm"]
+    for side, hand in hands.items():
+        shoulder, elbow, _ = limb_chain(skeleton, hand)
+        forearm = rest[hand] - rest[elbow]
+        direction = _distal_direction(skeleton, hand, rest, rest_rot, forearm)
+        knuckle = rest[hand] + direction * ratio * np.linalg.norm(forearm)
+        segs += [
+            _segment(f"upper_arm_{side}", shoulder, rest[shoulder], rest[elbow], table["upper_arm"]),
+            _segment(f"forearm_{side}", elbow, rest[elbow], rest[hand], table["forearm"]),
+            _segment(f"hand_{side}", hand, rest[hand], knuckle, table["hand"]),
+        ]
+        roles["shoulder"].append(shoulder), roles["elbow"].append(elbow), roles["wrist"].append(hand)
+    for side in ("L", "R"):
+        if not feet:
+            missing += [f"thigh_{side}", f"shank_{side}", f"foot_{side}"]
+        if side not in hands:
+            missing += [f"upper_arm_{side}", f"forearm_{side}", f"hand_{side}"]
+    return segs, missing, roles
+
+
+def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips) -> tuple[list[_Segment], dict]:
+    """Head + neck and the three trunk sub-segments on the spine joints."""
+    pelvis = body_root(skeleton)
+    head = _find_head(skeleton, rest, up)
+    hands = list(find_hands(skeleton).values())
+    chest = _common_ancestor(skeleton, *hands) if len(hands) == 2 else int(skeleton.parents[head])
+    path = _ancestors(skeleton, head)
+    neck_base = path[path.index(chest) - 1] if chest in path and path.index(chest) > 0 else head
+    spine = _ancestors(skeleton, chest)
+    spine = spine[: spine.index(pelvis) + 1][::-1] if pelvis in spine else [chest]
+    mid_hip = rest[hips].mean(axis=0) if len(hips) == 2 else rest[pelvis]
+    # Polyline mid-hip → pelvis → … → chest → neck base; piece k belongs to owners[k].
+    points = np.array([mid_hip, *rest[spine], rest[neck_base]])
+    owners = [spine[0], *spine]
+    lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)
+    arc = np.concatenate(([0.0], np.cumsum(lengths)))
+    parts = np.array(DE_LEVA_LENGTHS[sex]["trunk"])  # upper, middle, lower (top down)
+    bounds = arc[-1] * (1.0 - np.concatenate(([0.0], np.cumsum(parts) / parts.sum())))  # arc from mid-hip
+    segs = []
+    for k, name in enumerate(("upper_trunk", "middle_trunk", "lower_trunk")):
+        params = table[name]
+        s = bounds[k] + params[1] * (bounds[k + 1] - bounds[k])  # CoM from the proximal (upper) end
+        piece = int(np.clip(np.searchsorted(arc, s, side="right") - 1, 0, len(lengths) - 1))
+        w = (s - arc[piece]) / lengths[piece] if lengths[piece] > 0 else 0.0
+        com = points[piece] + w * (points[piece + 1] - points[piece])
+        top = np.array([np.interp(bounds[k], arc, points[:, c]) for c in range(3)])
+        bottom = np.array([np.interp(bounds[k + 1], arc, points[:, c]) for c in range(3)])
+        segs.append(_segment(name, owners[piece], top, bottom, params, com))
+    head_tops = [rest[head], *_end_sites(skeleton, head, rest, rest_rot)]
+    top = max(head_tops, key=lambda p: p @ up)
+    length = DE_LEVA_LENGTHS[sex]["head"] * height_units
+    if np.linalg.norm(top - rest[neck_base]) < length:
+        top = rest[neck_base] + _unit(top - rest[neck_base] if head != neck_base else up) * length
+    segs.append(_segment("head", head, top, rest[neck_base], table["head"]))
+    roles = {"spine": [j for j in spine if j != pelvis] or [], "neck": [head], "pelvis": [pelvis]}
+    return segs, roles
+
+
+def _principal_axes(long_axis: np.ndarray, lateral: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """(3, 3) rows: frontal-normal axis, lateral axis, longitudinal axis of a segment."""
+    e_l = _unit(long_axis)
+    ref = lateral if abs(e_l @ lateral) < 0.7 else forward
+    e_z = _unit(ref - (ref @ e_l) * e_l)
+    return np.stack((np.cross(e_z, e_l), e_z, e_l))
+
+
+def _segment_inertia(seg: _Segment, mass: float, unit: float, lateral, forward) -> np.ndarray:
+    """(3, 3) world-frame inertia about the segment CoM, kg·m²."""
+    length = np.linalg.norm(seg.distal - seg.proximal) * unit
+    radii = np.array(seg.params[2:]) * length
+    axes = _principal_axes(seg.distal - seg.proximal, lateral, forward)
+    return axes.T @ np.diag(mass * radii**2) @ axes
+
+
+def body_model(
+    skeleton: Skeleton,
+    mass: float,
+    height: float | None = None,
+    unit: float | None = None,
+    sex: str = "male",
+    up: np.ndarray | None = None,
+    torque_limits: dict[str, float] | None = None,
+) -> BodyModel:
+    """de Leva body model of a humanoid skeleton scaled to ``mass`` kg (see the module notes).
+
+    height: stature in metres, or unit: metres per scene unit (give one; with height the
+    unit is height / rest-pose standing height, with unit the height follows; with neither
+    the scene unit is taken as 1 m). up: (3,) world up (default :func:`core.limbs.detect_up`).
+    torque_limits: N·m per kg by role, overriding :data:`TORQUE_LIMITS`.
+    """
+    if sex not in DE_LEVA:
+        raise ValueError(f"sex must be 'male' or 'female', got {sex!r}")
+    up = detect_up(skeleton) if up is None else _unit(np.asarray(up, dtype=float))
+    stand = standing_height(skeleton, up)
+    if unit is None:
+        unit = height / stand if height is not None else 1.0
+    height = stand * unit if height is None else float(height)
+    table = DE_LEVA[sex]
+    rest, rest_rot = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+    segs, missing, roles = _limb_segments(skeleton, rest, rest_rot, table, sex, up)
+    hips = roles["hip"]
+    trunk, trunk_roles = _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height / unit, hips)
+    segs += trunk
+    roles |= trunk_roles
+    lateral = _unit(np.cross(up, np.cross(rest[hips[1]] - rest[hips[0]], up))) if len(hips) == 2 else None
+    if lateral is None or np.linalg.norm(lateral) < 0.5:
+        lateral = np.eye(3)[int(np.argmin(np.abs(up)))]
+    forward = np.cross(lateral, up)
+    fractions = np.array([s.params[0] for s in segs])
+    seg_mass = mass * fractions / fractions.sum()
+    j = skeleton.n_joints
+    masses, first, second = np.zeros(j), np.zeros((j, 3)), np.zeros((j, 3, 3))
+    for seg, m in zip(segs, seg_mass):
+        masses[seg.joint] += m
+        first[seg.joint] += m * seg.com
+        second[seg.joint] += _segment_inertia(seg, m, unit, lateral, forward) + m * _outer_sq(seg.com * unit)
+    com_world = np.divide(first, masses[:, None], out=rest.copy(), where=masses[:, None] > 0)
+    inertia_world = second - masses[:, None, None] * _outer_sq(com_world * unit)  # parallel-axis back to the CoM
+    r = quat.to_matrix(rest_rot)
+    com_local = np.einsum("jki,jk->ji", r, com_world - rest)
+    inertia_local = np.einsum("jki,jkl,jlm->jim", r, inertia_world, r)
+    limits = TORQUE_LIMITS | (torque_limits or {})
+    tau = np.full(j, np.inf)
+    for role, joints in roles.items():
+        if role in limits:
+            tau[joints] = limits[role] * mass
+    return BodyModel(
+        skeleton,
+        float(mass),
+        float(height),
+        float(unit),
+        up,
+        masses,
+        com_local,
+        inertia_local,
+        tau,
+        {s.name: s.joint for s in segs},
+        roles,
+        missing,
+        sex,
+    )
+
+
+def _outer_sq(r: np.ndarray) -> np.ndarray:
+    """Point-mass inertia term (|r|² I − r rᵀ) for vectors r (..., 3) → (..., 3, 3)."""
+    return np.einsum("...i,...i->...", r, r)[..., None, None] * np.eye(3) - r[..., :, None] * r[..., None, :]

@@ -1,0 +1,67 @@
+"""Savitzky–Golay smoothing and time derivatives along axis 0 (numpy only; Blender ships no scipy).
+
+A window of 2h + 1 frames and a polynomial of degree ``order``: every frame gets the value
+or derivative at its own position of the least-squares polynomial through the window centred
+on it; the first and last h frames use the first and last full window (scipy's
+``savgol_filter(mode="interp")``). With h = 1 and order 2 the first and second derivatives
+are the plain central differences.
+"""
+
+from __future__ import annotations
+
+from math import factorial
+
+import numpy as np
+
+
+def savgol_matrix(half: int, order: int, deriv: int) -> np.ndarray:
+    """(2h+1, 2h+1) matrix E: row i gives the ``deriv``-th derivative (per frame^deriv) at window
+    position i − h of the least-squares polynomial through a window of samples."""
+    s = np.arange(-half, half + 1, dtype=float)
+    vander = s[:, None] ** np.arange(order + 1)
+    pinv = np.linalg.pinv(vander)  # (order+1, w): polynomial coefficients from samples
+    k = np.arange(order + 1)
+    falling = np.array([factorial(i) / factorial(i - deriv) if i >= deriv else 0.0 for i in k])
+    powers = np.where(k >= deriv, k - deriv, 0)
+    d = falling * np.where(k >= deriv, s[:, None] ** powers, 0.0)
+    return d @ pinv
+
+
+def window_half(smooth: float, fps: float, order: int) -> int:
+    """Half window h (frames) for a smoothing span of ``smooth`` seconds, at least what ``order`` needs."""
+    return max(int(round(0.5 * smooth * fps)), (order + 1) // 2, 1)
+
+
+def savgol(x: np.ndarray, half: int, order: int, deriv: int = 0, dt: float = 1.0) -> np.ndarray:
+    """Savitzky–Golay value (deriv=0) or derivative of x (T, ...) along axis 0, per unit of ``dt``.
+
+    Clips shorter than the window use a window of the whole clip (order lowered to fit).
+    """
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    if n < 2:
+        return x.copy() if deriv == 0 else np.zeros_like(x)
+    half = min(half, (n - 1) // 2) if n >= 3 else 0
+    if half == 0:  # two frames: a straight line
+        return x.copy() if deriv == 0 else (np.diff(x, axis=0)[[0, 0]] / dt if deriv == 1 else np.zeros_like(x))
+    order = min(order, 2 * half)
+    e = savgol_matrix(half, order, deriv) / dt**deriv
+    w = 2 * half + 1
+    flat = x.reshape(n, -1)
+    out = np.empty_like(flat)
+    windows = np.lib.stride_tricks.sliding_window_view(flat, w, axis=0)  # (n-w+1, C, w)
+    out[half : n - half] = windows @ e[half]
+    out[:half] = e[:half] @ flat[:w]
+    out[n - half :] = e[half + 1 :] @ flat[n - w :]
+    return out.reshape(x.shape)
+
+
+def derivatives(x: np.ndarray, fps: float, smooth: float = 0.1, order: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """First and second time derivatives (per second, per second²) of x (T, ...) sampled at ``fps``.
+
+    smooth: Savitzky–Golay span in seconds (0: central differences, window 3, order 2).
+    """
+    half = 1 if smooth <= 0 else window_half(smooth, fps, order)
+    order = 2 if smooth <= 0 else order
+    dt = 1.0 / fps
+    return savgol(x, half, order, 1, dt), savgol(x, half, order, 2, dt)

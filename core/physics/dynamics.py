@@ -1,0 +1,317 @@
+"""Rigid-body dynamics of a mocap clip: segment kinematics, centre of mass, momentum, ZMP, inverse dynamics.
+
+Units: the motion's positions are in scene units and are converted to metres with
+``body.unit``; every dynamic quantity here is SI (m/s, m/s², rad/s, N, N·m, kg·m/s,
+kg·m²/s). Points returned for drawing next to the motion (CoM, ZMP) are in scene units.
+
+Velocities and accelerations are Savitzky–Golay derivatives (:mod:`.derivatives`) of
+forward-kinematics positions and of hemisphere-continuous world quaternions at the clip's
+fps: ω = vec(2 q̇ q*), α = vec(2 q̈ q*).
+
+ZMP on flat ground (height h0 along the unit up axis u, gravity −g u): with the net force the
+ground must supply F = Σ mᵢ(aᵢ + g u) and its moment about the origin
+M = Σ [cᵢ × mᵢ(aᵢ + g u) + Ḣᵢ] (Ḣᵢ = Iᵢαᵢ + ωᵢ × Iᵢωᵢ), the point p on the ground where the
+moment has no horizontal part is p = (u × M + h0 F_h) / F_n + h0 u, with F_n = F·u and F_h
+its horizontal part. When F_n < ``free_fall`` · m g (flight, free fall; or a motion that
+would need the ground to pull) the ZMP is undefined: NaN, and the frame is flagged.
+
+Inverse dynamics: recursive Newton–Euler, backward pass over the tree (children before
+parents), vectorised over frames, with the forward pass replaced by the finite-difference
+kinematics above. Body j needs Fⱼ = mⱼ(aⱼ + g u) and Nⱼ = Ḣⱼ; the joint force and moment
+exerted on it by its parent are
+fⱼ = Fⱼ + Σ_c f_c − Gⱼ and nⱼ = Nⱼ + (cⱼ − pⱼ) × Fⱼ + Σ_c [n_c + (p_c − pⱼ) × f_c] − (rⱼ − pⱼ) × Gⱼ,
+Gⱼ the ground force on a contact foot applied at rⱼ. The root's f, n are the residual force
+and moment no joint can produce (zero for a physically consistent motion and ground force).
+The ground force F is split between the feet in contact by proximity to the ZMP: foot k gets
+wₖ F at the point of its box nearest to the ZMP, with w inversely proportional to that
+distance plus a small ε (two feet: w_L ≈ d_R / (d_L + d_R); the ZMP inside one box → nearly
+all on that foot; equal shares at the box centres when the ZMP is undefined). The vertical free moment is not modelled.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..contacts import Contacts
+from ..kinematics import end_site_positions, forward_kinematics
+from ..limbs import find_feet
+from ..motion import Motion
+from .body import BodyModel, G
+from .derivatives import derivatives
+from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
+
+FREE_FALL = 0.1  # fraction of body weight below which the vertical ground force counts as zero
+
+
+class Kinematics(NamedTuple):
+    """Per-frame state of every joint's rigid body, SI units.
+
+    joint_pos (T, J, 3) m; joint_rot (T, J, 4) world orientation; com (T, J, 3) m; vel, acc
+    (T, J, 3) m/s, m/s² of each CoM; omega, alpha (T, J, 3) rad/s, rad/s² (world frame);
+    inertia (T, J, 3, 3) kg·m² world frame about each CoM; fps.
+    """
+
+    joint_pos: np.ndarray
+    joint_rot: np.ndarray
+    com: np.ndarray
+    vel: np.ndarray
+    acc: np.ndarray
+    omega: np.ndarray
+    alpha: np.ndarray
+    inertia: np.ndarray
+    fps: float
+
+
+def segment_kinematics(
+    motion: Motion, body: BodyModel, smooth: float = 0.1, world: tuple[np.ndarray, np.ndarray] | None = None
+) -> Kinematics:
+    """:class:`Kinematics` of every body of ``motion``; smooth: derivative span in seconds (0: central differences).
+
+    world: (positions (T, J, 3), rotations (T, J, 4)) from forward kinematics, if already computed.
+    """
+    pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations) if world is None else world
+    pos = pos * body.unit
+    com = pos + quat.rotate(rot, body.com_local * body.unit)
+    vel, acc = derivatives(com, motion.fps, smooth)
+    q = quat.make_continuous(rot, axis=0)
+    dq, ddq = derivatives(q, motion.fps, smooth)
+    conj = quat.conjugate(q)
+    omega = 2.0 * quat.multiply(dq, conj)[..., 1:]
+    alpha = 2.0 * quat.multiply(ddq, conj)[..., 1:]
+    r = quat.to_matrix(rot)
+    inertia = r @ body.inertia_local @ np.swapaxes(r, -1, -2)
+    return Kinematics(pos, rot, com, vel, acc, omega, alpha, inertia, motion.fps)
+
+
+def body_torques(kin: Kinematics) -> np.ndarray:
+    """Ḣ = Iα + ω × Iω (T, J, 3), N·m: rate of change of each body's spin angular momentum."""
+    i_omega = np.einsum("...ij,...j->...i", kin.inertia, kin.omega)
+    return np.einsum("...ij,...j->...i", kin.inertia, kin.alpha) + np.cross(kin.omega, i_omega)
+
+
+def center_of_mass(kin: Kinematics, body: BodyModel) -> np.ndarray:
+    """Whole-body CoM (T, 3) in metres."""
+    return np.einsum("j,tjc->tc", body.masses, kin.com) / body.masses.sum()
+
+
+def momentum(kin: Kinematics, body: BodyModel) -> tuple[np.ndarray, np.ndarray]:
+    """Linear momentum (T, 3) kg·m/s and angular momentum about the CoM (T, 3) kg·m²/s."""
+    m = body.masses
+    total = m.sum()
+    linear = np.einsum("j,tjc->tc", m, kin.vel)
+    c = center_of_mass(kin, body)
+    v = linear / total
+    spin = np.einsum("...ij,...j->...i", kin.inertia, kin.omega).sum(axis=1)
+    orbital = np.einsum("j,tjc->tc", m, np.cross(kin.com - c[:, None], kin.vel - v[:, None]))
+    return linear, orbital + spin
+
+
+class GroundWrench(NamedTuple):
+    """Net ground force F (T, 3) N and its moment about the origin M (T, 3) N·m that the motion needs,
+    per-body forces mᵢ(aᵢ + g u) (T, J, 3) N and spin torques Ḣ (T, J, 3) N·m."""
+
+    force: np.ndarray
+    moment: np.ndarray
+    body_forces: np.ndarray
+    body_spin: np.ndarray
+
+
+def ground_wrench(kin: Kinematics, body: BodyModel) -> GroundWrench:
+    """The :class:`GroundWrench` of a clip (Newton–Euler of the whole body)."""
+    f = body.masses[:, None] * (kin.acc + G * body.up)
+    spin = body_torques(kin)
+    moment = np.sum(np.cross(kin.com, f) + spin, axis=1)
+    return GroundWrench(f.sum(axis=1), moment, f, spin)
+
+
+def zmp_from_wrench(
+    force: np.ndarray, moment: np.ndarray, up: np.ndarray, ground: float, weight: float, free_fall: float = FREE_FALL
+) -> tuple[np.ndarray, np.ndarray]:
+    """ZMP (..., 3) in metres and the free-fall flag (...,) from the ground wrench (module formula).
+
+    ground: plane height along ``up`` in metres; weight: m g in N. Flagged frames are NaN.
+    """
+    fn = force @ up
+    fh = force - fn[..., None] * up
+    flag = fn < free_fall * weight
+    safe = np.where(flag, 1.0, fn)[..., None]
+    p = (np.cross(up, moment) + ground * fh) / safe + ground * up
+    return np.where(flag[..., None], np.nan, p), flag
+
+
+def zmp(kin: Kinematics, body: BodyModel, ground: float, free_fall: float = FREE_FALL) -> tuple[np.ndarray, np.ndarray]:
+    """ZMP (T, 3) in scene units (NaN in free fall) and the free-fall flag (T,); ground in scene units."""
+    w = ground_wrench(kin, body)
+    p, flag = zmp_from_wrench(w.force, w.moment, body.up, ground * body.unit, body.mass * G, free_fall)
+    return p / body.unit, flag
+
+
+def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dict[int, tuple[int | None, np.ndarray]]:
+    """Per foot joint: its toe joint (or None) and the toe tip (T, 3): the toe's End Site, else the
+    toe joint, else the foot's own End Site or the foot joint (feet from :func:`core.limbs.find_feet`)."""
+    try:
+        feet = list(find_feet(skeleton, up).values())
+    except ValueError:
+        return {}
+    ends = end_site_positions(skeleton, pos, rot) if len(skeleton.end_site_parents) else None
+    out = {}
+    for foot, toe in feet:
+        tip = pos[:, foot]
+        for j in (toe, foot):
+            if j is not None and ends is not None and np.any(skeleton.end_site_parents == j):
+                tip = ends[:, int(np.flatnonzero(skeleton.end_site_parents == j)[0])]
+                break
+            if j is not None and j == toe:
+                tip = pos[:, toe]
+                break
+        out[int(foot)] = (toe, tip)
+    return out
+
+
+def ground_height(motion: Motion, contacts: Contacts, world=None) -> float:
+    """Ground height along ``contacts.up`` (scene units): median over contact frames of the lowest
+    point among the contact joints and the toe tips."""
+    sk = motion.skeleton
+    pos, rot = forward_kinematics(sk, motion.translations, motion.rotations) if world is None else world
+    tips = _toe_tips(sk, pos, rot, contacts.up)
+    heights = [pos[:, contacts.joints] @ contacts.up] + [tip[:, None] @ contacts.up for _, tip in tips.values()]
+    low = np.min(np.concatenate(heights, axis=1), axis=1)
+    flags = contacts.flags.any(axis=1)
+    return float(np.median(low[flags])) if flags.any() else float(np.min(low))
+
+
+def support_from(
+    motion: Motion, contacts: Contacts, ground: float | None = None, heel: float = 0.25, width: float = 0.5, world=None
+) -> Support:
+    """:class:`Support` polygons of ``motion`` from its contacts (foot and/or toe joints).
+
+    A foot joint in contact gives a box from ``heel`` × L behind the ankle to the toe tip,
+    ``width`` × L wide, L the horizontal ankle → toe-tip length (defaults 0.25 and 0.5: a
+    26 cm foot has its heel ~5 cm behind the ankle and is ~10 cm wide); a toe joint in contact
+    (the heel already up) gives the forefoot box from 0.1 L behind the toe joint to the tip,
+    as wide. Other contact joints are ignored. ground: scene units (default :func:`ground_height`).
+    """
+    sk = motion.skeleton
+    pos, rot = forward_kinematics(sk, motion.translations, motion.rotations) if world is None else world
+    up = contacts.up
+    basis = ground_basis(up)
+    columns = {int(j): i for i, j in enumerate(contacts.joints)}
+    boxes, flags, joints = [], [], []
+    for foot, (toe, tip) in _toe_tips(sk, pos, rot, up).items():
+        ankle2, tip2 = to_ground(pos[:, foot], basis), to_ground(tip, basis)
+        length = np.linalg.norm(tip2 - ankle2, axis=-1)
+        if foot in columns:
+            boxes.append(foot_boxes(ankle2, tip2, heel * length, 0.5 * width * length))
+            flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
+        if toe is not None and toe in columns:
+            boxes.append(foot_boxes(to_ground(pos[:, toe], basis), tip2, 0.1 * length, 0.5 * width * length))
+            flags.append(contacts.flags[:, columns[toe]]), joints.append(toe)
+    if not boxes:
+        raise ValueError("no foot or toe joint of the skeleton is among the contact joints")
+    ground = ground_height(motion, contacts, (pos, rot)) if ground is None else ground
+    return Support(np.stack(boxes, axis=1), np.stack(flags, axis=1), np.array(joints), basis, up, ground)
+
+
+def split_ground_force(
+    force: np.ndarray, zmp_point: np.ndarray, support: Support, softness: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ground force per support box (T, B, 3) (units of ``force``) and application points (T, B, 3) scene units.
+
+    force: (T, 3) net ground force; zmp_point: (T, 3) scene units (NaN where undefined). See the
+    module notes; the shares are 1 / (d + ε) normalised, ε = ``softness`` × the median box
+    diagonal, so they change smoothly as the ZMP moves between boxes.
+    """
+    t, f = support.flags.shape
+    q2 = to_ground(zmp_point, support.basis)  # (T, 2), NaN rows stay NaN
+    boxes = support.boxes  # (T, B, 4, 2)
+    _, signed, nearest = polygon_query(boxes, np.roll(boxes, -1, axis=-2), np.ones((t, f, 4), dtype=bool), q2[:, None])
+    dist = np.maximum(signed, 0.0)
+    defined = np.all(np.isfinite(q2), axis=-1)[:, None] & support.flags
+    size = np.linalg.norm(boxes[:, :, 2] - boxes[:, :, 0], axis=-1)  # box diagonals (T, B)
+    soft = softness * np.median(size[support.flags]) if support.flags.any() else 1e-9
+    inv = np.where(defined, 1.0 / (dist + max(soft, 1e-9)), 0.0)
+    share = np.where(
+        defined.any(axis=1, keepdims=True),
+        inv / np.maximum(inv.sum(axis=1, keepdims=True), 1e-300),
+        support.flags / np.maximum(support.flags.sum(axis=1, keepdims=True), 1),
+    )
+    centre = boxes.mean(axis=2)
+    point2 = np.where(defined[..., None], nearest, centre)
+    points = point2 @ support.basis + support.ground * support.up
+    return share[..., None] * force[:, None, :], points
+
+
+class InverseDynamics(NamedTuple):
+    """Joint moments (T, J, 3) N·m and forces (T, J, 3) N exerted on each body by its parent (world frame);
+    at the root these are the residual. Ground forces (T, F, 3) N at points (T, F, 3) scene units."""
+
+    torques: np.ndarray
+    forces: np.ndarray
+    ground_forces: np.ndarray
+    ground_points: np.ndarray
+
+    @property
+    def residual_force(self) -> np.ndarray:
+        return self.forces[:, 0]
+
+    @property
+    def residual_moment(self) -> np.ndarray:
+        return self.torques[:, 0]
+
+
+def newton_euler(
+    kin: Kinematics,
+    body: BodyModel,
+    parents: np.ndarray,
+    feet: np.ndarray | None = None,
+    ground_forces: np.ndarray | None = None,
+    ground_points: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Backward Newton–Euler pass: joint moments and forces (T, J, 3) from body kinematics.
+
+    feet: (F,) joints receiving ground forces (T, F, 3) N at points (T, F, 3) metres.
+    """
+    f_body = body.masses[:, None] * (kin.acc + G * body.up)
+    n_body = body_torques(kin) + np.cross(kin.com - kin.joint_pos, f_body)
+    if feet is not None and len(feet):
+        np.subtract.at(f_body, (slice(None), feet), ground_forces)
+        arm = ground_points - kin.joint_pos[:, feet]
+        np.subtract.at(n_body, (slice(None), feet), np.cross(arm, ground_forces))
+    forces, torques = f_body.copy(), n_body.copy()
+    for j in range(len(parents) - 1, 0, -1):
+        p = parents[j]
+        if p < 0:
+            continue
+        forces[:, p] += forces[:, j]
+        torques[:, p] += torques[:, j] + np.cross(kin.joint_pos[:, j] - kin.joint_pos[:, p], forces[:, j])
+    return torques, forces
+
+
+def inverse_dynamics(
+    kin: Kinematics, body: BodyModel, support: Support | None = None, free_fall: float = FREE_FALL
+) -> InverseDynamics:
+    """Joint torques of a clip with the ground force split between the feet in contact (module notes).
+
+    support: from :func:`support_from` (its boxes' joints take the ground force). Without it
+    the motion is treated as unsupported (all external force appears at the root).
+    """
+    t, j = kin.com.shape[:2]
+    if support is None:
+        torques, forces = newton_euler(kin, body, body.skeleton.parents)
+        return InverseDynamics(torques, forces, np.zeros((t, 0, 3)), np.zeros((t, 0, 3)))
+    w = ground_wrench(kin, body)
+    p, flag = zmp_from_wrench(w.force, w.moment, body.up, support.ground * body.unit, body.mass * G, free_fall)
+    force = np.where(support.any[:, None], w.force, 0.0)
+    grf, points = split_ground_force(force, p / body.unit, support)
+    torques, forces = newton_euler(kin, body, body.skeleton.parents, support.joints, grf, points * body.unit)
+    return InverseDynamics(torques, forces, grf, points)
+
+
+def torque_ratios(torques: np.ndarray, body: BodyModel) -> np.ndarray:
+    """|τⱼ| / limitⱼ (T, J); 0 for joints without a limit."""
+    limits = body.torque_limits
+    ratio = np.linalg.norm(torques, axis=-1) / np.where(np.isfinite(limits), limits, np.inf)
+    return np.where(np.isfinite(limits), ratio, 0.0)

@@ -1,0 +1,476 @@
+"""Physics-aware retargeting (Jin et al. 2014, after Tak & Ko 2005): make a retargeted motion physically plausible.
+
+Input: a motion already retargeted to the target skeleton (geometric retargeting is another
+module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Steps:
+
+1. Analysis (:func:`.metrics.analyse`): segment kinematics, support polygons (feet, and toes
+   when ``toes``: a heel lifted before toe-off still supports on the forefoot), ZMP, torques.
+2. Balance plan (:mod:`.balance`): a smooth horizontal shift δ(t) of the body that puts the
+   ZMP inside the support polygon under the cart-table model with the clip's own
+   accelerations. The reference motion is the input with its placement joint shifted by δ.
+   In flight phases the reference is also moved so its CoM follows the ballistic parabola
+   bridging take-off and landing (zero shift at both ends; a rigid shift is exact in flight).
+3. Unscented Kalman filter, one step per key frame (``key_rate`` per second). State (reduced,
+   to keep it fast): the placement joint's translation and the rotations of the pelvis (body
+   root), up to ``spine_joints`` spine joints, hips, knees and ankles — 3 + 3·K tangent
+   dimensions, typically K = 9 → 30, 61 sigma points, all pushed through forward kinematics
+   at once. Prediction: the displacement-mapped reference frame, x_t = ref_t ⊕ ρ·(x_{t−1} ⊖
+   ref_{t−1}) with ρ = exp(−Δt/``decay``) (displacements fade back to the reference), process
+   noise ``sigma_root``, ``sigma_rotation`` per √s. Measurements ("goals", their noise being
+   stiffness knobs): contact joints (feet, toes) at their anchors; the ZMP of the cart-table
+   model at its planned point inside the polygon (i.e. the CoM at the planned shift); torques
+   of hips, knees, ankles and spine clamped to their limits (rows only for joints over
+   ``1 − torque_margin`` of the limit; torques from a reduced, quasi-static measure: the
+   reference frame's body forces and ground forces held fixed, moment arms from the sigma
+   pose); in flight the CoM on a ballistic parabola bridging take-off and landing and the
+   angular momentum about the CoM equal to its mean over the phase (reference velocities,
+   sigma-pose arms and inertia).
+4. Smoothing + displacement mapping: the filtered displacements at the key frames are fitted
+   with a penalised cubic B-spline (control every key, ``smoothing`` the second-difference
+   weight), which removes frame-to-frame jitter, and the reference motion is warped by it
+   (q·exp(v/2), p + v) on every frame.
+
+BLAS threads are pinned to one with threadpoolctl when it is installed (the matrices are
+30 × 30: threads only add overhead); otherwise set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS /
+MKL_NUM_THREADS=1 before numpy is imported (scripts/benchmark_physics.py does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..contacts import Contacts, detect_contacts
+from ..ik.plant import placement_joint, plant_feet
+from ..kinematics import forward_kinematics
+from ..limbs import find_feet, limb_chain
+from ..motion import Motion
+from .balance import BalancePlan, plan_balance
+from .body import BodyModel, G
+from .derivatives import window_half
+from .displacement import displace, displacement_curve
+from .dynamics import FREE_FALL, body_torques
+from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
+from .support import to_ground
+from .ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
+
+
+@dataclass
+class PhysicsOptions:
+    """Settings of :func:`physics_retarget`; lengths in body heights, times in seconds."""
+
+    balance: bool = True
+    torques: bool = True
+    flight: bool = True
+    toes: bool = True  # detect toe contacts for forefoot support
+    smooth: float = 0.2  # Savitzky–Golay span of velocities and accelerations
+    free_fall: float = FREE_FALL  # vertical force below this share of the weight: ZMP undefined
+    heel: float = 0.25  # foot box behind the ankle, share of the ankle → toe-tip length
+    width: float = 0.5  # foot box width, same unit
+    margin: float = 0.02  # planned ZMP this far inside the polygon (absorbs what the cart-table model misses)
+    plan_spacing: float = 1 / 30  # seconds between balance-plan control points
+    plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
+    plan_smoothness: float = 1e-3  # weight of the plan's second differences
+    key_rate: float = 30.0  # filter steps per second
+    decay: float = 0.5  # displacement carry-over time constant
+    sigma_root: float = 0.05  # process noise of the root translation, heights per √s
+    max_root_step: float = 0.01  # trust region of one filter update: root, heights
+    max_rotation_step: float = 0.1  # … and each joint, radians
+    sigma_rotation: float = 0.5  # process noise of joint rotations, rad per √s
+    sigma_contact: float = 0.002  # contact joints where the planted input has them
+    plant: bool = True  # plant the feet with core.ik.plant_feet before the first and after every pass
+    sigma_zmp: float = 0.002  # ZMP at its planned point
+    sigma_torque: float = 0.2  # clamped torques, share of the limit
+    torque_margin: float = 0.05  # torque rows for joints above (1 − margin) of their limit
+    sigma_flight: float = 0.002  # CoM on the ballistic path
+    flight_blend: float = 0.2  # seconds over which the flight correction's velocity fades in and out
+    sigma_momentum: float = 0.01  # angular momentum, m·h² per s
+    smoothing: float = 0.05  # final B-spline smoothness
+    spline_spacing: float = 0.1  # seconds between the final displacement's control points (at least one key)
+    spine_joints: int = 2
+    passes: int = 1  # plan → filter passes; a further pass plans on the previous result
+    alpha: float = 0.05
+    beta: float = 2.0
+    kappa: float = 0.0
+
+
+@contextlib.contextmanager
+def single_thread():
+    """Limit BLAS to one thread while the filter runs (threadpoolctl, when installed)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1):
+        yield
+
+
+def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
+    """``contacts`` plus the toe joints' own contacts (same detection rule, same up axis)."""
+    try:
+        feet = find_feet(motion.skeleton, contacts.up)
+    except ValueError:
+        return contacts
+    toes = [toe for foot, toe in feet.values() if toe is not None and foot in contacts.joints]
+    toes = [t for t in toes if t not in contacts.joints]
+    if not toes:
+        return contacts
+    extra = detect_contacts(motion, joints=toes, up=contacts.up)
+    return Contacts(
+        np.concatenate((contacts.joints, extra.joints)),
+        np.concatenate((contacts.flags, extra.flags), axis=1),
+        np.concatenate((contacts.anchors, extra.anchors), axis=1),
+        contacts.up,
+        np.concatenate((np.atleast_1d(contacts.floor), np.atleast_1d(extra.floor))),
+        np.concatenate((np.broadcast_to(contacts.height_threshold, contacts.joints.shape), extra.height_threshold)),
+        contacts.speed_threshold,
+        contacts.fps,
+    )
+
+
+def state_joints(body: BodyModel, spine_joints: int = 2) -> tuple[int, list[int]]:
+    """The filter's placement joint (translated) and rotated joints: pelvis, spine, hips, knees, ankles."""
+    sk = body.skeleton
+    legs = [limb_chain(sk, j) for j in body.roles.get("ankle", [])]
+    root = placement_joint(sk, legs) if legs else 0
+    spine = body.roles.get("spine", [])
+    spine = [spine[0], spine[-1]][:spine_joints] if len(spine) > 1 else spine[:spine_joints]
+    joints = body.roles.get("pelvis", [root]) + spine
+    joints += body.roles.get("hip", []) + body.roles.get("knee", []) + body.roles.get("ankle", [])
+    return root, list(dict.fromkeys(int(j) for j in joints))
+
+
+def _shift_root(motion: Motion, root: int, shift: np.ndarray) -> Motion:
+    """The motion with the placement joint moved by world offsets (T, 3)."""
+    out = motion.copy()
+    parent = motion.skeleton.parents[root]
+    if parent >= 0:
+        rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)[1]
+        shift = quat.rotate(quat.conjugate(rot[:, parent]), shift)
+    out.translations[:, root] += shift
+    return out
+
+
+def _balance(motion: Motion, an: Analysis, body: BodyModel, opts: PhysicsOptions) -> BalancePlan:
+    """The balance plan of the analysed motion (module step 2)."""
+    sup = an.support
+    z2 = to_ground(an.zmp, sup.basis)
+    fn = np.einsum("tjc,c->t", body.masses[:, None] * (an.kin.acc + G * body.up), body.up)
+    height = an.com @ body.up - sup.ground * body.unit
+    k = body.mass * height / np.maximum(fn, opts.free_fall * body.mass * G)
+    half = window_half(opts.smooth, motion.fps, 3) if opts.smooth > 0 else 1
+    order = 3 if opts.smooth > 0 else 2
+    spacing = max(opts.plan_spacing * motion.fps, 1.0)
+    margin = opts.margin * body.height / body.unit
+    return plan_balance(
+        z2,
+        k,
+        sup,
+        motion.fps,
+        spacing,
+        margin,
+        half,
+        order,
+        deviation=opts.plan_deviation,
+        smoothness=opts.plan_smoothness,
+    )
+
+
+class _Goals:
+    """Per-frame measurement data of the reference motion, precomputed for the whole clip (vectorised)."""
+
+    def __init__(
+        self, ref: Motion, an: Analysis, contacts: Contacts, body: BodyModel, plan, opts: PhysicsOptions, world
+    ):
+        sk = body.skeleton
+        self.input_world = world
+        self.body, self.opts, self.contacts = body, opts, contacts
+        self.height_units = body.height / body.unit
+        sup = an.support
+        self.basis = sup.basis
+        self.com_ref2 = to_ground(an.com / body.unit, sup.basis)
+        self.zmp_valid = sup.any & ~an.free_fall & opts.balance
+        planned = plan.zmp if plan is not None else to_ground(an.zmp, sup.basis)
+        self.zmp_plan = np.where(self.zmp_valid[:, None], planned, 0.0)
+        self.zmp_goal = np.where(self.zmp_valid[:, None], sup.project(self.zmp_plan, 0.0), 0.0)
+        # Reduced torque measure: body and ground forces of the reference held fixed.
+        limited = [j for r in ("hip", "knee", "ankle", "spine") for j in body.roles.get(r, [])]
+        self.tau_joints = np.array(sorted(set(limited)), dtype=int)
+        self.tau_limits = body.torque_limits[self.tau_joints]
+        mask = np.array([sk.subtree(int(j)) for j in self.tau_joints]).reshape(-1, sk.n_joints)
+        box_mask = mask[:, sup.joints].astype(float)
+        self.mask = mask.astype(float)
+        f = body.masses[:, None] * (an.kin.acc + G * body.up)
+        gf, gp = an.dynamics.ground_forces, an.dynamics.ground_points * body.unit
+        self.forces = f
+        self.tau_a = np.einsum("aj,tjc->tac", self.mask, f) - np.einsum("ab,tbc->tac", box_mask, gf)
+        self.tau_b = np.einsum("aj,tjc->tac", self.mask, body_torques(an.kin)) - np.einsum(
+            "ab,tbc->tac", box_mask, np.cross(gp, gf)
+        )
+        self.tau_on = opts.torques & sup.any
+        self._feet(ref, an, contacts, body, opts)
+        self._flight(ref, an, body, opts)
+
+    def _feet(self, ref: Motion, an: Analysis, contacts: Contacts, body: BodyModel, opts: PhysicsOptions) -> None:
+        """Contact-joint goals (T, F, 3) and weights (T, F): where the contact joints of the pass's
+        input are (already planted by :func:`core.ik.plant_feet`), i.e. before the balance shift."""
+        self.foot_goal = self.input_world[:, contacts.joints]
+        self.foot_weight = contacts.flags.astype(float)
+
+    def _flight(self, ref: Motion, an: Analysis, body: BodyModel, opts: PhysicsOptions) -> None:
+        t = ref.n_frames
+        self.com_goal = np.full((t, 3), np.nan)
+        self.momentum_goal = np.full((t, 3), np.nan)
+        self.vel, self.omega = an.kin.vel, an.kin.omega
+        if not opts.flight:
+            return
+        for start, stop in airborne(an):
+            if start > 0 and stop < t:
+                path = ballistic_bridge(an.com[start - 1], an.com[stop], stop - start + 2, ref.fps, body.up)[1:-1]
+            else:
+                path = ballistic_fit(an.com[start:stop], ref.fps, body.up)
+            self.com_goal[start:stop] = path
+            self.momentum_goal[start:stop] = an.angular_momentum[start:stop].mean(axis=0)
+
+
+class _Filter:
+    """The per-key-frame UKF of module step 3 on a reference motion."""
+
+    def __init__(self, ref: Motion, goals: _Goals, body: BodyModel, opts: PhysicsOptions):
+        self.ref, self.goals, self.body, self.opts = ref, goals, body, opts
+        self.root, self.joints = state_joints(body, opts.spine_joints)
+        k = len(self.joints)
+        self.n = 3 + 3 * k
+        self.add, self.residual, mean = pose_arithmetic(3, k)
+        points = MerweScaledSigmaPoints(self.n, opts.alpha, opts.beta, opts.kappa)
+        self.ukf = UnscentedKalmanFilter(points, self.add, self.residual, mean, self._limit)
+        self.max_root = opts.max_root_step * goals.height_units
+        self.max_rotation = opts.max_rotation_step
+        self.ref_state = np.concatenate(
+            (ref.translations[:, self.root], ref.rotations[:, self.joints].reshape(ref.n_frames, 4 * k)), axis=1
+        )
+        h = goals.height_units
+        rate = np.concatenate((np.full(3, (opts.sigma_root * h) ** 2), np.full(3 * k, opts.sigma_rotation**2)))
+        self.q_rate = np.diag(rate)
+
+    def _limit(self, step: np.ndarray) -> np.ndarray:
+        """Trust region: the root moves at most ``max_root_step`` heights, each joint turns at most
+        ``max_rotation_step`` radians per update (a far goal is then reached over several keys)."""
+        step = step.copy()
+        n = np.linalg.norm(step[:3])
+        if n > self.max_root:
+            step[:3] *= self.max_root / n
+        rot = step[3:].reshape(-1, 3)
+        n = np.linalg.norm(rot, axis=1, keepdims=True)
+        step[3:] = (rot * np.minimum(1.0, self.max_rotation / np.maximum(n, 1e-12))).ravel()
+        return step
+
+    def run(self, keys: np.ndarray) -> np.ndarray:
+        """Filtered states (K, 3 + 4k) at the key frames."""
+        fps = self.ref.fps
+        x = self.ref_state[keys[0]].copy()
+        P = self.q_rate * self.opts.decay / 2
+        out = np.empty((len(keys), x.size))
+        prev = keys[0]
+        for i, t in enumerate(keys):
+            if i:
+                dt = (t - prev) / fps
+                rho = np.exp(-dt / self.opts.decay)
+                ref_t, ref_p = self.ref_state[t], self.ref_state[prev]
+                x, P = self.ukf.predict(
+                    x, P, lambda s, a=ref_t, b=ref_p, r=rho: self.add(a, r * self.residual(s, b)), self.q_rate * dt
+                )
+            x, P = self._update(int(t), x, P)
+            out[i] = x
+            prev = t
+        return out
+
+    def _pose(self, t: int, sigmas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World positions (S, J, 3) and rotations (S, J, 4) of the sigma poses at frame t."""
+        s = len(sigmas)
+        trans = np.repeat(self.ref.translations[t][None], s, axis=0)
+        rot = np.repeat(self.ref.rotations[t][None], s, axis=0)
+        trans[:, self.root] = sigmas[:, :3]
+        rot[:, self.joints] = sigmas[:, 3:].reshape(s, len(self.joints), 4)
+        return forward_kinematics(self.ref.skeleton, trans, rot)
+
+    def _update(self, t: int, x: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g, body, opts = self.goals, self.body, self.opts
+        sigmas = self.ukf.points.sigma_points(x, P, self.add)
+        pos, rot = self._pose(t, sigmas)
+        com_parts = pos + quat.rotate(rot, body.com_local)  # scene units
+        com = np.einsum("j,sjc->sc", body.masses, com_parts) / body.mass
+        h_rows, z_rows, r_rows = [], [], []
+        hu = g.height_units
+
+        def rows(h: np.ndarray, z: np.ndarray, sigma: float | np.ndarray) -> None:
+            z = np.asarray(z, dtype=float)
+            h_rows.append(h.reshape(len(sigmas), -1))
+            z_rows.append(z.ravel())
+            r_rows.append(np.broadcast_to(np.asarray(sigma, dtype=float) ** 2, z.shape).ravel())
+
+        on = g.foot_weight[t] > 0.01
+        if on.any():
+            sigma = opts.sigma_contact * hu / g.foot_weight[t, on][:, None]
+            rows(pos[:, g.contacts.joints[on]], g.foot_goal[t, on], sigma)
+        if g.zmp_valid[t]:
+            moved = to_ground(com, g.basis) - g.com_ref2[t]
+            rows(g.zmp_plan[t] + moved, g.zmp_goal[t], opts.sigma_zmp * hu)
+        if g.tau_on[t] and len(g.tau_joints):
+            self._torque_rows(t, pos, com_parts, rows)
+        if np.isfinite(g.com_goal[t, 0]):
+            rows(com, g.com_goal[t] / body.unit, opts.sigma_flight * hu)
+            rows(
+                self._momentum(t, com_parts, com, rot),
+                g.momentum_goal[t],
+                opts.sigma_momentum * body.mass * body.height**2,
+            )
+        if not h_rows:
+            return x, P
+        h = np.concatenate(h_rows, axis=1)
+        return self.ukf.update_sigmas(x, P, sigmas, h, np.concatenate(z_rows), np.diag(np.concatenate(r_rows)))
+
+    def _torque_rows(self, t: int, pos: np.ndarray, com_parts: np.ndarray, rows) -> None:
+        g, u = self.goals, self.body.unit
+        tau = (
+            np.einsum("aj,sjc->sac", g.mask, np.cross(com_parts * u, g.forces[t]))
+            + g.tau_b[t]
+            - np.cross(pos[:, g.tau_joints] * u, g.tau_a[t])
+        )
+        norm = np.linalg.norm(tau[0], axis=-1)
+        over = norm > (1.0 - self.opts.torque_margin) * g.tau_limits
+        if over.any():
+            scale = np.minimum(1.0, (1.0 - self.opts.torque_margin) * g.tau_limits[over] / norm[over])
+            rows(tau[:, over], tau[0, over] * scale[:, None], self.opts.sigma_torque * g.tau_limits[over][:, None])
+
+    def _momentum(self, t: int, com_parts: np.ndarray, com: np.ndarray, rot: np.ndarray) -> np.ndarray:
+        """Angular momentum about the CoM (S, 3) with the reference velocities and the sigma poses' arms."""
+        g, body = self.goals, self.body
+        v = g.vel[t] - np.einsum("j,jc->c", body.masses, g.vel[t]) / body.mass
+        arms = (com_parts - com[:, None]) * body.unit
+        r = quat.to_matrix(rot)
+        inertia = r @ body.inertia_local @ np.swapaxes(r, -1, -2)
+        spin = np.einsum("sjab,jb->sa", inertia, g.omega[t])
+        return np.einsum("j,sjc->sc", body.masses, np.cross(arms, v)) + spin
+
+
+def _keys(n_frames: int, fps: float, rate: float) -> tuple[np.ndarray, int]:
+    stride = max(int(round(fps / rate)), 1)
+    keys = np.arange(0, n_frames, stride)
+    if keys[-1] != n_frames - 1:
+        keys = np.append(keys, n_frames - 1)
+    return keys, stride
+
+
+def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
+    """(S, 2) flight phases that are real flights: no contact and, on most frames, a vertical
+    ground force under the free-fall threshold (a foot lost by contact detection in a dance
+    is not a jump)."""
+    phases = flight_phases(an.support.any, min_frames)
+    real = [an.free_fall[a:b].mean() >= 0.5 for a, b in phases]
+    return phases[np.array(real, dtype=bool)] if len(phases) else phases
+
+
+def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np.ndarray | None:
+    """World shift (T, 3) in metres that puts the CoM on a ballistic path in every flight phase.
+
+    Between take-off (the last supported frame) and landing the path is the parabola through
+    the CoM at both (:func:`.metrics.ballistic_bridge`), so the shift is zero at both ends; its
+    velocity there is faded in before take-off and out after landing over ``blend`` seconds
+    with cubic Hermite tails (zero value at both ends of a tail, zero velocity at the far end),
+    so the root's velocity stays continuous. A phase touching the clip's start or end gets the
+    least-squares parabola instead (no tail on that side).
+    """
+    t = len(an.com)
+    shift = np.zeros((t, 3))
+    phases = airborne(an)
+    n = max(int(round(blend * fps)), 2)
+    s = np.arange(n) / n
+    for start, stop in phases:
+        if start > 0 and stop < t:
+            path = ballistic_bridge(an.com[start - 1], an.com[stop], stop - start + 2, fps, body.up)
+            d = path - an.com[start - 1 : stop + 1]  # zero at take-off and landing
+            shift[start:stop] += d[1:-1]
+            pre = np.arange(start - 1 - n, start - 1)  # tail ending at take-off with the velocity d[1] − d[0]
+            keep = pre >= 0
+            shift[pre[keep]] += ((d[1] - d[0]) * n * (s**3 - s**2)[:, None])[keep]
+            post = np.arange(stop + 1, stop + 1 + n)  # tail leaving landing with the velocity d[-1] − d[-2]
+            keep = post < t
+            u = s + 1.0 / n
+            shift[post[keep]] += ((d[-1] - d[-2]) * n * (u - 2 * u**2 + u**3)[:, None])[keep]
+        else:
+            shift[start:stop] += ballistic_fit(an.com[start:stop], fps, body.up) - an.com[start:stop]
+    return shift if len(phases) else None
+
+
+def _pass(motion: Motion, an: Analysis, contacts, body, opts, measure, keys, stride) -> tuple[Motion, _Filter]:
+    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``)."""
+    ref, ref_an = motion, an
+    root = state_joints(body, opts.spine_joints)[0]
+    flight = _flight_shift(an, body, motion.fps, opts.flight_blend) if opts.flight else None
+    if flight is not None:
+        ref = _shift_root(ref, root, flight / body.unit)
+        ref_an = analyse(ref, contacts, body, **measure)
+    plan = _balance(ref, ref_an, body, opts) if opts.balance else None
+    if plan is not None:
+        ref = _shift_root(ref, root, plan.delta @ an.support.basis)
+        ref_an = analyse(ref, contacts, body, **measure)
+    goals = _Goals(ref, ref_an, contacts, body, plan, opts, an.kin.joint_pos / body.unit)
+    filt = _Filter(ref, goals, body, opts)
+    states = filt.run(keys)
+    shifts = filt.residual(states, filt.ref_state[keys])
+    spacing = max(float(stride), opts.spline_spacing * motion.fps)
+    curve = displacement_curve(keys, shifts, motion.n_frames, spacing=spacing, smoothness=opts.smoothing)
+    t_off = np.zeros_like(motion.translations)
+    r_off = np.zeros_like(motion.translations)
+    t_off[:, filt.root] = curve[:, :3]
+    r_off[:, filt.joints] = curve[:, 3:].reshape(motion.n_frames, len(filt.joints), 3)
+    return displace(ref, t_off, r_off), filt
+
+
+def physics_retarget(
+    motion: Motion, contacts: Contacts, body: BodyModel, options: PhysicsOptions | None = None
+) -> tuple[Motion, dict]:
+    """Physically plausible version of an already retargeted ``motion`` for ``body`` (module notes).
+
+    contacts: the motion's foot contacts (:func:`core.contacts.detect_contacts`); body: the
+    target's body model (:func:`.body.body_model`). Returns the new motion and a report:
+    ``before`` and ``after`` metrics (:func:`.metrics.report`; ``after`` with the deviation
+    from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
+    filter, smoothing; not the final metrics), the key frames filtered and the options.
+    """
+    opts = options or PhysicsOptions()
+    start = time.perf_counter()
+    with single_thread():
+        feet = contacts
+        contacts = with_toes(motion, contacts) if opts.toes else contacts
+        measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+        before = analyse(motion, contacts, body, **measure)
+        measure["ground"] = before.support.ground
+        keys, stride = _keys(motion.n_frames, motion.fps, opts.key_rate)
+        out, an = motion, before
+        if opts.plant:
+            out = plant_feet(motion, feet)
+            an = analyse(out, contacts, body, **measure)
+        for _ in range(max(opts.passes, 1)):
+            out, filt = _pass(out, an, contacts, body, opts, measure, keys, stride)
+            if opts.plant:
+                out = plant_feet(out, feet)
+            an = analyse(out, contacts, body, **measure)
+    seconds = time.perf_counter() - start
+    after = an
+    return out, {
+        "before": report(before, body, motion),
+        "after": report(after, body, out, source=motion),
+        "seconds": seconds,
+        "frames_per_second": motion.n_frames / seconds,
+        "key_frames": int(len(keys)),
+        "state_dimension": int(filt.n),
+        "state_joints": [body.skeleton.names[j] for j in [filt.root, *filt.joints]],
+        "options": asdict(opts),
+    }

@@ -1,0 +1,196 @@
+"""Support polygons on flat ground: foot boxes, convex hulls, point-in-polygon, distances.
+
+Everything works in 2-D ground coordinates (e1, e2) with e1 × e2 = up (:func:`ground_basis`).
+A foot in contact is a box around its ankle and toe tip projected on the ground (see
+:func:`core.physics.dynamics.support_from`); the support polygon of a frame is the convex hull
+of the boxes in contact.
+
+The per-frame hulls are vectorised over frames with a fixed number of candidate points P
+(4 per foot): the directed pair (i, j) is a counter-clockwise hull edge when every other
+active point lies on its left (cross product ≥ −ε). Inside tests, distances and projections
+use those edge masks directly — no per-frame Python loop. :func:`convex_hull` (Andrew's
+monotone chain) returns the ordered hull of one point set, for drawing.
+The edge mask costs O(P³) per frame once; queries then use one edge per hull point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EPS = 1e-9
+
+
+def ground_basis(up: np.ndarray) -> np.ndarray:
+    """(2, 3) orthonormal rows e1, e2 spanning the ground plane, with e1 × e2 = up."""
+    up = np.asarray(up, dtype=float) / np.linalg.norm(up)
+    helper = np.eye(3)[int(np.argmin(np.abs(up)))]
+    e1 = np.cross(helper, up)
+    e1 /= np.linalg.norm(e1)
+    return np.stack((e1, np.cross(up, e1)))
+
+
+def to_ground(points: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Ground coordinates (..., 2) of 3-D points (..., 3)."""
+    return np.asarray(points, dtype=float) @ basis.T
+
+
+def from_ground(points2: np.ndarray, basis: np.ndarray, up: np.ndarray, height: float) -> np.ndarray:
+    """3-D points (..., 3) at ``height`` along ``up`` from ground coordinates (..., 2)."""
+    return np.asarray(points2) @ basis + height * np.asarray(up)
+
+
+def foot_boxes(start2: np.ndarray, tip2: np.ndarray, back: np.ndarray, half_width: np.ndarray) -> np.ndarray:
+    """(..., 4, 2) counter-clockwise corners of boxes from ``back`` behind ``start`` to ``tip``, ±``half_width``.
+
+    start2, tip2: (..., 2) ground points; back, half_width: (...,) lengths in the same units.
+    """
+    d = tip2 - start2
+    length = np.linalg.norm(d, axis=-1, keepdims=True)
+    d = np.divide(d, length, out=np.zeros_like(d), where=length > 1e-12)
+    n = np.stack((-d[..., 1], d[..., 0]), axis=-1)  # d turned +90°: the left of the foot
+    rear = start2 - np.asarray(back)[..., None] * d
+    half = np.asarray(half_width)[..., None] * n
+    return np.stack((rear - half, tip2 - half, tip2 + half, rear + half), axis=-2)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def hull_edges(points: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """(..., P, P) bool: (i, j) is a counter-clockwise edge of the hull of the active points.
+
+    points: (..., P, 2); active: (..., P) bool. Collinear and duplicate points may add
+    redundant edges along the same boundary line, which no test here minds.
+    """
+    edge = points[..., None, :, :] - points[..., :, None, :]  # (..., i, j, 2): P_j − P_i
+    rel = points[..., None, :, :] - points[..., :, None, :]  # (..., i, k, 2): P_k − P_i
+    cross = _cross(edge[..., :, :, None, :], rel[..., :, None, :, :])  # (..., i, j, k)
+    scale = np.maximum(np.abs(points).max(axis=(-1, -2)), 1.0)[..., None, None, None]
+    left = (cross >= -EPS * scale**2) | ~active[..., None, None, :]
+    pair = active[..., :, None] & active[..., None, :] & ~np.eye(points.shape[-2], dtype=bool)
+    return pair & left.all(axis=-1)
+
+
+def hull_chain(points: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compact hull edges: for each point (..., P) the end point (..., P, 2) of its edge and whether it has one.
+
+    From the edge mask of :func:`hull_edges`, each hull point keeps its nearest counter-clockwise
+    neighbour along the boundary (so collinear points chain up and cover it); interior and
+    inactive points have none.
+    """
+    length = np.linalg.norm(points[..., None, :, :] - points[..., :, None, :], axis=-1)
+    cand = np.where(edges & (length > 0), length, np.inf)
+    nxt = np.argmin(cand, axis=-1)
+    valid = np.isfinite(np.take_along_axis(cand, nxt[..., None], axis=-1)[..., 0])
+    return np.take_along_axis(points, nxt[..., None], axis=-2), valid
+
+
+def _segment_closest(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Closest points (..., 2) on segments a→b to q (broadcast)."""
+    ab = b - a
+    den = np.sum(ab * ab, axis=-1)
+    t = np.clip(np.sum((q - a) * ab, axis=-1) / np.where(den > 0, den, 1.0), 0.0, 1.0)
+    return a + t[..., None] * ab
+
+
+def polygon_query(
+    start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inside flag (...,), signed distance (...,) (negative inside) and the nearest polygon point (..., 2).
+
+    start, end: (..., E, 2) counter-clockwise boundary edges of a convex polygon, valid
+    (..., E) which of them exist (:func:`hull_chain`); q: (..., 2). Frames with no edge (no
+    support) are outside at distance +inf, nearest point NaN. A NaN q is outside.
+    """
+    qq = q[..., None, :]
+    side = _cross(end - start, qq - start)  # (..., E)
+    scale = np.maximum(np.abs(start).max(axis=(-1, -2)), 1.0)
+    inside = np.all(np.where(valid, side >= -EPS * scale[..., None] ** 2, True), axis=-1)
+    inside &= valid.any(axis=-1) & np.all(np.isfinite(q), axis=-1)
+    closest = _segment_closest(qq, start, end)
+    dist = np.where(valid, np.linalg.norm(closest - qq, axis=-1), np.inf)
+    best = np.argmin(dist, axis=-1)
+    d = np.take_along_axis(dist, best[..., None], axis=-1)[..., 0]
+    nearest = np.take_along_axis(closest, best[..., None, None], axis=-2)[..., 0, :]
+    nearest = np.where(inside[..., None], q, nearest)
+    nearest = np.where(np.isfinite(d)[..., None], nearest, np.nan)
+    return inside, np.where(inside, -d, d), nearest
+
+
+def project_inside(
+    start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray, margin: float = 0.0
+) -> np.ndarray:
+    """q (..., 2) moved to the nearest point at least ``margin`` inside the polygon (unchanged when already there).
+
+    The margin is taken toward the centroid of the polygon's vertices and never past it
+    (near sharp corners the result can be less than ``margin`` from the other edge).
+    """
+    _, signed, nearest = polygon_query(start, end, valid, q)
+    n = np.maximum(valid.sum(axis=-1, keepdims=True), 1)
+    centroid = np.sum(np.where(valid[..., None], start, 0.0), axis=-2) / n
+    to_c = centroid - nearest
+    span = np.linalg.norm(to_c, axis=-1)
+    step = np.minimum(margin, span)
+    unit = np.divide(to_c, span[..., None], out=np.zeros_like(to_c), where=span[..., None] > 1e-12)
+    goal = nearest + step[..., None] * unit
+    return np.where((signed <= -margin)[..., None], q, goal)
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """(H, 2) counter-clockwise hull of points (N, 2), Andrew's monotone chain (collinear points dropped)."""
+    pts = np.unique(np.asarray(points, dtype=float), axis=0)
+    if len(pts) < 3:
+        return pts
+
+    def half(seq: np.ndarray) -> list:
+        out: list = []
+        for p in seq:
+            while len(out) >= 2 and _cross(out[-1] - out[-2], p - out[-2]) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = half(pts), half(pts[::-1])
+    return np.array(lower[:-1] + upper[:-1])
+
+
+class Support:
+    """Support polygons of a clip, from B foot boxes (T, B, 4, 2) in ground coordinates with their
+    contact flags (T, B) and the joints (B,) that take each box's share of the ground force.
+
+    points (T, 4B, 2) and active (T, 4B) are the candidate hull points; each point's hull edge
+    ends at end (T, 4B, 2) where valid (T, 4B) (:func:`hull_chain`); basis
+    (2, 3), up (3,) and ground (height along up) place the ground plane, scene units.
+    """
+
+    def __init__(self, boxes: np.ndarray, flags: np.ndarray, joints: np.ndarray, basis, up, ground: float):
+        t, b = flags.shape
+        self.boxes = np.asarray(boxes, dtype=float)
+        self.flags = np.asarray(flags, dtype=bool)
+        self.joints = np.asarray(joints, dtype=int)
+        self.points = self.boxes.reshape(t, 4 * b, 2)
+        self.active = np.repeat(self.flags, 4, axis=1)
+        self.end, self.valid = hull_chain(self.points, hull_edges(self.points, self.active))
+        self.basis, self.up, self.ground = basis, np.asarray(up, dtype=float), float(ground)
+
+    @property
+    def any(self) -> np.ndarray:
+        """(T,) frames with at least one box in contact."""
+        return self.flags.any(axis=1)
+
+    def query(self, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`polygon_query` of ground points (T, 2)."""
+        return polygon_query(self.points, self.end, self.valid, q2)
+
+    def project(self, q2: np.ndarray, margin: float = 0.0) -> np.ndarray:
+        """:func:`project_inside` of ground points (T, 2)."""
+        return project_inside(self.points, self.end, self.valid, q2, margin)
+
+    def hull(self, frame: int) -> np.ndarray:
+        """(H, 2) ordered hull of one frame (empty without contact)."""
+        return convex_hull(self.points[frame][self.active[frame]]) if self.active[frame].any() else np.zeros((0, 2))
+
+    def frames(self, index) -> Support:
+        """The support of selected frames (slice, index array or mask)."""
+        return Support(self.boxes[index], self.flags[index], self.joints, self.basis, self.up, self.ground)

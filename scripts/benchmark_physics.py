@@ -1,0 +1,221 @@
+"""Benchmark of physics-aware retargeting on real captures (plain Python, no Blender).
+
+    python scripts/benchmark_physics.py RESULTS_DIR [--mocap ../shared/mocap] [--clips walk jump ...]
+
+The paper's setting (Jin et al. 2014): a 60 kg source retargeted to a 1.4× taller, 90 kg
+character. Until the geometric retargeter lands, the "retargeted" motion is the capture with
+its skeleton offsets and root path scaled by 1.4 (same timing). For each clip it runs
+:func:`core.physics.retarget.physics_retarget` and writes to RESULTS_DIR:
+
+- ``summary.json`` and ``summary.md``: ZMP-inside share over contact frames, torque-limit
+  violations (count, frames, worst ratio), CoM flight-path error, jerk and deviation, before
+  and after, with frames per second of the solve on one core (BLAS threads pinned to 1);
+- ``<clip>_zmp.png``: the ZMP path over the support polygons, before and after;
+- ``<clip>_torques.png``: hip, knee and ankle torque norms against their limits, before and after.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one core per character (set before numpy loads)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.contacts import detect_contacts  # noqa: E402
+from core.io.bvh import read_bvh  # noqa: E402
+from core.motion import Motion  # noqa: E402
+from core.physics.body import body_model  # noqa: E402
+from core.physics.dynamics import torque_ratios  # noqa: E402
+from core.physics.metrics import analyse, report  # noqa: E402
+from core.physics.retarget import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
+from core.physics.support import to_ground  # noqa: E402
+from core.skeleton import Skeleton  # noqa: E402
+
+CMU_UNIT = 0.0254 / 0.45  # metres per CMU scene unit (ASF "length 0.45", inches)
+# name: (file, first frame, stop frame); frame 0 of the cgspeed files is a synthetic T-pose.
+CLIPS = {
+    "walk_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None),
+    "walk_05_01": ("cmu_bvh_cgspeed/05_01.bvh", 1, None),
+    "jump_01_01": ("cmu_bvh_cgspeed/01_01.bvh", 1, 800),
+    "dance_05_02": ("cmu_bvh_cgspeed/05_02.bvh", 1, None),
+}
+KEYS = (
+    "zmp_inside_share",
+    "zmp_outside_mean_m",
+    "torque_violations",
+    "torque_violation_frames",
+    "torque_worst_ratio",
+    "torque_worst_joint",
+    "flight_frames",
+    "flight_error_m",
+    "flight_momentum_drift",
+    "jerk_m_s3",
+    "deviation",
+)
+
+
+def scaled(motion: Motion, factor: float) -> Motion:
+    """The motion on a skeleton ``factor`` times larger: offsets, End Sites and root path scaled."""
+    sk = motion.skeleton
+    big = Skeleton(
+        sk.names,
+        sk.parents,
+        sk.rest_translations * factor,
+        sk.rest_rotations,
+        sk.channels,
+        sk.end_site_parents,
+        sk.end_site_offsets * factor,
+    )
+    return Motion(big, motion.translations * factor, motion.rotations.copy(), motion.fps)
+
+
+def plot_zmp(path: Path, title: str, analyses: dict, unit: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(analyses), 1, figsize=(13, 3.2 * len(analyses)), squeeze=False)
+    for ax, (label, an) in zip(axes[:, 0], analyses.items()):
+        sup = an.support
+        for t in range(0, len(an.zmp), max(1, len(an.zmp) // 150)):
+            hull = sup.hull(t) * unit
+            if len(hull):
+                ax.fill(hull[:, 0], hull[:, 1], color="0.6", alpha=0.08, lw=0)
+        z = to_ground(an.zmp, sup.basis) * unit
+        inside = sup.query(to_ground(an.zmp, sup.basis))[0]
+        com = to_ground(an.com / unit, sup.basis) * unit
+        ax.plot(com[:, 0], com[:, 1], color="tab:blue", lw=1, label="CoM")
+        ax.plot(z[:, 0], z[:, 1], color="tab:red", lw=0.6, alpha=0.6, label="ZMP")
+        out = ~inside & sup.any & ~an.free_fall
+        ax.scatter(z[out, 0], z[out, 1], s=5, color="black", label="ZMP outside", zorder=3)
+        share = inside[sup.any & ~an.free_fall].mean() if (sup.any & ~an.free_fall).any() else 1.0
+        ax.set_title(f"{title} — {label}: ZMP inside {100 * share:.1f} % of contact frames")
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_xlabel("ground e1 (m)")
+        ax.set_ylabel("ground e2 (m)")
+        ax.legend(loc="upper right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_torques(path: Path, title: str, analyses: dict, body, fps: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    joints = [j for role in ("hip", "knee", "ankle") for j in body.roles.get(role, [])]
+    fig, axes = plt.subplots(len(joints), 1, figsize=(13, 1.7 * len(joints)), sharex=True, squeeze=False)
+    for ax, j in zip(axes[:, 0], joints):
+        for (label, an), color in zip(analyses.items(), ("tab:gray", "tab:green")):
+            t = np.arange(len(an.torques)) / fps
+            ax.plot(t, np.linalg.norm(an.torques[:, j], axis=-1), color=color, lw=0.8, label=label)
+        ax.axhline(body.torque_limits[j], color="tab:red", lw=1, ls="--", label="limit")
+        ax.set_ylabel(f"{body.skeleton.names[j]}\nN·m", fontsize=7)
+    axes[0, 0].legend(loc="upper right", fontsize=7)
+    axes[0, 0].set_title(f"{title}: joint torque norms vs limits")
+    axes[-1, 0].set_xlabel("s")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
+    rel, first, stop = spec
+    source = read_bvh(mocap / rel).frames(slice(first, stop))
+    motion = scaled(source, args.scale)
+    source_body = body_model(source.skeleton, args.source_mass, unit=CMU_UNIT)
+    body = body_model(motion.skeleton, args.target_mass, unit=CMU_UNIT)
+    contacts = detect_contacts(motion)
+    source_contacts = with_toes(source, detect_contacts(source))
+    source_report = report(analyse(source, source_contacts, source_body), source_body, source)
+    start = time.perf_counter()
+    result, rep = physics_retarget(motion, contacts, body, PhysicsOptions())
+    total = time.perf_counter() - start
+    toes = with_toes(motion, contacts)
+    before = analyse(motion, toes, body)
+    after = analyse(result, toes, body, ground=before.support.ground)
+    plot_zmp(out_dir / f"{name}_zmp.png", name, {"before": before, "after": after}, body.unit)
+    plot_torques(out_dir / f"{name}_torques.png", name, {"before": before, "after": after}, body, motion.fps)
+    ratios = torque_ratios(after.torques, body)
+    return {
+        "clip": rel,
+        "frames": motion.n_frames,
+        "fps": motion.fps,
+        "source_height_m": source_body.height,
+        "target_height_m": body.height,
+        "source_60kg": {k: source_report.get(k) for k in KEYS},
+        "before": {k: rep["before"].get(k) for k in KEYS},
+        "after": {k: rep["after"].get(k) for k in KEYS},
+        "solve_seconds": rep["seconds"],
+        "frames_per_second": rep["frames_per_second"],
+        "frames_per_second_with_metrics": motion.n_frames / total,
+        "after_worst_joint_ratios": {
+            body.skeleton.names[j]: float(ratios[:, j].max()) for j in np.flatnonzero(ratios.max(axis=0) > 1.0)
+        },
+    }
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        "| clip | frames | ZMP inside before → after | torque violations (frames) before → after | worst ratio "
+        "before → after | flight error m before → after | jerk m/s³ before → after | deviation | frames/s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in results.items():
+        b, a = r["before"], r["after"]
+        lines.append(
+            f"| {name} | {r['frames']} | {100 * b['zmp_inside_share']:.1f} % → {100 * a['zmp_inside_share']:.1f} % "
+            f"| {b['torque_violation_frames']} → {a['torque_violation_frames']} "
+            f"| {b['torque_worst_ratio']:.2f} → {a['torque_worst_ratio']:.2f} "
+            f"| {b['flight_error_m']:.4f} → {a['flight_error_m']:.4f} "
+            f"| {b['jerk_m_s3']:.0f} → {a['jerk_m_s3']:.0f} | {a['deviation']:.4f} | {r['frames_per_second']:.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", type=Path, help="folder for summary.json, summary.md and the plots")
+    parser.add_argument("--mocap", type=Path, default=ROOT.parent / "shared" / "mocap")
+    parser.add_argument("--clips", nargs="*", default=list(CLIPS), choices=list(CLIPS))
+    parser.add_argument("--scale", type=float, default=1.4)
+    parser.add_argument("--source-mass", type=float, default=60.0)
+    parser.add_argument("--target-mass", type=float, default=90.0)
+    args = parser.parse_args(argv)
+    if not args.mocap.exists():
+        print(f"captures not found: {args.mocap}", file=sys.stderr)
+        return 1
+    args.results.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for name in args.clips:
+        results[name] = run_clip(name, CLIPS[name], args.mocap, args.results, args)
+        r = results[name]
+        print(
+            f"{name}: ZMP inside {100 * r['before']['zmp_inside_share']:.1f} % → {100 * r['after']['zmp_inside_share']:.1f} %, "
+            f"torque-violation frames {r['before']['torque_violation_frames']} → {r['after']['torque_violation_frames']}, "
+            f"worst {r['before']['torque_worst_ratio']:.2f} → {r['after']['torque_worst_ratio']:.2f}, "
+            f"flight error {r['before']['flight_error_m']:.4f} → {r['after']['flight_error_m']:.4f} m, "
+            f"deviation {r['after']['deviation']:.4f}, {r['frames_per_second']:.0f} frames/s",
+            flush=True,
+        )
+    (args.results / "summary.json").write_text(json.dumps(results, indent=2))
+    (args.results / "summary.md").write_text(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
