@@ -6,9 +6,9 @@ import bpy
 
 
 def _classes():
-    from . import operators, ui
+    from . import operators, retarget_operators, ui
 
-    return (*ui.classes, *operators.classes)
+    return (*ui.classes, *operators.classes, *retarget_operators.classes)
 
 
 def register() -> None:
