@@ -86,16 +86,16 @@ def bone_map_of(collection: Any) -> dict[str, str]:
     return {row.target: row.source for row in collection if row.source}
 
 
-def _held_channels(obj: Any, root: str) -> dict[tuple[str, str, int], float]:
-    """Rest values of the location and scale channels the target's current action animates
-    (besides the root's location), so the new action holds them at rest."""
+def _held_channels(obj: Any) -> dict[tuple[str, str, int], float]:
+    """Rest values of the location and scale channels the target's current action animates,
+    so the new action holds at rest those it does not move."""
     channels = animdata.object_channels(obj)
     if channels is None:
         return {}
     curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
     held = {}
     for bone, prop, index in curves.by_channel:
-        if prop == "scale" or (prop == "location" and bone != root):
+        if prop in ("scale", "location"):
             held[(bone, prop, index)] = 1.0 if prop == "scale" else 0.0
     return held
 
@@ -107,12 +107,12 @@ def _reset_pose(obj: Any) -> None:
         pose_bone.scale = (1.0, 1.0, 1.0)
 
 
-def write_result(target: Any, motion: Any, frames: np.ndarray, name: str, root: str) -> animdata.Channels:
+def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> animdata.Channels:
     """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
     the target's previous action is kept (fake user)."""
     values = pose_values(target, motion)
     n = len(frames)
-    for key, rest in _held_channels(target, root).items():
+    for key, rest in _held_channels(target).items():
         values.setdefault(key, np.full(n, rest))
     previous = animdata.object_channels(target)
     channels = animdata.new_action_for(target, name)
@@ -151,7 +151,7 @@ def retarget_armatures(
     root = skeleton.names[result.root]
     if target.data.bones[root].use_connect:
         result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
-    channels = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}", root)
+    channels = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
     channels.action["mocap_workbench"] = {
         "retarget_source": source.name,
         "source_action": clip.channels.action.name,

@@ -1,12 +1,14 @@
 """Figures of a retarget, and the naive rotation copy it is compared with.
 
 - position error: |p_t(k) − (s·A·p_s(j) + shift)| over the mapped pairs (k, j) and all frames,
-  divided by the target's standing height (:func:`.body.standing_height`);
+  divided by the target's standing height (:func:`.body.standing_height`), of the result and
+  of the result before planting (the transfer alone; planting moves the legs on purpose);
 - direction error: angle between each mapped bone (from its nearest mapped ancestor to it)
   and the corresponding aligned source bone, in degrees (0 when the rest corrections work,
   whatever the proportions);
 - foot skating: :func:`core.contacts.foot_skating` with the source's contact frames on the
-  target feet, in target units per second of contact, before and after planting; the
+  target feet, in target units per second of contact, before and after planting, measured
+  relative to the root shift (so an in-place result is measured on its treadmill); the
   source's own skating times s for reference;
 - contact preservation: share of the source's contact frames in which the target foot is
   horizontally within ``tolerance`` · height of its mapped anchor.
@@ -26,10 +28,13 @@ from .retarget import RetargetResult
 from .transfer import mapped_ancestors, rest_world
 
 
-def position_error(source_positions: np.ndarray, result: RetargetResult, height: float) -> np.ndarray:
-    """(T, n) distances of the mapped target joints from their mapped source joints, in heights."""
+def position_error(
+    source_positions: np.ndarray, result: RetargetResult, height: float, motion: Motion | None = None
+) -> np.ndarray:
+    """(T, n) distances of the mapped target joints (of ``motion``, default the result) from
+    their mapped source joints, in heights."""
     tk, sj = result.pairs
-    target = result.motion.world_positions()[:, tk]
+    target = (motion or result.motion).world_positions()[:, tk]
     return np.linalg.norm(target - result.map_points(source_positions[:, sj]), axis=-1) / height
 
 
@@ -52,6 +57,12 @@ def direction_error(source_positions: np.ndarray, source: Skeleton, result: Reta
     return np.degrees(np.arctan2(np.linalg.norm(np.cross(vt, vs), axis=-1), np.sum(vt * vs, axis=-1)))
 
 
+def _skating(motion: Motion, result: RetargetResult) -> float:
+    """Foot skating rate of ``motion`` with the result's contacts, relative to the root shift."""
+    positions = motion.world_positions() - result.shift[:, None]
+    return foot_skating(motion, result.contacts, positions=positions).total_rate
+
+
 def _length(pos: np.ndarray, a: int, b: int) -> float:
     return float(np.linalg.norm(pos[a] - pos[b]))
 
@@ -71,6 +82,7 @@ def retarget_metrics(source: Motion, result: RetargetResult, tolerance: float = 
     height = standing_height(result.motion.skeleton, result.target_labels)
     s_pos = source.world_positions()
     err = position_error(s_pos, result, height)
+    transfer = position_error(s_pos, result, height, result.unplanted)
     angles = direction_error(s_pos, source.skeleton, result)
     out = {
         "frames": float(source.n_frames),
@@ -80,12 +92,13 @@ def retarget_metrics(source: Motion, result: RetargetResult, tolerance: float = 
         "position_error_mean_h": float(err.mean()),
         "position_error_p95_h": float(np.percentile(err, 95)),
         "position_error_max_h": float(err.max()),
+        "position_error_unplanted_mean_h": float(transfer.mean()),
         "direction_error_mean_deg": float(angles.mean()) if angles.size else 0.0,
         "direction_error_max_deg": float(angles.max()) if angles.size else 0.0,
     }
     if result.contacts is not None:
-        before = foot_skating(result.unplanted, result.contacts).total_rate
-        after = foot_skating(result.motion, result.contacts).total_rate
+        before = _skating(result.unplanted, result)
+        after = _skating(result.motion, result)
         source_rate = foot_skating(source, result.source_contacts, positions=s_pos).total_rate * result.scale
         out |= {
             "skating_source_scaled": source_rate,

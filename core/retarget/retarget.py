@@ -6,8 +6,8 @@ Pipeline (:func:`retarget`):
    shortest arc from the source's up axis (detected on the motion) to the target's (detected
    on its rest pose, or given), e.g. BVH Y-up → Blender Z-up like Blender's BVH importer;
 2. rotations by :class:`.transfer.Transfer` (world space, per-bone rest corrections);
-3. root: the shallowest mapped target joint (the hips) follows its source joint's world
-   position mapped by p ↦ s·A·p + shift(t), s the leg-length ratio (target / source: upper
+3. root: the target joint mapped to the source's hips (else the shallowest mapped one)
+   follows its source joint's world position mapped by p ↦ s·A·p + shift(t), s the leg-length ratio (target / source: upper
    leg → knee → ankle, :func:`.body.leg_length`) unless a ratio is given. ``in_place``
    subtracts the low-pass of the horizontal path (moving average over ``in_place_window``
    seconds, ends extended by point reflection), keeping the sway, and puts the root over its rest place; ``on_floor`` shifts it along
@@ -122,18 +122,19 @@ def retarget(
     scale = float(options.scale) if options.scale else _leg_ratio(source.skeleton, target, source_labels, target_labels)
     transfer = Transfer.build(source.skeleton, target, tk, sj, a)
     rotations = transfer.local_rotations(transfer.world_rotations(s_rot, options.distribute_twist))
-    root = _root_joint(target, tk)
-    skeleton = _with_root_channels(target, root)
-    path = scale * quat.rotate(a, s_pos[:, transfer.source_of[root]])
-    shift = np.zeros_like(path)
+    root = _root_joint(target, tk, sj, source_labels.get("hips"))
+    placed = _placed_joints(target, transfer.source_of, root)
+    skeleton = _with_position_channels(target, placed)
+    paths = scale * quat.rotate(a, s_pos[:, transfer.source_of[placed]])
+    shift = np.zeros_like(paths[:, 0])
     if options.in_place:
-        shift += _in_place_shift(path, up_t, rest_world(target)[0][root], round(options.in_place_window * source.fps))
-    motion = _place_root(
-        Motion(skeleton, _rest_translations(target, len(path)), rotations, source.fps), root, path + shift
-    )
+        rest = rest_world(target)[0][root]
+        shift += _in_place_shift(paths[:, -1], up_t, rest, round(options.in_place_window * source.fps))
+    motion = Motion(skeleton, _rest_translations(target, len(paths)), rotations, source.fps)
+    motion = _place(motion, placed, paths + shift[:, None])
     if options.on_floor:
         shift += (options.floor_level - ground_height(motion, target_labels, up_t)) * up_t
-        motion = _place_root(motion, root, path + shift)
+        motion = _place(motion, placed, paths + shift[:, None])
     result = RetargetResult(motion, motion, mapping, (tk, sj), scale, a, up_t, root, shift, target_labels=target_labels)
     if options.plant_feet:
         _plant(result, source, s_pos, up_s, options.blend)
@@ -155,19 +156,34 @@ def _leg_ratio(source: Skeleton, target: Skeleton, source_labels: dict, target_l
     return standing_height(target, target_labels) / standing_height(source, source_labels)
 
 
-def _root_joint(target: Skeleton, tk: np.ndarray) -> int:
-    """The shallowest mapped target joint (ties: the one moving the most of the body)."""
+def _root_joint(target: Skeleton, tk: np.ndarray, sj: np.ndarray, source_hips: int | None) -> int:
+    """The target joint that carries the translation: the one mapped to the source's hips, else
+    the shallowest mapped joint (ties: the one moving the most of the body). A static root above
+    the hips (Bandai Namco's ``joint_Root``) is mapped too when both rigs have it, but never moves."""
+    hits = tk[sj == source_hips] if source_hips is not None else tk[:0]
+    if len(hits):
+        return int(hits[0])
     depth = target.depths()[tk]
     candidates = tk[depth == depth.min()]
     return int(max(candidates, key=lambda k: target.subtree(int(k)).sum()))
 
 
-def _with_root_channels(target: Skeleton, root: int) -> Skeleton:
-    """The target skeleton with position channels on ``root`` (added in front if missing)."""
-    if any(c in POSITION_CHANNELS for c in target.channels[root]):
-        return target
+def _placed_joints(target: Skeleton, source_of: np.ndarray, root: int) -> np.ndarray:
+    """The root and its mapped ancestors, top down: the joints placed at their mapped source positions."""
+    chain = [root]
+    while (p := target.parents[chain[-1]]) >= 0:
+        chain.append(int(p))
+    return np.array([j for j in chain[::-1] if source_of[j] >= 0])
+
+
+def _with_position_channels(target: Skeleton, joints: np.ndarray) -> Skeleton:
+    """The target skeleton with position channels on ``joints`` (added in front where missing)."""
     channels = list(target.channels)
-    channels[root] = (*POSITION_CHANNELS, *(channels[root] or ("Zrotation", "Xrotation", "Yrotation")))
+    for j in joints:
+        if not any(c in POSITION_CHANNELS for c in channels[j]):
+            channels[j] = (*POSITION_CHANNELS, *(channels[j] or ("Zrotation", "Xrotation", "Yrotation")))
+    if tuple(channels) == target.channels:
+        return target
     return Skeleton(target.names, target.parents, target.rest_translations, target.rest_rotations, tuple(channels),
                     target.end_site_parents, target.end_site_offsets, None, target.meta)  # fmt: skip
 
@@ -194,15 +210,16 @@ def _in_place_shift(path: np.ndarray, up: np.ndarray, rest: np.ndarray, window: 
     return (rest - (rest @ up) * up) - horizontal
 
 
-def _place_root(motion: Motion, root: int, world: np.ndarray) -> Motion:
-    """A copy of ``motion`` whose ``root`` joint sits at ``world`` (T, 3) positions."""
+def _place(motion: Motion, joints: np.ndarray, world: np.ndarray) -> Motion:
+    """A copy of ``motion`` whose ``joints`` (top down) sit at ``world`` (T, n, 3) positions."""
     out = motion.copy()
-    parent = motion.skeleton.parents[root]
-    if parent < 0:
-        out.translations[:, root] = world
-        return out
-    pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
-    out.translations[:, root] = quat.rotate(quat.inverse(rot[:, parent]), world - pos[:, parent])
+    for i, j in enumerate(joints):
+        parent = motion.skeleton.parents[j]
+        if parent < 0:
+            out.translations[:, j] = world[:, i]
+            continue
+        pos, rot = forward_kinematics(out.skeleton, out.translations, out.rotations)
+        out.translations[:, j] = quat.rotate(quat.inverse(rot[:, parent]), world[:, i] - pos[:, parent])
     return out
 
 

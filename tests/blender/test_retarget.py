@@ -250,3 +250,77 @@ def test_poll_explains_what_is_missing():
     bpy.context.scene.mocap_workbench.retarget.source = other
     select_pair(target, target)
     assert "'Other' has no action" in operators.pair_poll_message(bpy.context)
+
+
+class FakeLayout:
+    """Records what a panel draws and checks every property and operator it names exists."""
+
+    def __init__(self, calls):
+        self.calls = calls
+        self.use_property_split = self.use_property_decorate = self.enabled = self.active = False
+
+    def _sub(self, *args, **kwargs):
+        return FakeLayout(self.calls)
+
+    row = column = box = _sub
+
+    def label(self, text="", icon="NONE"):
+        self.calls.append(("label", text))
+
+    def separator(self):
+        pass
+
+    def prop(self, data, name, **kwargs):
+        assert name in data.bl_rna.properties, name
+        self.calls.append(("prop", name))
+
+    def prop_search(self, data, name, search_data, search_name, **kwargs):
+        assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties
+        self.calls.append(("prop_search", name))
+
+    def operator(self, idname, **kwargs):
+        category, name = idname.split(".")
+        assert hasattr(getattr(bpy.ops, category), name), idname
+        self.calls.append(("operator", idname))
+
+    def template_list(self, list_type, list_id, data, prop, active_data, active_prop, **kwargs):
+        assert hasattr(bpy.types, list_type) and prop in data.bl_rna.properties
+        assert active_prop in active_data.bl_rna.properties
+        self.calls.append(("list", prop))
+
+
+def test_panels_draw_everything_they_name():
+    source = walk_armature()
+    target = build_rigify_rig()
+    select_pair(source, target)
+    bpy.ops.mocap.retarget_auto_map()
+    bpy.context.scene.mocap_workbench.retarget.root_scale = "RATIO"
+    for name in ("MOCAP_PT_retarget", "MOCAP_PT_retarget_bone_map"):
+        calls = []
+        panel = getattr(bpy.types, name)
+        panel.draw(type("Panel", (), {"layout": FakeLayout(calls)})(), bpy.context)
+        assert calls, name
+    assert ("list", "bone_map") in calls and ("operator", "mocap.retarget_save_map") in calls
+
+
+def test_bone_map_list_filters_unmapped_rows():
+    from types import SimpleNamespace
+
+    source = walk_armature()
+    target = build_rigify_rig()
+    select_pair(source, target)
+    bpy.ops.mocap.retarget_auto_map()
+    settings = bpy.context.scene.mocap_workbench.retarget
+    ui_list = bpy.types.MOCAP_UL_bone_map
+    fake = SimpleNamespace(filter_name="", bitflag_filter_item=1 << 30)
+    flags, order = ui_list.filter_items(fake, bpy.context, settings, "bone_map")
+    assert len(flags) == 39 and all(flags) and order == []
+    settings.show_unmapped = False
+    flags, _ = ui_list.filter_items(fake, bpy.context, settings, "bone_map")
+    assert sum(1 for f in flags if f) == 21
+    fake.filter_name = "*thigh*"
+    flags, _ = ui_list.filter_items(fake, bpy.context, settings, "bone_map")
+    assert sum(1 for f in flags if f) == 2
+    calls = []
+    ui_list.draw_item(fake, bpy.context, FakeLayout(calls), settings, settings.bone_map[0], 0, settings, "", 0)
+    assert calls == [("label", "DEF-spine"), ("prop_search", "source")]
