@@ -46,7 +46,7 @@ CONVENTIONS: dict[str, dict[str, str | tuple[str, ...]]] = {
         "neck1": "Neck1", "head": "Head", "hip_joint": "{L}HipJoint", "upper_leg": "{Left}UpLeg",
         "lower_leg": "{Left}Leg", "foot": "{Left}Foot", "toe": "{Left}ToeBase", "shoulder": "{Left}Shoulder",
         "upper_arm": "{Left}Arm", "forearm": "{Left}ForeArm", "hand": "{Left}Hand",
-        "finger_base": "{Left}FingerBase", "index": "{Left}HandIndex1", "thumb": "{L}Thumb",
+        "finger_base": "{Left}FingerBase", "index": ("{Left}HandIndex1", "{L}Fingers"), "thumb": "{L}Thumb",
     },
     "cmu_3dsmax": {
         "hips": "Hips", "spine": "lowerback", "spine1": "Chest", "chest": "Chest2", "neck": "lowerneck",

@@ -4,8 +4,8 @@
   divided by the target's standing height (:func:`.body.standing_height`), of the result and
   of the result before planting (the transfer alone; planting moves the legs on purpose);
 - direction error: angle between each mapped bone (from its nearest mapped ancestor to it)
-  and the corresponding aligned source bone, in degrees (0 when the rest corrections work,
-  whatever the proportions);
+  and the corresponding aligned source bone, in degrees, before planting (0 when the rest
+  corrections work, whatever the proportions);
 - foot skating: :func:`core.contacts.foot_skating` with the source's contact frames on the
   target feet, in target units per second of contact, before and after planting, measured
   relative to the root shift (so an in-place result is measured on its treadmill); the
@@ -38,8 +38,11 @@ def position_error(
     return np.linalg.norm(target - result.map_points(source_positions[:, sj]), axis=-1) / height
 
 
-def direction_error(source_positions: np.ndarray, source: Skeleton, result: RetargetResult) -> np.ndarray:
-    """(T, m) angles in degrees between mapped target bones and their aligned source bones."""
+def direction_error(
+    source_positions: np.ndarray, source: Skeleton, result: RetargetResult, motion: Motion | None = None
+) -> np.ndarray:
+    """(T, m) angles in degrees between mapped target bones (of ``motion``, default the result)
+    and their aligned source bones."""
     tk, sj = result.pairs
     target = result.motion.skeleton
     source_of = np.full(target.n_joints, -1)
@@ -51,7 +54,7 @@ def direction_error(source_positions: np.ndarray, source: Skeleton, result: Reta
     if not bones:
         return np.zeros((len(source_positions), 0))
     a, k = np.array(bones).T
-    pos = result.motion.world_positions()
+    pos = (motion or result.motion).world_positions()
     vt = pos[:, k] - pos[:, a]
     vs = quat.rotate(result.alignment, source_positions[:, source_of[k]] - source_positions[:, source_of[a]])
     return np.degrees(np.arctan2(np.linalg.norm(np.cross(vt, vs), axis=-1), np.sum(vt * vs, axis=-1)))
@@ -83,7 +86,7 @@ def retarget_metrics(source: Motion, result: RetargetResult, tolerance: float = 
     s_pos = source.world_positions()
     err = position_error(s_pos, result, height)
     transfer = position_error(s_pos, result, height, result.unplanted)
-    angles = direction_error(s_pos, source.skeleton, result)
+    angles = direction_error(s_pos, source.skeleton, result, result.unplanted)
     out = {
         "frames": float(source.n_frames),
         "mapped_bones": float(len(result.pairs[0])),

@@ -4,7 +4,9 @@ Pipeline (:func:`retarget`):
 
 1. bone map (:func:`.mapping.auto_map` unless given) and alignment A of the two spaces: the
    shortest arc from the source's up axis (detected on the motion) to the target's (detected
-   on its rest pose, or given), e.g. BVH Y-up → Blender Z-up like Blender's BVH importer;
+   on its rest pose, or given), e.g. BVH Y-up → Blender Z-up like Blender's BVH importer; a
+   target whose rest pose is not a standing pose (:func:`standing_up`) is taken to share the
+   source's axes unless ``target_up`` or ``alignment`` says otherwise;
 2. rotations by :class:`.transfer.Transfer` (world space, per-bone rest corrections);
 3. root: the target joint mapped to the source's hips (else the shallowest mapped one)
    follows its source joint's world position mapped by p ↦ s·A·p + shift(t), s the leg-length ratio (target / source: upper
@@ -116,9 +118,9 @@ def retarget(
         raise ValueError("the bone map pairs no bones of these armatures")
     s_pos, s_rot = forward_kinematics(source.skeleton, source.translations, source.rotations)
     up_s = detect_up(source.skeleton, s_pos[:: max(1, len(s_pos) // 200)]) if source_up is None else parse_up(source_up)
-    a = _alignment(target, up_s, alignment, target_up)
-    up_t = quat.rotate(a, up_s)
     source_labels, target_labels = label_skeleton(source.skeleton)[0], label_skeleton(target)[0]
+    a = _alignment(target, target_labels, up_s, alignment, target_up)
+    up_t = quat.rotate(a, up_s)
     scale = float(options.scale) if options.scale else _leg_ratio(source.skeleton, target, source_labels, target_labels)
     transfer = Transfer.build(source.skeleton, target, tk, sj, a)
     rotations = transfer.local_rotations(transfer.world_rotations(s_rot, options.distribute_twist))
@@ -141,11 +143,23 @@ def retarget(
     return result
 
 
-def _alignment(target: Skeleton, up_s: np.ndarray, alignment, target_up) -> np.ndarray:
+def _alignment(target: Skeleton, labels: dict[str, int], up_s: np.ndarray, alignment, target_up) -> np.ndarray:
     if alignment is not None:
         return quat.normalize(np.asarray(alignment, dtype=float))
-    up_t = detect_up(target) if target_up is None else parse_up(target_up)
-    return quat.between(up_s, up_t)
+    up_t = standing_up(target, labels) if target_up is None else parse_up(target_up)
+    return quat.between(up_s, up_s if up_t is None else up_t)
+
+
+def standing_up(skeleton: Skeleton, labels: dict[str, int]) -> np.ndarray | None:
+    """Up axis (3,) of a skeleton's rest pose (:func:`core.limbs.detect_up`), or None when the
+    rest pose is not a standing pose: the head (else the chest) not clearly above the hips
+    (Bandai Namco's BVH rest pose has every bone along +X)."""
+    up = detect_up(skeleton)
+    top = labels.get("head", labels.get("chest"))
+    if top is None or "hips" not in labels:
+        return up
+    rise = rest_world(skeleton)[0][top] - rest_world(skeleton)[0][labels["hips"]]
+    return up if rise @ up > 0.5 * np.linalg.norm(rise) else None
 
 
 def _leg_ratio(source: Skeleton, target: Skeleton, source_labels: dict, target_labels: dict) -> float:

@@ -253,3 +253,6 @@ def test_cmu_to_bandai_real_skeleton():
     assert figures["position_error_mean_h"] < 0.12  # joints sit at other anatomical places in each rig
     limbs = direction_error(source.world_positions(), source.skeleton, unplanted(result))
     assert np.median(limbs) < 1e-6
+    # its rest pose is not a standing pose: the up axis is not guessed from it
+    default = retarget(source.frames(slice(0, 60)), target, options=NO_PLANT)
+    assert np.allclose(default.alignment, [1, 0, 0, 0])
