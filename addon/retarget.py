@@ -48,11 +48,17 @@ class RetargetReport:
             f"{self.mapped} of {self.target_bones} bones mapped, root scale {self.scale:.3g}"
         )
         if "skating_before" in self.figures:
-            text += f"; foot skating {self.figures['skating_before']:.3g} → {self.figures['skating_after']:.3g} per s"
+            before, after = (_figure(self.figures[k]) for k in ("skating_before", "skating_after"))
+            text += f"; foot skating {before} → {after} per s"
         text += f"; new action '{self.result_action}'"
         if self.extraction:
             text += f"; {self.extraction}"
         return text
+
+
+def _figure(x: float) -> str:
+    """Three significant digits; rounding noise (below 1e-9) shows as 0."""
+    return f"{x:.3g}" if abs(x) > 1e-9 else "0"
 
 
 def rotation_of(obj: Any) -> np.ndarray:

@@ -161,7 +161,8 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             report = retarget_armatures(source, target, mapping, options_of(self), extract,
                                         progress=lambda x: wm.progress_update(int(100 * x)))  # fmt: skip
         except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
+            hint = " (the bone map in the Retarget panel does not fit: Auto-Map again)" if mapping else ""
+            self.report({"ERROR"}, str(exc) + hint)
             return {"CANCELLED"}
         finally:
             wm.progress_end()

@@ -101,7 +101,8 @@ def _line(report: dict) -> str:
             f"{report['mapped_bones']} bones mapped, scale {report['scale']:.4g}, "
             f"position error {f['position_error_mean_h']:.2%} of height")  # fmt: skip
     if "skating_before" in f:
-        text += f", foot skating {f['skating_before']:.3g} → {f['skating_after']:.3g} per s"
+        after = f"{f['skating_after']:.3g}" if f["skating_after"] > 1e-9 else "0"
+        text += f", foot skating {f['skating_before']:.3g} → {after} per s"
     return text + f", {report['seconds']:.2f} s"
 
 
