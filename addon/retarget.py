@@ -130,6 +130,17 @@ def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> ani
     return channels
 
 
+def _record(action: Any, source: Any, source_action: str, result: Any, figures: dict) -> None:
+    """Keep where an action came from and its figures as a custom property of the action."""
+    action["mocap_workbench"] = {
+        "retarget_source": source.name,
+        "source_action": source_action,
+        "mapped_bones": len(result.pairs[0]),
+        "scale": result.scale,
+        **{k: v for k, v in figures.items() if k.startswith(("skating", "position_error", "contact"))},
+    }
+
+
 def retarget_armatures(
     source: Any,
     target: Any,
@@ -158,13 +169,7 @@ def retarget_armatures(
     if target.data.bones[root].use_connect:
         result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
     channels = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
-    channels.action["mocap_workbench"] = {
-        "retarget_source": source.name,
-        "source_action": clip.channels.action.name,
-        "mapped_bones": len(result.pairs[0]),
-        "scale": result.scale,
-        **{k: v for k, v in figures.items() if k.startswith(("skating", "position_error", "contact"))},
-    }
+    _record(channels.action, source, clip.channels.action.name, result, figures)
     step(0.8)
     report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
                             len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,

@@ -125,22 +125,39 @@ def retarget(
     transfer = Transfer.build(source.skeleton, target, tk, sj, a)
     rotations = transfer.local_rotations(transfer.world_rotations(s_rot, options.distribute_twist))
     root = _root_joint(target, tk, sj, source_labels.get("hips"))
-    placed = _placed_joints(target, transfer.source_of, root)
-    skeleton = _with_position_channels(target, placed)
-    paths = scale * quat.rotate(a, s_pos[:, transfer.source_of[placed]])
-    shift = np.zeros_like(paths[:, 0])
-    if options.in_place:
-        rest = rest_world(target)[0][root]
-        shift += _in_place_shift(paths[:, -1], up_t, rest, round(options.in_place_window * source.fps))
-    motion = Motion(skeleton, _rest_translations(target, len(paths)), rotations, source.fps)
-    motion = _place(motion, placed, paths + shift[:, None])
-    if options.on_floor:
-        shift += (options.floor_level - ground_height(motion, target_labels, up_t)) * up_t
-        motion = _place(motion, placed, paths + shift[:, None])
+    mapped_world = scale * quat.rotate(a, s_pos)
+    motion, shift = _root_motion(transfer, rotations, root, mapped_world, up_t, target_labels, options, source.fps)
     result = RetargetResult(motion, motion, mapping, (tk, sj), scale, a, up_t, root, shift, target_labels=target_labels)
     if options.plant_feet:
         _plant(result, source, s_pos, up_s, options.blend)
     return result
+
+
+def _root_motion(
+    transfer: Transfer,
+    rotations: np.ndarray,
+    root: int,
+    mapped_world: np.ndarray,
+    up: np.ndarray,
+    labels: dict[str, int],
+    options: RetargetOptions,
+    fps: float,
+) -> tuple[Motion, np.ndarray]:
+    """The target motion with ``rotations`` (T, K, 4) and its root (and mapped joints above it)
+    at the mapped source positions ``mapped_world`` (T, J, 3) = s·A·p plus the shift (T, 3)
+    of the in-place and floor options; returns (motion, shift)."""
+    target = transfer.target
+    placed = _placed_joints(target, transfer.source_of, root)
+    paths = mapped_world[:, transfer.source_of[placed]]
+    shift = np.zeros_like(paths[:, 0])
+    if options.in_place:
+        shift += _in_place_shift(paths[:, -1], up, rest_world(target)[0][root], round(options.in_place_window * fps))
+    motion = Motion(_with_position_channels(target, placed), _rest_translations(target, len(paths)), rotations, fps)
+    motion = _place(motion, placed, paths + shift[:, None])
+    if options.on_floor:
+        shift += (options.floor_level - ground_height(motion, labels, up)) * up
+        motion = _place(motion, placed, paths + shift[:, None])
+    return motion, shift
 
 
 def _alignment(target: Skeleton, labels: dict[str, int], up_s: np.ndarray, alignment, target_up) -> np.ndarray:
