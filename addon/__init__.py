@@ -6,9 +6,9 @@ import bpy
 
 
 def _classes():
-    from . import io_acclaim, operators, ui
+    from . import io_acclaim, operators, retarget_operators, ui
 
-    return (*ui.classes, *operators.classes, *io_acclaim.classes)
+    return (*ui.classes, *operators.classes, *io_acclaim.classes, *retarget_operators.classes)
 
 
 def register() -> None:

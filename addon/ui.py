@@ -1,22 +1,91 @@
-"""Sidebar panels, menu entries and the Dope Sheet header button."""
+"""Sidebar panels, the bone-map list, menu entries and the Dope Sheet header button."""
 
 from __future__ import annotations
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProperty, StringProperty
 
 from .operators import MOCAP_OT_extract_keyframes, draw_settings, settings_properties
+from .retarget_operators import MOCAP_OT_retarget, draw_retarget_options, find_source, retarget_properties
+
+
+class MOCAP_PG_bone_pair(bpy.types.PropertyGroup):
+    """One row of the bone map: a target bone and the source bone it follows."""
+
+    __annotations__ = {
+        "target": StringProperty(name="Target Bone", description="Bone of the active armature"),
+        "source": StringProperty(
+            name="Source Bone",
+            description="Bone of the source armature whose motion this bone follows (empty: keep the rest pose)",
+        ),
+    }
+
+
+def _is_armature(_self, obj) -> bool:
+    return obj.type == "ARMATURE"
+
+
+class MOCAP_PG_retarget(bpy.types.PropertyGroup):
+    """Retarget settings and bone map kept with the scene."""
+
+    __annotations__ = {
+        **retarget_properties(),
+        "source": PointerProperty(
+            name="Source",
+            type=bpy.types.Object,
+            poll=_is_armature,
+            description="Armature whose action is retargeted onto the active armature",
+        ),
+        "bone_map": CollectionProperty(type=MOCAP_PG_bone_pair),
+        "bone_map_index": IntProperty(name="Active Bone Pair", default=0),
+        "bone_map_target": StringProperty(name="Mapped Armature", description="Armature the bone map was made for"),
+        "show_unmapped": BoolProperty(
+            name="Show Unmapped", default=True, description="List target bones that have no source bone too"
+        ),
+        "last_report": StringProperty(name="Last Result", default=""),
+    }
 
 
 class MOCAP_PG_settings(bpy.types.PropertyGroup):
     """Extraction settings kept with the scene, shown in the sidebar."""
 
-    __annotations__ = {**settings_properties(), "last_report": StringProperty(name="Last Result", default="")}
+    __annotations__ = {
+        **settings_properties(),
+        "last_report": StringProperty(name="Last Result", default=""),
+        "retarget": PointerProperty(type=MOCAP_PG_retarget),
+    }
 
 
-class _KeyframesPanel:
+class MOCAP_UL_bone_map(bpy.types.UIList):
+    """Target bones and the source bones they follow."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        source = find_source(context)
+        row = layout.row(align=True)
+        row.label(text=item.target, icon="BONE_DATA")
+        if source is not None:
+            row.prop_search(item, "source", source.data, "bones", text="", icon="BLANK1")
+        else:
+            row.prop(item, "source", text="")
+
+    def filter_items(self, context, data, propname):
+        items = getattr(data, propname)
+        flags = [self.bitflag_filter_item] * len(items)
+        if self.filter_name:
+            flags = bpy.types.UI_UL_list.filter_items_by_name(
+                self.filter_name, self.bitflag_filter_item, items, "target"
+            )
+        if not data.show_unmapped:
+            flags = [f if item.source else 0 for f, item in zip(flags, items)]
+        return flags, []
+
+
+class _Sidebar:
     bl_region_type = "UI"
     bl_category = "Mocap"
+
+
+class _KeyframesPanel(_Sidebar):
     bl_label = "Keyframe Extraction"
 
     def draw(self, context):
@@ -26,10 +95,14 @@ class _KeyframesPanel:
         settings = context.scene.mocap_workbench
         draw_settings(layout, settings)
         layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
-        if settings.last_report:
-            box = layout.box()
-            for part in settings.last_report.split("; "):
-                box.label(text=part)
+        _draw_report(layout, settings.last_report)
+
+
+def _draw_report(layout, text: str) -> None:
+    if text:
+        box = layout.box()
+        for part in text.split("; "):
+            box.label(text=part)
 
 
 class MOCAP_PT_keyframes_dopesheet(_KeyframesPanel, bpy.types.Panel):
@@ -44,6 +117,51 @@ class MOCAP_PT_keyframes_view3d(_KeyframesPanel, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
 
 
+class MOCAP_PT_retarget(_Sidebar, bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_label = "Retarget"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        settings = context.scene.mocap_workbench.retarget
+        layout.prop(settings, "source")
+        target = context.active_object
+        row = layout.row()
+        row.enabled = False
+        row.label(
+            text=target.name if target and target.type == "ARMATURE" else "(active armature)", icon="ARMATURE_DATA"
+        )
+        draw_retarget_options(layout, settings)
+        layout.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
+        _draw_report(layout, settings.last_report)
+
+
+class MOCAP_PT_retarget_bone_map(_Sidebar, bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_label = "Bone Map"
+    bl_parent_id = "MOCAP_PT_retarget"
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.mocap_workbench.retarget
+        target = context.active_object
+        if settings.bone_map_target and target and settings.bone_map_target != target.name:
+            layout.label(text=f"Made for '{settings.bone_map_target}': Auto-Map again", icon="ERROR")
+        elif not len(settings.bone_map):
+            layout.label(text="Empty: Retarget maps the bones automatically", icon="INFO")
+        row = layout.row()
+        row.template_list("MOCAP_UL_bone_map", "", settings, "bone_map", settings, "bone_map_index", rows=8)
+        column = row.column(align=True)
+        column.operator("mocap.retarget_auto_map", text="", icon="AUTO")
+        column.operator("mocap.retarget_load_map", text="", icon="FILEBROWSER")
+        column.operator("mocap.retarget_save_map", text="", icon="FILE_TICK")
+        column.operator("mocap.retarget_clear_map", text="", icon="X")
+        column.separator()
+        column.prop(settings, "show_unmapped", text="", icon="HIDE_OFF" if settings.show_unmapped else "HIDE_ON")
+
+
 def draw_key_menu(self, context):
     self.layout.separator()
     self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
@@ -53,11 +171,27 @@ def draw_dopesheet_header(self, context):
     self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, text="", icon="KEYFRAME_HLT")
 
 
-classes = (MOCAP_PG_settings, MOCAP_PT_keyframes_dopesheet, MOCAP_PT_keyframes_graph, MOCAP_PT_keyframes_view3d)
+def draw_animation_menu(self, context):
+    self.layout.separator()
+    self.layout.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
+
+
+classes = (
+    MOCAP_PG_bone_pair,
+    MOCAP_PG_retarget,
+    MOCAP_PG_settings,
+    MOCAP_UL_bone_map,
+    MOCAP_PT_keyframes_dopesheet,
+    MOCAP_PT_keyframes_graph,
+    MOCAP_PT_keyframes_view3d,
+    MOCAP_PT_retarget,
+    MOCAP_PT_retarget_bone_map,
+)
 MENUS = (
     (bpy.types.DOPESHEET_MT_key, draw_key_menu),
     (bpy.types.GRAPH_MT_key, draw_key_menu),
     (bpy.types.DOPESHEET_HT_header, draw_dopesheet_header),
+    (bpy.types.VIEW3D_MT_object_animation, draw_animation_menu),
 )
 
 

@@ -1,0 +1,183 @@
+"""Retargeting between two armatures: read the source action, call the core, bake a new action.
+
+Shared by the operators and the headless script, so both produce the same result.
+
+Spaces: the core works in armature space. The rotation from the source armature's space to
+the target's comes from the two objects' world orientations (scale removed), so what the user
+sees in the viewport decides the axes: an armature made by Blender's BVH importer (Z-up) and a
+rig built in Blender line up with no setting.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core import quaternion as quat
+from ..core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
+from . import animdata
+from .armature import BoneCurves, pose_values, skeleton_from_armature, write_values
+from .extract import read_clip
+
+
+@dataclass
+class RetargetReport:
+    """What Retarget did, with the figures the user sees."""
+
+    source: str
+    target: str
+    source_action: str
+    result_action: str
+    frames: np.ndarray
+    mapped: int
+    target_bones: int
+    scale: float
+    figures: dict = field(default_factory=dict)
+    mapping: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    extraction: str = ""
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        text = (
+            f"Retargeted {len(self.frames)} frames of '{self.source_action}' onto '{self.target}': "
+            f"{self.mapped} of {self.target_bones} bones mapped, root scale {self.scale:.3g}"
+        )
+        if "skating_before" in self.figures:
+            before, after = (_figure(self.figures[k]) for k in ("skating_before", "skating_after"))
+            text += f"; foot skating {before} → {after} per s"
+        text += f"; new action '{self.result_action}'"
+        if self.extraction:
+            text += f"; {self.extraction}"
+        return text
+
+
+def _figure(x: float) -> str:
+    """Three significant digits; rounding noise (below 1e-9) shows as 0."""
+    return f"{x:.3g}" if abs(x) > 1e-9 else "0"
+
+
+def rotation_of(obj: Any) -> np.ndarray:
+    """World orientation (4,) of an object, scale removed."""
+    m = np.array([list(row) for row in obj.matrix_world], dtype=float)[:3, :3]
+    return quat.from_matrix(m / np.linalg.norm(m, axis=0, keepdims=True))
+
+
+def object_alignment(source: Any, target: Any) -> np.ndarray:
+    """Rotation (4,) from the source armature's space to the target armature's space."""
+    return quat.multiply(quat.inverse(rotation_of(target)), rotation_of(source))
+
+
+def auto_bone_map(source: Any, target: Any) -> dict[str, str]:
+    """Automatic bone map target bone → source bone of two armature objects."""
+    return auto_map(skeleton_from_armature(source), skeleton_from_armature(target))
+
+
+def fill_bone_map(collection: Any, target: Any, mapping: dict[str, str]) -> int:
+    """Fill a collection of (target, source) rows with one row per target bone; returns the mapped count."""
+    collection.clear()
+    for bone in target.data.bones:
+        row = collection.add()
+        row.target = bone.name
+        row.source = mapping.get(bone.name, "")
+    return sum(1 for row in collection if row.source)
+
+
+def bone_map_of(collection: Any) -> dict[str, str]:
+    """The bone map target → source held by a collection of rows (empty sources left out)."""
+    return {row.target: row.source for row in collection if row.source}
+
+
+def _held_channels(obj: Any) -> dict[tuple[str, str, int], float]:
+    """Rest values of the location and scale channels the target's current action animates,
+    so the new action holds at rest those it does not move."""
+    channels = animdata.object_channels(obj)
+    if channels is None:
+        return {}
+    curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
+    held = {}
+    for bone, prop, index in curves.by_channel:
+        if prop in ("scale", "location"):
+            held[(bone, prop, index)] = 1.0 if prop == "scale" else 0.0
+    return held
+
+
+def _reset_pose(obj: Any) -> None:
+    """Put every pose bone's location and scale at rest (channels the new action does not key)."""
+    for pose_bone in obj.pose.bones:
+        pose_bone.location = (0.0, 0.0, 0.0)
+        pose_bone.scale = (1.0, 1.0, 1.0)
+
+
+def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> animdata.Channels:
+    """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
+    the target's previous action is kept (fake user)."""
+    values = pose_values(target, motion)
+    n = len(frames)
+    for key, rest in _held_channels(target).items():
+        values.setdefault(key, np.full(n, rest))
+    previous = animdata.object_channels(target)
+    channels = animdata.new_action_for(target, name)
+    write_values(channels, values, frames)
+    if previous is not None:
+        previous.action.use_fake_user = True
+    _reset_pose(target)
+    animdata.assign(target, channels)
+    return channels
+
+
+def _record(action: Any, source: Any, source_action: str, result: Any, figures: dict) -> None:
+    """Keep where an action came from and its figures as a custom property of the action."""
+    action["mocap_workbench"] = {
+        "retarget_source": source.name,
+        "source_action": source_action,
+        "mapped_bones": len(result.pairs[0]),
+        "scale": result.scale,
+        **{k: v for k, v in figures.items() if k.startswith(("skating", "position_error", "contact"))},
+    }
+
+
+def retarget_armatures(
+    source: Any,
+    target: Any,
+    mapping: dict[str, str] | None = None,
+    options: RetargetOptions | None = None,
+    extract: dict | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> RetargetReport:
+    """Retarget ``source``'s active action onto ``target`` as a new action.
+
+    mapping: target bone → source bone (default automatic); extract: keyword arguments of
+    :func:`.extract.extract_on_armature` to distil the result into keyframes (None: keep a
+    key on every frame).
+    """
+    start = time.perf_counter()
+    step = progress or (lambda _x: None)
+    if source == target:
+        raise ValueError("the source and the target must be two different armatures")
+    clip = read_clip(source)
+    step(0.2)
+    skeleton = skeleton_from_armature(target)
+    result = retarget(clip.motion, skeleton, mapping, options, alignment=object_alignment(source, target))
+    step(0.6)
+    figures = retarget_metrics(clip.motion, result)
+    root = skeleton.names[result.root]
+    if target.data.bones[root].use_connect:
+        result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
+    channels = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
+    _record(channels.action, source, clip.channels.action.name, result, figures)
+    step(0.8)
+    report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
+                            len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
+                            result.notes)  # fmt: skip
+    if extract is not None:
+        from .extract import extract_on_armature
+
+        report.extraction = extract_on_armature(target, replace=True, **extract).summary().split("; ")[0]
+    step(1.0)
+    report.seconds = time.perf_counter() - start
+    return report

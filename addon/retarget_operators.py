@@ -1,0 +1,289 @@
+"""Retarget operators: the retarget itself and the bone-map editor's buttons (thin: settings in, core out)."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+SCALE_ITEMS = [
+    ("AUTO", "Leg Length", "Scale the root motion by the ratio of the target's leg length to the source's"),
+    ("RATIO", "Ratio", "Scale the root motion by a chosen ratio"),
+]
+
+
+def retarget_properties() -> dict:
+    """The retarget options, shared by the scene's Retarget settings and the operator."""
+    return {
+        "root_scale": EnumProperty(
+            name="Root Scale", items=SCALE_ITEMS, default="AUTO", description="How the root motion is scaled"
+        ),
+        "scale_ratio": FloatProperty(
+            name="Ratio", default=1.0, min=1e-4, soft_max=10.0, precision=3, description="Root motion scale factor"
+        ),
+        "in_place": BoolProperty(
+            name="In Place", default=False, description="Remove the horizontal travel of the root, keep its sway"
+        ),
+        "on_floor": BoolProperty(
+            name="Keep on Floor", default=False, description="Move the root up or down so the feet stand on the floor"
+        ),
+        "plant_feet": BoolProperty(
+            name="Plant Feet",
+            default=True,
+            description="Keep the source's foot contacts on the target with leg IK, blended in and out",
+        ),
+        "distribute_twist": BoolProperty(
+            name="Distribute Twist",
+            default=True,
+            description="Spread the twist over target bones that have no source bone between mapped bones "
+            "(extra spine or twist bones); off keeps them rigid",
+        ),
+        "extract_keyframes": BoolProperty(
+            name="Extract Keyframes",
+            default=False,
+            description="Reduce the result to keyframes with the Keyframe Extraction settings",
+        ),
+    }
+
+
+def options_of(settings):
+    """The core's RetargetOptions from the settings."""
+    from ..core.retarget import RetargetOptions
+
+    return RetargetOptions(
+        scale=settings.scale_ratio if settings.root_scale == "RATIO" else None,
+        in_place=settings.in_place,
+        on_floor=settings.on_floor,
+        plant_feet=settings.plant_feet,
+        distribute_twist=settings.distribute_twist,
+    )
+
+
+def _armature(obj) -> bool:
+    return obj is not None and obj.type == "ARMATURE"
+
+
+def find_source(context, name: str = ""):
+    """The source armature: ``name``, else the Retarget panel's source, else the other selected armature."""
+    target = context.active_object
+    if name:
+        obj = bpy.data.objects.get(name)
+        return obj if _armature(obj) else None
+    chosen = context.scene.mocap_workbench.retarget.source
+    if _armature(chosen) and chosen != target:
+        return chosen
+    others = [o for o in context.selected_objects if _armature(o) and o != target]
+    return others[0] if others else None
+
+
+def pair_poll_message(context, name: str = "", need_action: bool = True) -> str | None:
+    """Why retargeting cannot run on the current selection, or None when it can."""
+    target = context.active_object
+    if not _armature(target):
+        return "Make the target armature active"
+    if context.mode not in {"OBJECT", "POSE"}:
+        return "Switch to Object or Pose Mode"
+    source = find_source(context, name)
+    if source is None:
+        return "Choose a source armature in the Retarget panel, or select it together with the active target"
+    if need_action and (source.animation_data is None or source.animation_data.action is None):
+        return f"Source '{source.name}' has no action to retarget"
+    return None
+
+
+class _PairOperator:
+    @classmethod
+    def poll(cls, context):
+        message = pair_poll_message(context, need_action=cls.need_action)
+        if message:
+            cls.poll_message_set(message)
+        return message is None
+
+
+class MOCAP_OT_retarget(bpy.types.Operator):
+    """Bake the source armature's action onto the active armature as a new action, bone by bone in world space"""
+
+    bl_idname = "mocap.retarget"
+    bl_label = "Retarget"
+    bl_options = {"REGISTER", "UNDO"}
+    __annotations__ = {
+        **retarget_properties(),
+        "source": StringProperty(
+            name="Source",
+            default="",
+            description="Source armature (default: the Retarget panel's source, else the other selected armature)",
+        ),
+        "use_bone_map": BoolProperty(
+            name="Use Bone Map",
+            default=True,
+            description="Use the Retarget panel's bone map when it was made for this target (else map automatically)",
+        ),
+    }
+
+    @classmethod
+    def poll(cls, context):
+        message = pair_poll_message(context)
+        if message:
+            cls.poll_message_set(message)
+        return message is None
+
+    def invoke(self, context, event):
+        settings = context.scene.mocap_workbench.retarget
+        for name in retarget_properties():
+            if not self.properties.is_property_set(name):
+                setattr(self, name, getattr(settings, name))
+        return self.execute(context)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        draw_retarget_options(layout, self)
+        layout.prop(self, "use_bone_map")
+
+    def execute(self, context):
+        from .operators import target_of
+        from .retarget import bone_map_of, retarget_armatures
+
+        source, target = find_source(context, self.source), context.active_object
+        if source is None or source == target:
+            self.report({"ERROR"}, pair_poll_message(context, self.source) or "Choose another source armature")
+            return {"CANCELLED"}
+        settings = context.scene.mocap_workbench
+        mapping = None
+        if self.use_bone_map and settings.retarget.bone_map_target == target.name:
+            mapping = bone_map_of(settings.retarget.bone_map) or None
+        extract = None
+        if self.extract_keyframes:
+            extract = {"method": settings.method, "target": target_of(settings), "weights": settings.weights}
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        try:
+            report = retarget_armatures(source, target, mapping, options_of(self), extract,
+                                        progress=lambda x: wm.progress_update(int(100 * x)))  # fmt: skip
+        except ValueError as exc:
+            hint = " (the bone map in the Retarget panel does not fit: Auto-Map again)" if mapping else ""
+            self.report({"ERROR"}, str(exc) + hint)
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+        settings.retarget.last_report = report.summary()
+        for note in report.notes:
+            self.report({"WARNING"}, note)
+        self.report({"INFO"}, report.summary())
+        return {"FINISHED"}
+
+
+class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
+    """Map the active armature's bones to the source armature's bones by their names, or by the hierarchy"""
+
+    bl_idname = "mocap.retarget_auto_map"
+    bl_label = "Auto-Map"
+    bl_options = {"REGISTER", "UNDO"}
+    need_action = False
+
+    def execute(self, context):
+        from .retarget import auto_bone_map, fill_bone_map
+
+        source, target = find_source(context), context.active_object
+        settings = context.scene.mocap_workbench.retarget
+        count = fill_bone_map(settings.bone_map, target, auto_bone_map(source, target))
+        settings.bone_map_target = target.name
+        self.report({"INFO"}, f"Mapped {count} of {len(target.data.bones)} bones of '{target.name}' to '{source.name}'")
+        return {"FINISHED"}
+
+
+class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
+    """Load a bone map preset (JSON) for the active armature"""
+
+    bl_idname = "mocap.retarget_load_map"
+    bl_label = "Load Bone Map"
+    bl_options = {"REGISTER", "UNDO"}
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        if not _armature(context.active_object):
+            cls.poll_message_set("Make the target armature active")
+            return False
+        return True
+
+    def execute(self, context):
+        from ..core.retarget import load_preset
+        from .retarget import fill_bone_map
+
+        target = context.active_object
+        try:
+            mapping = load_preset(self.filepath)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        settings = context.scene.mocap_workbench.retarget
+        count = fill_bone_map(settings.bone_map, target, mapping)
+        settings.bone_map_target = target.name
+        missing = [name for name in mapping if name not in target.data.bones]
+        if missing:
+            self.report({"WARNING"}, f"{len(missing)} bones of the preset are not in '{target.name}': {missing[:3]}")
+        self.report({"INFO"}, f"Loaded {count} bone pairs")
+        return {"FINISHED"}
+
+
+class MOCAP_OT_retarget_save_map(bpy.types.Operator, ExportHelper):
+    """Save the bone map as a preset (JSON)"""
+
+    bl_idname = "mocap.retarget_save_map"
+    bl_label = "Save Bone Map"
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        if not len(context.scene.mocap_workbench.retarget.bone_map):
+            cls.poll_message_set("The bone map is empty: use Auto-Map or Load Bone Map first")
+            return False
+        return True
+
+    def execute(self, context):
+        from ..core.retarget import save_preset
+        from .retarget import bone_map_of
+
+        settings = context.scene.mocap_workbench.retarget
+        source = settings.source.name if settings.source else ""
+        save_preset(self.filepath, bone_map_of(settings.bone_map), source=source, target=settings.bone_map_target)
+        self.report({"INFO"}, f"Saved bone map to {self.filepath}")
+        return {"FINISHED"}
+
+
+class MOCAP_OT_retarget_clear_map(bpy.types.Operator):
+    """Clear the bone map (Retarget then maps automatically)"""
+
+    bl_idname = "mocap.retarget_clear_map"
+    bl_label = "Clear Bone Map"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        settings = context.scene.mocap_workbench.retarget
+        settings.bone_map.clear()
+        settings.bone_map_target = ""
+        return {"FINISHED"}
+
+
+def draw_retarget_options(layout, settings) -> None:
+    """The options as the sidebar and the redo panel show them."""
+    layout.prop(settings, "root_scale")
+    if settings.root_scale == "RATIO":
+        layout.prop(settings, "scale_ratio")
+    layout.prop(settings, "in_place")
+    layout.prop(settings, "on_floor")
+    layout.prop(settings, "plant_feet")
+    layout.prop(settings, "distribute_twist")
+    layout.prop(settings, "extract_keyframes")
+
+
+classes = (
+    MOCAP_OT_retarget,
+    MOCAP_OT_retarget_auto_map,
+    MOCAP_OT_retarget_load_map,
+    MOCAP_OT_retarget_save_map,
+    MOCAP_OT_retarget_clear_map,
+)

@@ -1,0 +1,20 @@
+"""Retargeting between skeletons: bone maps, rest-pose alignment, scaled root motion, planted feet."""
+
+from .mapping import CANONICAL, CONVENTIONS, auto_map, label_skeleton, load_preset, mapping_pairs, save_preset
+from .metrics import copy_rotations, retarget_metrics
+from .retarget import RetargetOptions, RetargetResult, retarget
+
+__all__ = [
+    "CANONICAL",
+    "CONVENTIONS",
+    "RetargetOptions",
+    "RetargetResult",
+    "auto_map",
+    "copy_rotations",
+    "label_skeleton",
+    "load_preset",
+    "mapping_pairs",
+    "retarget",
+    "retarget_metrics",
+    "save_preset",
+]

@@ -1,0 +1,279 @@
+"""Bone mapping: a canonical humanoid joint set, naming conventions, automatic maps and JSON presets.
+
+A *bone map* is a plain ``dict`` target joint name → source joint name; it is what the user
+edits and what presets store. Automatic maps go through a canonical joint set: each skeleton
+is labelled (canonical joint → its joint index) and the two labellings are joined.
+
+Labelling a skeleton, in order (later steps only fill labels still missing, never reuse a joint):
+
+1. the naming convention that matches the most names, on a tie the largest share of its
+   table (:data:`CONVENTIONS`: CMU cgspeed, CMU 3ds Max, CMU ASF, Bandai Namco, Mixamo,
+   Rigify, Unreal mannequin; Blender's BVH importer keeps the file's names). Names compare
+   without case and without a namespace (``mixamorig:``); a table entry may list candidates,
+   the first present wins (Unreal's chest is ``spine_05``, ``spine_04`` or ``spine_03``).
+   Conventions disagree on words (3ds Max's ``LeftShoulder`` is the upper arm, cgspeed's is
+   the collar), so a whole table is chosen;
+2. generic synonyms on the side and base of each name (:func:`core.limbs.split_side`);
+3. topology (:func:`core.retarget.topology.topology_labels`), group by group (a leg, an arm,
+   the trunk, the neck and head), only where it agrees with the joints already named in
+   that group (Rigify's twist segments would otherwise pass for a hip joint).
+
+Joints that both skeletons label are paired; then joints with the same name on both sides
+(fingers of one convention) are paired too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..limbs import split_side
+from ..skeleton import Skeleton
+
+CENTRE = ("hips", "spine", "spine1", "chest", "neck", "neck1", "head")
+SIDED = ("hip_joint", "upper_leg", "lower_leg", "foot", "toe", "shoulder", "upper_arm", "forearm", "hand",
+         "finger_base", "index", "thumb")  # fmt: skip
+CANONICAL = CENTRE + tuple(f"{base}.{side}" for side in "LR" for base in SIDED)
+PRESET_FORMAT = "mocap_workbench.bone_map"
+
+# Templates: {Left} → Left/Right, {L} → L/R, {l} → l/r. A tuple lists candidates, first present wins.
+CONVENTIONS: dict[str, dict[str, str | tuple[str, ...]]] = {
+    "cmu_cgspeed": {
+        "hips": "Hips", "spine": "LowerBack", "spine1": "Spine", "chest": "Spine1", "neck": "Neck",
+        "neck1": "Neck1", "head": "Head", "hip_joint": "{L}HipJoint", "upper_leg": "{Left}UpLeg",
+        "lower_leg": "{Left}Leg", "foot": "{Left}Foot", "toe": "{Left}ToeBase", "shoulder": "{Left}Shoulder",
+        "upper_arm": "{Left}Arm", "forearm": "{Left}ForeArm", "hand": "{Left}Hand",
+        "finger_base": "{Left}FingerBase", "index": ("{Left}HandIndex1", "{L}Fingers"), "thumb": "{L}Thumb",
+    },
+    "cmu_3dsmax": {
+        "hips": "Hips", "spine": "lowerback", "spine1": "Chest", "chest": "Chest2", "neck": "lowerneck",
+        "neck1": "Neck", "head": "Head", "hip_joint": "{L}HipJoint", "upper_leg": "{Left}Hip",
+        "lower_leg": "{Left}Knee", "foot": "{Left}Ankle", "toe": "{Left}Toe", "shoulder": "{Left}Collar",
+        "upper_arm": "{Left}Shoulder", "forearm": "{Left}Elbow", "hand": "{Left}Wrist",
+        "finger_base": "{l}hand", "index": "{L}Fingers", "thumb": "{L}Thumb",
+    },
+    "cmu_asf": {
+        "hips": "root", "spine": "lowerback", "spine1": "upperback", "chest": "thorax", "neck": "lowerneck",
+        "neck1": "upperneck", "head": "head", "hip_joint": "{l}hipjoint", "upper_leg": "{l}femur",
+        "lower_leg": "{l}tibia", "foot": "{l}foot", "toe": "{l}toes", "shoulder": "{l}clavicle",
+        "upper_arm": "{l}humerus", "forearm": "{l}radius", "hand": "{l}wrist", "finger_base": "{l}hand",
+        "index": "{l}fingers", "thumb": "{l}thumb",
+    },
+    "bandai_namco": {
+        "hips": "Hips", "spine": "Spine", "chest": "Chest", "neck": "Neck", "head": "Head",
+        "shoulder": "Shoulder_{L}", "upper_arm": "UpperArm_{L}", "forearm": "LowerArm_{L}", "hand": "Hand_{L}",
+        "upper_leg": "UpperLeg_{L}", "lower_leg": "LowerLeg_{L}", "foot": "Foot_{L}", "toe": "Toes_{L}",
+    },
+    "mixamo": {
+        "hips": "Hips", "spine": "Spine", "spine1": "Spine1", "chest": "Spine2", "neck": "Neck", "head": "Head",
+        "shoulder": "{Left}Shoulder", "upper_arm": "{Left}Arm", "forearm": "{Left}ForeArm", "hand": "{Left}Hand",
+        "upper_leg": "{Left}UpLeg", "lower_leg": "{Left}Leg", "foot": "{Left}Foot", "toe": "{Left}ToeBase",
+        "index": "{Left}HandIndex1", "thumb": "{Left}HandThumb1",
+    },
+    "rigify": {
+        "hips": ("DEF-spine", "spine"), "spine": ("DEF-spine.001", "spine.001"),
+        "spine1": ("DEF-spine.002", "spine.002"), "chest": ("DEF-spine.003", "spine.003"),
+        "neck": ("DEF-spine.004", "spine.004"), "neck1": ("DEF-spine.005", "spine.005"),
+        "head": ("DEF-spine.006", "spine.006"), "shoulder": ("DEF-shoulder.{L}", "shoulder.{L}"),
+        "upper_arm": ("DEF-upper_arm.{L}", "upper_arm.{L}"), "forearm": ("DEF-forearm.{L}", "forearm.{L}"),
+        "hand": ("DEF-hand.{L}", "hand.{L}"), "upper_leg": ("DEF-thigh.{L}", "thigh.{L}"),
+        "lower_leg": ("DEF-shin.{L}", "shin.{L}"), "foot": ("DEF-foot.{L}", "foot.{L}"),
+        "toe": ("DEF-toe.{L}", "toe.{L}"), "index": ("DEF-f_index.01.{L}", "f_index.01.{L}"),
+        "thumb": ("DEF-thumb.01.{L}", "thumb.01.{L}"),
+    },
+    "unreal": {
+        "hips": "pelvis", "spine": "spine_01", "spine1": "spine_02", "chest": ("spine_05", "spine_04", "spine_03"),
+        "neck": "neck_01", "neck1": "neck_02", "head": "head", "shoulder": "clavicle_{l}",
+        "upper_arm": "upperarm_{l}", "forearm": "lowerarm_{l}", "hand": "hand_{l}", "upper_leg": "thigh_{l}",
+        "lower_leg": "calf_{l}", "foot": "foot_{l}", "toe": "ball_{l}", "index": "index_01_{l}",
+        "thumb": "thumb_01_{l}",
+    },
+}  # fmt: skip
+
+# Step 2: bases (from split_side) per canonical joint, in order of preference.
+SYNONYMS = {
+    "hips": ("hips", "pelvis"), "spine": ("spine", "abdomen"), "chest": ("chest", "thorax", "upperchest"),
+    "neck": ("neck",), "head": ("head",), "upper_leg": ("upleg", "thigh", "upperleg", "femur"),
+    "lower_leg": ("calf", "shin", "lowerleg", "tibia", "knee", "leg"), "foot": ("foot", "ankle"),
+    "toe": ("toebase", "toe", "toes", "ball", "toe0"), "shoulder": ("clavicle", "collar"),
+    "upper_arm": ("upperarm", "humerus", "arm"), "forearm": ("forearm", "lowerarm", "elbow", "radius"),
+    "hand": ("wrist", "hand"),
+}  # fmt: skip
+
+GROUPS = {
+    "trunk": ("hips", "spine", "spine1", "chest"), "head": ("neck", "neck1", "head"),
+    "leg": ("hip_joint", "upper_leg", "lower_leg", "foot", "toe"), "arm": ("shoulder", "upper_arm", "forearm", "hand"),
+    "fingers": ("finger_base", "index", "thumb"),
+}  # fmt: skip
+_SIDE_WORDS = {"Left": ("Left", "Right"), "L": ("L", "R"), "l": ("l", "r")}
+
+
+def name_key(name: str) -> str:
+    """Name as compared across conventions: without namespace (``mixamorig:``), lower case."""
+    return name.rsplit(":", 1)[-1].strip().lower()
+
+
+def _expand(table: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """(canonical joint, candidate names) for both sides of a convention table."""
+    out = []
+    for base, templates in table.items():
+        templates = (templates,) if isinstance(templates, str) else templates
+        if base in CENTRE:
+            out.append((base, templates))
+            continue
+        for i, side in enumerate("LR"):
+            words = {key: pair[i] for key, pair in _SIDE_WORDS.items()}
+            out.append((f"{base}.{side}", tuple(t.format(**words) for t in templates)))
+    return out
+
+
+def _by_key(skeleton: Skeleton) -> dict[str, int]:
+    keys: dict[str, int] = {}
+    for j, name in enumerate(skeleton.names):
+        keys.setdefault(name_key(name), j)
+    return keys
+
+
+def convention_labels(skeleton: Skeleton, convention: str) -> dict[str, int]:
+    """Canonical joint → joint index for the names of one convention table that the skeleton has."""
+    keys, labels, used = _by_key(skeleton), {}, set()
+    for canonical, candidates in _expand(CONVENTIONS[convention]):
+        for candidate in candidates:
+            j = keys.get(name_key(candidate))
+            if j is not None and j not in used:
+                labels[canonical] = j
+                used.add(j)
+                break
+    return labels
+
+
+def _synonym_labels(skeleton: Skeleton, labels: dict[str, int]) -> dict[str, int]:
+    """Fill missing canonical joints from generic synonyms of the name bases."""
+    parsed = [split_side(n) for n in skeleton.names]
+    out, used = dict(labels), set(labels.values())
+    for base, words in SYNONYMS.items():
+        for side in (None,) if base in CENTRE else ("L", "R"):
+            canonical = base if side is None else f"{base}.{side}"
+            if canonical in out:
+                continue
+            hits = [j for w in words for j, (s, b) in enumerate(parsed) if b == w and s == side and j not in used]
+            if hits:
+                out[canonical] = hits[0]
+                used.add(hits[0])
+    return out
+
+
+def label_skeleton(
+    skeleton: Skeleton, positions: np.ndarray | None = None, up: np.ndarray | None = None
+) -> tuple[dict[str, int], str | None]:
+    """Canonical joint → joint index, and the name of the convention used (None if no table fits).
+
+    positions: (J, 3) a pose for the topology step when the rest pose is not a standing pose
+    (default: the rest pose); up: (3,) its up axis (default detected).
+    """
+    scores = {name: convention_labels(skeleton, name) for name in CONVENTIONS}
+    # Most names found; on a tie, the table with the larger share of its names found.
+    best = max(scores, key=lambda n: (len(scores[n]), len(scores[n]) / len(_expand(CONVENTIONS[n]))))
+    labels, convention = (scores[best], best) if len(scores[best]) >= 4 else ({}, None)
+    labels = _synonym_labels(skeleton, labels)
+    from .topology import topology_labels
+
+    try:
+        found = topology_labels(skeleton, positions, up)
+    except ValueError:
+        found = {}
+    return _fill_by_groups(labels, found), convention
+
+
+def _group(canonical: str) -> str:
+    base, _, side = canonical.partition(".")
+    for name, members in GROUPS.items():
+        if base in members:
+            return f"{name}.{side}" if side else name
+    return canonical
+
+
+def _fill_by_groups(labels: dict[str, int], found: dict[str, int]) -> dict[str, int]:
+    """Add topology labels group by group (a leg, an arm, the trunk...), only for groups whose
+    named joints the topology agrees with, and never reusing a joint."""
+    out, used = dict(labels), set(labels.values())
+    groups: dict[str, list[str]] = {}
+    for canonical in found:
+        groups.setdefault(_group(canonical), []).append(canonical)
+    for members in groups.values():
+        if any(c in labels and labels[c] != found[c] for c in members):
+            continue
+        for c in members:
+            if c not in out and found[c] not in used:
+                out[c] = found[c]
+                used.add(found[c])
+    return out
+
+
+def auto_map(
+    source: Skeleton,
+    target: Skeleton,
+    source_positions: np.ndarray | None = None,
+    target_positions: np.ndarray | None = None,
+) -> dict[str, str]:
+    """Bone map target name → source name found automatically (see the module notes).
+
+    source_positions, target_positions: (J, 3) standing poses for the topology step (default
+    the rest poses).
+    """
+    src, _ = label_skeleton(source, source_positions)
+    tgt, _ = label_skeleton(target, target_positions)
+    mapping = {target.names[k]: source.names[src[c]] for c, k in tgt.items() if c in src}
+    used = set(mapping.values())
+    source_keys = _by_key(source)
+    for name in target.names:
+        j = source_keys.get(name_key(name))
+        if name not in mapping and j is not None and source.names[j] not in used:
+            mapping[name] = source.names[j]
+            used.add(source.names[j])
+    return {n: mapping[n] for n in target.names if n in mapping}
+
+
+def mapping_pairs(mapping: dict[str, str], source: Skeleton, target: Skeleton) -> tuple[np.ndarray, np.ndarray]:
+    """(target indices, source indices) of a bone map, in target order; empty sources are skipped.
+
+    Raises ValueError naming the bones that neither skeleton has.
+    """
+    missing_t = [t for t in mapping if t not in target.names]
+    missing_s = [s for s in mapping.values() if s and s not in source.names]
+    if missing_t or missing_s:
+        parts = []
+        if missing_t:
+            parts.append(f"target has no bone {', '.join(map(repr, missing_t[:5]))}")
+        if missing_s:
+            parts.append(f"source has no bone {', '.join(map(repr, missing_s[:5]))}")
+        raise ValueError("bone map does not fit these armatures: " + "; ".join(parts))
+    pairs = [(target.index(t), source.index(s)) for t, s in mapping.items() if s]
+    pairs.sort()
+    tk = np.array([p[0] for p in pairs], dtype=int)
+    sj = np.array([p[1] for p in pairs], dtype=int)
+    return tk, sj
+
+
+def save_preset(path: str | os.PathLike, mapping: dict[str, str], source: str = "", target: str = "") -> None:
+    """Write a bone map as a JSON preset (target bone → source bone, with optional armature names)."""
+    data = {"format": PRESET_FORMAT, "version": 1, "source": source, "target": target, "map": dict(mapping)}
+    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_preset(path: str | os.PathLike) -> dict[str, str]:
+    """Read a bone map preset written by :func:`save_preset` (or a plain JSON object target → source).
+
+    Raises ValueError naming the file when it is not such a map.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read bone map ({exc})") from None
+    mapping = data.get("map", data) if isinstance(data, dict) and data.get("format") == PRESET_FORMAT else data
+    if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
+        raise ValueError(f"{path}: a bone map is a JSON object of target bone names to source bone names")
+    return dict(mapping)

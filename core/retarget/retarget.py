@@ -1,0 +1,312 @@
+"""Retarget a motion onto another skeleton: rotations, scaled root motion, planted feet.
+
+Pipeline (:func:`retarget`):
+
+1. bone map (:func:`.mapping.auto_map` unless given) and alignment A of the two spaces: the
+   shortest arc from the source's up axis (detected on the motion) to the target's (detected
+   on its rest pose, or given), e.g. BVH Y-up → Blender Z-up like Blender's BVH importer; a
+   target whose rest pose is not a standing pose (:func:`standing_up`) is taken to share the
+   source's axes unless ``target_up`` or ``alignment`` says otherwise;
+2. rotations by :class:`.transfer.Transfer` (world space, per-bone rest corrections);
+3. root: the target joint mapped to the source's hips (else the shallowest mapped one)
+   follows its source joint's world position mapped by p ↦ s·A·p + shift(t), s the leg-length ratio (target / source: upper
+   leg → knee → ankle, :func:`.body.leg_length`) unless a ratio is given. ``in_place``
+   subtracts the low-pass of the horizontal path (moving average over ``in_place_window``
+   seconds, ends extended by point reflection), keeping the sway, and puts the root over its rest place; ``on_floor`` shifts it along
+   up so the lowest foot points (foot and toe joints and End Sites) stand on ``floor_level``
+   (their per-frame minimum, 5th percentile over the clip). All other target joints keep
+   their rest offsets (bone lengths are the target's);
+4. foot contacts of the source (:func:`core.contacts.detect_contacts`) are given to the
+   target feet mapped from the source feet, with anchors mapped by the same p ↦ s·A·p +
+   shift(t) horizontally (so the target steps where the scaled source steps) and, vertically,
+   the median height of the target foot over each contact (no vertical tug); the feet are
+   pinned with :func:`core.ik.plant_feet` (displacement blend in and out, soft reach clamp,
+   heel lift where out of reach), so knees do not pop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..contacts import Contacts, detect_contacts, moving_average, parse_up, span_anchors
+from ..ik import plant_feet
+from ..kinematics import end_site_positions, forward_kinematics
+from ..limbs import detect_up, limb_chain
+from ..motion import Motion
+from ..skeleton import POSITION_CHANNELS, Skeleton
+from .body import foot_points, leg_length, standing_height
+from .mapping import auto_map, label_skeleton, mapping_pairs
+from .transfer import Transfer, rest_world
+
+
+@dataclass
+class RetargetOptions:
+    """How to retarget.
+
+    scale: root-motion scale, None for the leg-length ratio; in_place: remove the horizontal
+    root travel; on_floor: keep the feet on ``floor_level`` (target units, along up);
+    plant_feet: pin the source's foot contacts with IK, fading in and out over ``blend``
+    seconds; distribute_twist: spread the twist of mapped joints over unmapped joints above
+    them (else those stay rigid); in_place_window: seconds of the path low-pass.
+    """
+
+    scale: float | None = None
+    in_place: bool = False
+    on_floor: bool = False
+    floor_level: float = 0.0
+    plant_feet: bool = True
+    blend: float = 0.2
+    distribute_twist: bool = True
+    in_place_window: float = 1.0
+
+
+@dataclass(eq=False)
+class RetargetResult:
+    """A retargeted motion and how it was made.
+
+    motion: the result on the target (the target skeleton with position channels on the root);
+    unplanted: the same before foot planting; mapping: target → source names used; pairs:
+    (target joints, source joints); scale: s; alignment: (4,) A; up: (3,) the target's up;
+    root: the target joint that carries the translation; shift: (T, 3) the translation added
+    after scaling; contacts: of the source (source_contacts) and as given to the target feet
+    (contacts), None when feet were not planted; notes: what was skipped and why.
+    """
+
+    motion: Motion
+    unplanted: Motion
+    mapping: dict[str, str]
+    pairs: tuple[np.ndarray, np.ndarray]
+    scale: float
+    alignment: np.ndarray
+    up: np.ndarray
+    root: int
+    shift: np.ndarray
+    source_contacts: Contacts | None = None
+    contacts: Contacts | None = None
+    target_labels: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def map_points(self, points: np.ndarray) -> np.ndarray:
+        """Source-space points (T, ..., 3) mapped into target space: s·A·p + shift(t)."""
+        points = np.asarray(points, dtype=float)
+        shift = self.shift.reshape(len(self.shift), *([1] * (points.ndim - 2)), 3)
+        return self.scale * quat.rotate(self.alignment, points) + shift
+
+
+def retarget(
+    source: Motion,
+    target: Skeleton,
+    mapping: dict[str, str] | None = None,
+    options: RetargetOptions | None = None,
+    alignment: np.ndarray | None = None,
+    source_up: str | np.ndarray | None = None,
+    target_up: str | np.ndarray | None = None,
+) -> RetargetResult:
+    """``source`` played by ``target`` (see the module notes).
+
+    mapping: target joint name → source joint name (default automatic); alignment: (4,) the
+    rotation from source space to target space (default from the up axes, which may be
+    given as "y", "-z" or vectors). Raises ValueError when the map pairs no joint.
+    """
+    options = options or RetargetOptions()
+    mapping = auto_map(source.skeleton, target) if mapping is None else dict(mapping)
+    tk, sj = mapping_pairs(mapping, source.skeleton, target)
+    if not len(tk):
+        raise ValueError("the bone map pairs no bones of these armatures")
+    s_pos, s_rot = forward_kinematics(source.skeleton, source.translations, source.rotations)
+    up_s = detect_up(source.skeleton, s_pos[:: max(1, len(s_pos) // 200)]) if source_up is None else parse_up(source_up)
+    source_labels, target_labels = label_skeleton(source.skeleton)[0], label_skeleton(target)[0]
+    a = _alignment(target, target_labels, up_s, alignment, target_up)
+    up_t = quat.rotate(a, up_s)
+    scale = float(options.scale) if options.scale else _leg_ratio(source.skeleton, target, source_labels, target_labels)
+    transfer = Transfer.build(source.skeleton, target, tk, sj, a)
+    rotations = transfer.local_rotations(transfer.world_rotations(s_rot, options.distribute_twist))
+    root = _root_joint(target, tk, sj, source_labels.get("hips"))
+    mapped_world = scale * quat.rotate(a, s_pos)
+    motion, shift = _root_motion(transfer, rotations, root, mapped_world, up_t, target_labels, options, source.fps)
+    result = RetargetResult(motion, motion, mapping, (tk, sj), scale, a, up_t, root, shift, target_labels=target_labels)
+    if options.plant_feet:
+        _plant(result, source, s_pos, up_s, options.blend)
+    return result
+
+
+def _root_motion(
+    transfer: Transfer,
+    rotations: np.ndarray,
+    root: int,
+    mapped_world: np.ndarray,
+    up: np.ndarray,
+    labels: dict[str, int],
+    options: RetargetOptions,
+    fps: float,
+) -> tuple[Motion, np.ndarray]:
+    """The target motion with ``rotations`` (T, K, 4) and its root (and mapped joints above it)
+    at the mapped source positions ``mapped_world`` (T, J, 3) = s·A·p plus the shift (T, 3)
+    of the in-place and floor options; returns (motion, shift)."""
+    target = transfer.target
+    placed = _placed_joints(target, transfer.source_of, root)
+    paths = mapped_world[:, transfer.source_of[placed]]
+    shift = np.zeros_like(paths[:, 0])
+    if options.in_place:
+        shift += _in_place_shift(paths[:, -1], up, rest_world(target)[0][root], round(options.in_place_window * fps))
+    motion = Motion(_with_position_channels(target, placed), _rest_translations(target, len(paths)), rotations, fps)
+    motion = _place(motion, placed, paths + shift[:, None])
+    if options.on_floor:
+        shift += (options.floor_level - ground_height(motion, labels, up)) * up
+        motion = _place(motion, placed, paths + shift[:, None])
+    return motion, shift
+
+
+def _alignment(target: Skeleton, labels: dict[str, int], up_s: np.ndarray, alignment, target_up) -> np.ndarray:
+    if alignment is not None:
+        return quat.normalize(np.asarray(alignment, dtype=float))
+    up_t = standing_up(target, labels) if target_up is None else parse_up(target_up)
+    return quat.between(up_s, up_s if up_t is None else up_t)
+
+
+def standing_up(skeleton: Skeleton, labels: dict[str, int]) -> np.ndarray | None:
+    """Up axis (3,) of a skeleton's rest pose (:func:`core.limbs.detect_up`), or None when the
+    rest pose is not a standing pose: the head (else the chest) not clearly above the hips
+    (Bandai Namco's BVH rest pose has every bone along +X)."""
+    up = detect_up(skeleton)
+    top = labels.get("head", labels.get("chest"))
+    if top is None or "hips" not in labels:
+        return up
+    rise = rest_world(skeleton)[0][top] - rest_world(skeleton)[0][labels["hips"]]
+    return up if rise @ up > 0.5 * np.linalg.norm(rise) else None
+
+
+def _leg_ratio(source: Skeleton, target: Skeleton, source_labels: dict, target_labels: dict) -> float:
+    """Target / source leg length, else standing-height ratio."""
+    ls, lt = leg_length(source, source_labels), leg_length(target, target_labels)
+    if ls and lt:
+        return lt / ls
+    return standing_height(target, target_labels) / standing_height(source, source_labels)
+
+
+def _root_joint(target: Skeleton, tk: np.ndarray, sj: np.ndarray, source_hips: int | None) -> int:
+    """The target joint that carries the translation: the one mapped to the source's hips, else
+    the shallowest mapped joint (ties: the one moving the most of the body). A static root above
+    the hips (Bandai Namco's ``joint_Root``) is mapped too when both rigs have it, but never moves."""
+    hits = tk[sj == source_hips] if source_hips is not None else tk[:0]
+    if len(hits):
+        return int(hits[0])
+    depth = target.depths()[tk]
+    candidates = tk[depth == depth.min()]
+    return int(max(candidates, key=lambda k: target.subtree(int(k)).sum()))
+
+
+def _placed_joints(target: Skeleton, source_of: np.ndarray, root: int) -> np.ndarray:
+    """The root and its mapped ancestors, top down: the joints placed at their mapped source positions."""
+    chain = [root]
+    while (p := target.parents[chain[-1]]) >= 0:
+        chain.append(int(p))
+    return np.array([j for j in chain[::-1] if source_of[j] >= 0])
+
+
+def _with_position_channels(target: Skeleton, joints: np.ndarray) -> Skeleton:
+    """The target skeleton with position channels on ``joints`` (added in front where missing)."""
+    channels = list(target.channels)
+    for j in joints:
+        if not any(c in POSITION_CHANNELS for c in channels[j]):
+            channels[j] = (*POSITION_CHANNELS, *(channels[j] or ("Zrotation", "Xrotation", "Yrotation")))
+    if tuple(channels) == target.channels:
+        return target
+    return Skeleton(target.names, target.parents, target.rest_translations, target.rest_rotations, tuple(channels),
+                    target.end_site_parents, target.end_site_offsets, None, target.meta)  # fmt: skip
+
+
+def _rest_translations(skeleton: Skeleton, n: int) -> np.ndarray:
+    return np.broadcast_to(skeleton.rest_translations, (n, skeleton.n_joints, 3)).copy()
+
+
+def low_pass(x: np.ndarray, window: int) -> np.ndarray:
+    """Centred moving average (T, ...) over ``window`` frames (made odd), the ends extended by
+    point reflection so a straight-line travel passes unchanged."""
+    half = min(max(int(window), 1) // 2, len(x) - 1)
+    if half < 1:
+        return np.asarray(x, dtype=float)
+    start = 2 * x[0] - x[1 : half + 1][::-1]
+    end = 2 * x[-1] - x[-half - 1 : -1][::-1]
+    return moving_average(np.concatenate((start, x, end)), 2 * half + 1)[half:-half]
+
+
+def _in_place_shift(path: np.ndarray, up: np.ndarray, rest: np.ndarray, window: int) -> np.ndarray:
+    """(T, 3) horizontal shift removing the low-passed travel of ``path`` (T, 3), centred on ``rest`` (3,)."""
+    travel = low_pass(path, window)
+    horizontal = travel - np.outer(travel @ up, up)
+    return (rest - (rest @ up) * up) - horizontal
+
+
+def _place(motion: Motion, joints: np.ndarray, world: np.ndarray) -> Motion:
+    """A copy of ``motion`` whose ``joints`` (top down) sit at ``world`` (T, n, 3) positions."""
+    out = motion.copy()
+    for i, j in enumerate(joints):
+        parent = motion.skeleton.parents[j]
+        if parent < 0:
+            out.translations[:, j] = world[:, i]
+            continue
+        pos, rot = forward_kinematics(out.skeleton, out.translations, out.rotations)
+        out.translations[:, j] = quat.rotate(quat.inverse(rot[:, parent]), world[:, i] - pos[:, parent])
+    return out
+
+
+def ground_height(motion: Motion, labels: dict[str, int], up: np.ndarray) -> float:
+    """Where the feet stand along ``up``: per frame the lowest foot point (foot and toe joints
+    and their End Sites), 5th percentile over the clip."""
+    sk = motion.skeleton
+    pos, rot = forward_kinematics(sk, motion.translations, motion.rotations)
+    joints, ends = foot_points(sk, labels)
+    heights = pos[:, joints] @ up
+    if len(ends):
+        heights = np.concatenate((heights, end_site_positions(sk, pos, rot)[:, ends] @ up), axis=1)
+    return float(np.percentile(heights.min(axis=1), 5.0))
+
+
+def _plant(result: RetargetResult, source: Motion, s_pos: np.ndarray, up_s: np.ndarray, blend: float) -> None:
+    """Detect the source's foot contacts, give them to the mapped target feet and pin those."""
+    try:
+        contacts = detect_contacts(source, up=up_s, positions=s_pos)
+    except ValueError as exc:
+        result.notes.append(f"feet not planted: {exc}")
+        return
+    result.source_contacts = contacts
+    tk, sj = result.pairs
+    columns, feet = [], []
+    for i, j in enumerate(contacts.joints):
+        hits = tk[sj == j]
+        if len(hits):
+            columns.append(i)
+            feet.append(int(hits[0]))
+        else:
+            result.notes.append(f"source foot '{source.skeleton.names[j]}' is not mapped: not planted")
+    if not feet:
+        return
+    result.contacts = _target_contacts(result, contacts, columns, feet)
+    legs = [_leg_of(result.motion.skeleton, result.target_labels, k) for k in feet]
+    result.motion = plant_feet(result.unplanted, result.contacts, legs=legs, blend=blend)
+
+
+def _target_contacts(result: RetargetResult, contacts: Contacts, columns: list[int], feet: list[int]) -> Contacts:
+    """The source contacts on the target feet, anchors mapped (see the module notes)."""
+    flags = contacts.flags[:, columns]
+    up = result.up
+    mapped = result.map_points(contacts.anchors[:, columns])
+    naive = result.unplanted.world_positions()[:, feet]
+    heights = np.stack([span_anchors(naive[:, i], flags[:, i]) @ up for i in range(len(feet))], axis=1)
+    anchors = mapped - (mapped @ up)[..., None] * up + heights[..., None] * up
+    floor = np.percentile(naive @ up, 5.0, axis=0)
+    return Contacts(np.array(feet), flags, anchors, up, floor, result.scale * contacts.height_threshold[columns],
+                    result.scale * contacts.speed_threshold, contacts.fps)  # fmt: skip
+
+
+def _leg_of(skeleton: Skeleton, labels: dict[str, int], foot: int) -> tuple[int, int, int]:
+    """(upper leg, knee, foot) of a target foot: from its labels, else by walking up the names."""
+    for s in "LR":
+        names = (f"upper_leg.{s}", f"lower_leg.{s}")
+        if labels.get(f"foot.{s}") == foot and all(n in labels for n in names):
+            return labels[names[0]], labels[names[1]], foot
+    return limb_chain(skeleton, foot)

@@ -1,0 +1,311 @@
+"""Retarget motion capture onto another skeleton headless: BVH/AMC or .blend armatures, one file or a folder.
+
+    python scripts/retarget.py walk.bvh bandai.bvh -o out/walk_on_bandai.bvh
+    python scripts/retarget.py walk.bvh rig.blend --target-armature Rig -o out/walk.blend --map rig_map.json
+    python scripts/retarget.py captures/ rig.blend --target-armature Rig -o out/ --in-place
+    blender -b -P scripts/retarget.py -- walk.bvh rig.blend --target-armature Rig -o out/walk.blend
+
+SOURCE: a .bvh or .amc file (its ASF found beside it), a .blend with an animated armature
+(--source-armature), or a folder of .bvh/.amc files. TARGET: a .blend armature
+(--target-armature) or a .bvh/.asf file whose skeleton is used. OUT: a .blend (needs Blender:
+the bpy module or ``blender -b``; the target gets a new action keyed on every frame) or a .bvh
+(plain Python when both inputs are files, else through Blender); a folder for a batch (--format).
+Each output gets a JSON report beside it; a batch also writes summary.json and exits with 1
+if any file failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _package  # noqa: E402
+
+MOTION_SUFFIXES = (".bvh", ".amc")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="retarget.py", description=__doc__.split("\n")[0])
+    p.add_argument("source", help="a .bvh/.amc file, a .blend file, or a folder of .bvh/.amc files")
+    p.add_argument("target", help="a .blend file (with --target-armature) or a .bvh/.asf skeleton")
+    p.add_argument("-o", "--output", required=True, help="output .blend or .bvh (single source) or folder (batch)")
+    p.add_argument("--source-armature", help="armature object in the source .blend (default: the animated one)")
+    p.add_argument("--target-armature", help="armature object in the target .blend (default: the only armature)")
+    p.add_argument("--map", help="bone map preset (JSON: target bone → source bone); default automatic")
+    p.add_argument("--save-map", help="write the bone map used (single source) as a JSON preset")
+    p.add_argument("--scale", type=float, help="root motion scale (default: leg-length ratio)")
+    p.add_argument("--in-place", action="store_true", help="remove the horizontal root travel")
+    p.add_argument("--on-floor", action="store_true", help="move the root so the feet stand on the floor")
+    p.add_argument("--floor-level", type=float, default=0.0, help="floor height for --on-floor (target units)")
+    p.add_argument("--no-plant", action="store_true", help="do not pin the source's foot contacts with IK")
+    p.add_argument("--rigid-twist", action="store_true", help="keep unmapped in-between bones rigid")
+    p.add_argument("--extract-ratio", type=float, help="distil the result to this share of keyframes (Blender)")
+    p.add_argument("--format", choices=["blend", "bvh"], help="output format of a batch (default blend with Blender)")
+    p.add_argument(
+        "--rotate-mode", default="NATIVE", choices=["NATIVE", "QUATERNION"], help="Blender BVH import rotation mode"
+    )
+    p.add_argument("--report", help="JSON report path (single source; default beside the output)")
+    return p.parse_args(argv)
+
+
+def options_of(args: argparse.Namespace):
+    from mocap_workbench.core.retarget import RetargetOptions
+
+    return RetargetOptions(scale=args.scale, in_place=args.in_place, on_floor=args.on_floor,
+                           floor_level=args.floor_level, plant_feet=not args.no_plant,
+                           distribute_twist=not args.rigid_twist)  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(_package.script_args(argv))
+    _package.load()
+    sources, out = _sources(args), Path(args.output)
+    batch = Path(args.source).is_dir()
+    suffix = _output_suffix(args, out, batch)
+    mapping = _load_map(args.map)
+    results, failures = [], 0
+    for source in sources:
+        path = out / f"{Path(source).stem}{suffix}" if batch else out
+        path.parent.mkdir(parents=True, exist_ok=True)
+        report_path = Path(args.report) if args.report and not batch else path.with_suffix(".json")
+        try:
+            report = run_one(args, source, path, mapping)
+        except Exception as exc:  # one bad file must not stop a batch
+            failures += 1
+            detail = str(exc) if isinstance(exc, (ValueError, OSError, RuntimeError)) else traceback.format_exc()
+            print(f"FAILED {detail}" if str(source) in detail else f"FAILED {source}: {detail}", file=sys.stderr)
+            results.append({"input": str(source), "error": str(exc)})
+            continue
+        report_path.write_text(json.dumps(report, indent=2))
+        if args.save_map and not batch:
+            from mocap_workbench.core.retarget import save_preset
+
+            save_preset(args.save_map, report["mapping"], source=str(source), target=str(args.target))
+        results.append(report)
+        print(_line(report))
+    if batch:
+        summary = {"processed": len(results) - failures, "failed": failures, "results": results}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        print(f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}")  # fmt: skip
+    return 1 if failures else 0
+
+
+def _line(report: dict) -> str:
+    f = report["figures"]
+    text = (f"{Path(report['input']).name} → {Path(report['output']).name}: {report['frames']} frames, "
+            f"{report['mapped_bones']} bones mapped, scale {report['scale']:.4g}, "
+            f"position error {f['position_error_mean_h']:.2%} of height")  # fmt: skip
+    if "skating_before" in f:
+        after = f"{f['skating_after']:.3g}" if f["skating_after"] > 1e-9 else "0"
+        text += f", foot skating {f['skating_before']:.3g} → {after} per s"
+    return text + f", {report['seconds']:.2f} s"
+
+
+def _sources(args: argparse.Namespace) -> list[str]:
+    path = Path(args.source)
+    if path.is_dir():
+        files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in MOTION_SUFFIXES)
+        if not files:
+            raise SystemExit(f"no .bvh or .amc files in {path}")
+        return files
+    if not path.exists():
+        raise SystemExit(f"source not found: {path}")
+    if not Path(args.target).exists():
+        raise SystemExit(f"target not found: {args.target}")
+    return [str(path)]
+
+
+def _output_suffix(args: argparse.Namespace, out: Path, batch: bool) -> str:
+    if batch:
+        return "." + (args.format or ("blend" if _package.have_bpy() else "bvh"))
+    if out.suffix.lower() not in (".blend", ".bvh"):
+        raise SystemExit(f"output must be a .blend or .bvh file (or a folder for a batch), got {out}")
+    return out.suffix.lower()
+
+
+def _load_map(path: str | None) -> dict | None:
+    if not path:
+        return None
+    from mocap_workbench.core.retarget import load_preset
+
+    try:
+        return load_preset(path)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _files_only(source: str, target: str) -> bool:
+    return Path(source).suffix.lower() in MOTION_SUFFIXES and Path(target).suffix.lower() in (".bvh", ".asf")
+
+
+def run_one(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
+    """Retarget one source; returns the JSON report."""
+    start = time.perf_counter()
+    if out.suffix == ".bvh" and _files_only(source, args.target):
+        report = _run_core(args, source, out, mapping)
+    elif _package.have_bpy():
+        report = _run_blender(args, source, out, mapping)
+    else:
+        raise ValueError(f"{source}: .blend input or output needs Blender (the bpy module or blender -b)")
+    report["seconds"] = time.perf_counter() - start
+    return report
+
+
+def _target_skeleton(path: str):
+    """A target file's skeleton and the up axis of its space (from its motion when it has one)."""
+    from mocap_workbench.core.io.asf_amc import read_asf
+    from mocap_workbench.core.io.bvh import read_bvh
+    from mocap_workbench.core.limbs import detect_up
+
+    if path.lower().endswith(".asf"):
+        return read_asf(path), None
+    motion = read_bvh(path)
+    positions = motion.world_positions()[:: max(1, motion.n_frames // 50)]
+    return motion.skeleton, detect_up(motion.skeleton, positions)
+
+
+def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
+    from mocap_workbench.core.io.bvh import write_bvh
+    from mocap_workbench.core.io.convert import load_motion
+    from mocap_workbench.core.retarget import retarget, retarget_metrics
+
+    motion = load_motion(source)
+    skeleton, up = _target_skeleton(args.target)
+    result = retarget(motion, skeleton, mapping, options_of(args), target_up=up)
+    write_bvh(result.motion, out)
+    figures = retarget_metrics(motion, result)
+    return _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
+                   result.notes)  # fmt: skip
+
+
+def _report(source, target, out, frames, fps, mapping, scale, figures, notes, **extra) -> dict:
+    return {"input": str(source), "target": str(target), "output": str(out), "frames": int(frames),
+            "fps": float(fps), "mapped_bones": len(mapping), "scale": float(scale), "mapping": dict(mapping),
+            "figures": {k: float(v) for k, v in figures.items()}, "notes": list(notes), **extra}  # fmt: skip
+
+
+def _armature_in(path: str, name: str | None, animated: bool):
+    """An armature object of the open file: ``name``, else the only (animated) one."""
+    import bpy
+
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != "ARMATURE":
+            raise ValueError(f"no armature called '{name}' in {path}")
+        return obj
+    found = [o for o in bpy.data.objects if o.type == "ARMATURE" and (not animated or _has_action(o))]
+    if len(found) != 1:
+        what = "animated armature" if animated else "armature"
+        raise ValueError(f"{path}: {len(found)} {what}s found; name one with --{'source' if animated else 'target'}-armature")  # fmt: skip
+    return found[0]
+
+
+def _has_action(obj) -> bool:
+    return obj.animation_data is not None and obj.animation_data.action is not None
+
+
+def _append_armature(path: str, name: str | None):
+    """Append the (named, else the only animated) armature object of another .blend file."""
+    import bpy
+
+    with bpy.data.libraries.load(path, link=False) as (data_from, data_to):
+        data_to.objects = [n for n in data_from.objects if not name or n == name]
+    objects = [o for o in data_to.objects if o is not None and o.type == "ARMATURE"]
+    picked = [o for o in objects if _has_action(o)] if not name else objects
+    if len(picked) != 1:
+        raise ValueError(f"{path}: {len(picked)} animated armatures found; name one with --source-armature")
+    bpy.context.scene.collection.objects.link(picked[0])
+    return picked[0]
+
+
+def _import_bvh(path: str, rotate_mode: str):
+    import addon_utils
+    import bpy
+
+    from mocap_workbench.core.io.bvh import read_bvh
+
+    read_bvh(path)  # a malformed file fails here with its line and problem, not in the importer
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    bpy.ops.import_anim.bvh(filepath=path, rotate_mode=rotate_mode, update_scene_fps=True,
+                            update_scene_duration=True)  # fmt: skip
+    return bpy.context.active_object
+
+
+def _load_target(args: argparse.Namespace):
+    import bpy
+
+    target = args.target
+    if target.lower().endswith(".blend"):
+        bpy.ops.wm.open_mainfile(filepath=str(Path(target).resolve()))
+        return _armature_in(target, args.target_armature, animated=False)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    if target.lower().endswith(".bvh"):
+        return _import_bvh(str(Path(target).resolve()), args.rotate_mode)
+    if target.lower().endswith(".asf"):
+        from mocap_workbench.addon.armature import build_armature
+        from mocap_workbench.core.io.asf_amc import read_asf
+
+        obj = build_armature(read_asf(target), Path(target).stem, bpy.context.scene.collection)
+        obj.rotation_euler = (1.5707963267948966, 0.0, 0.0)  # Y-up file in Blender's Z-up world
+        return obj
+    raise ValueError(f"{target}: expected a .blend, .bvh or .asf target")
+
+
+def _load_source(args: argparse.Namespace, source: str):
+    import bpy
+
+    path = str(Path(source).resolve())
+    if source.lower().endswith(".bvh"):
+        return _import_bvh(path, args.rotate_mode)
+    if source.lower().endswith(".amc"):
+        from mocap_workbench.addon.armature import create_animated_armature
+        from mocap_workbench.core.io.convert import load_motion
+
+        motion = load_motion(path)
+        scene = bpy.context.scene
+        scene.render.fps, scene.render.fps_base = round(motion.fps), 1.0
+        return create_animated_armature(motion, Path(source).stem, scene.collection)
+    if source.lower().endswith(".blend"):
+        if Path(source).resolve() == Path(args.target).resolve():
+            return _armature_in(source, args.source_armature, animated=True)
+        return _append_armature(path, args.source_armature)
+    raise ValueError(f"{source}: expected a .bvh, .amc or .blend source")
+
+
+def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
+    import bpy
+
+    from mocap_workbench.addon.armature import scene_fps
+    from mocap_workbench.addon.retarget import retarget_armatures
+
+    target = _load_target(args)
+    source_obj = _load_source(args, source)
+    extract = None
+    if args.extract_ratio:
+        extract = {"method": "threshold", "target": {"ratio": args.extract_ratio}}
+    report = retarget_armatures(source_obj, target, mapping, options_of(args), extract)
+    if out.suffix == ".bvh":
+        from mocap_workbench.addon.extract import read_clip
+        from mocap_workbench.core.io.bvh import write_bvh
+
+        write_bvh(read_clip(target).motion, out)
+    else:
+        bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
+    return _report(source, args.target, out, len(report.frames), scene_fps(bpy.context.scene), report.mapping,
+                   report.scale, report.figures, report.notes, armature=target.name, source_armature=source_obj.name,
+                   result_action=report.result_action, extraction=report.extraction,
+                   blender=bpy.app.version_string)  # fmt: skip
+
+
+if __name__ == "__main__":
+    code = main()
+    if "bpy" in sys.modules and "--" in sys.argv:  # under `blender -b -P`, sys.exit would be swallowed
+        import os
+
+        os._exit(code)
+    sys.exit(code)

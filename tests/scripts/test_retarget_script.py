@@ -1,0 +1,121 @@
+"""scripts/retarget.py run as a user runs it (a subprocess): plain Python, through Blender, batches."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core import synthetic
+from core.io.bvh import read_bvh, write_bvh
+from core.motion import Motion
+from tests.conftest import ROOT, shared_file
+
+SCRIPT = ROOT / "scripts" / "retarget.py"
+# Plain Python without Blender, even where the bpy module is installed: hide it.
+NO_BPY = "import runpy, sys; sys.modules['bpy'] = None; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+
+
+def run(*args, check=True, blender=True):
+    prefix = [sys.executable, str(SCRIPT)] if blender else [sys.executable, "-c", NO_BPY, str(SCRIPT)]
+    proc = subprocess.run([*prefix, *map(str, args)], capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stdout + proc.stderr)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A walk BVH (source) and a 1.4× humanoid BVH (target skeleton)."""
+    folder = tmp_path_factory.mktemp("retarget_inputs")
+    walk = synthetic.walk(120)
+    write_bvh(walk, folder / "walk.bvh")
+    write_bvh(Motion.rest(synthetic.humanoid(scale=1.4), 2, 60.0), folder / "tall.bvh")
+    return folder, walk
+
+
+def test_plain_python_bvh_to_bvh(files, tmp_path):
+    folder, walk = files
+    out = tmp_path / "walk_tall.bvh"
+    run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--save-map", tmp_path / "map.json", blender=False)
+    result = read_bvh(out)
+    assert result.skeleton.names == walk.skeleton.names and result.n_frames == 120 and result.fps == pytest.approx(60.0)
+    hips = walk.skeleton.index("Hips")
+    assert np.allclose(result.translations[:, hips], 1.4 * walk.translations[:, hips], atol=1e-5)
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["mapped_bones"] == 21 and report["scale"] == pytest.approx(1.4)
+    figures = report["figures"]
+    assert figures["skating_after"] * 10 < figures["skating_before"]
+    assert figures["position_error_unplanted_mean_h"] < 1e-6
+    preset = json.loads((tmp_path / "map.json").read_text())
+    assert preset["map"]["LeftFoot"] == "LeftFoot"
+    run(folder / "walk.bvh", folder / "tall.bvh", "-o", tmp_path / "again.bvh", "--map", tmp_path / "map.json",
+        "--in-place", "--no-plant", blender=False)  # fmt: skip
+    again = read_bvh(tmp_path / "again.bvh")
+    assert np.ptp(again.translations[:, hips, 2]) < 0.05 < np.ptp(result.translations[:, hips, 2])
+
+
+def test_plain_python_refuses_blend_output_clearly(files, tmp_path):
+    folder, _ = files
+    proc = run(folder / "walk.bvh", folder / "tall.bvh", "-o", tmp_path / "x.blend", check=False, blender=False)
+    assert proc.returncode == 1 and "needs Blender" in proc.stderr
+
+
+def test_batch_folder_survives_a_bad_file(files, tmp_path):
+    folder, walk = files
+    batch = tmp_path / "in"
+    batch.mkdir()
+    write_bvh(walk.frames(slice(0, 60)), batch / "a.bvh")
+    write_bvh(walk.frames(slice(60, 120)), batch / "b.bvh")
+    (batch / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0\n")
+    proc = run(batch, folder / "tall.bvh", "-o", tmp_path / "out", "--format", "bvh", check=False, blender=False)
+    assert proc.returncode == 1 and "broken.bvh, line 4" in proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["processed"] == 2 and summary["failed"] == 1
+    assert read_bvh(tmp_path / "out" / "b.bvh").n_frames == 60
+
+
+def blend_contents(path):
+    """Armatures, their actions and key counts in a .blend, read by Blender in a subprocess."""
+    code = (
+        "import bpy, json, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1]); "
+        "print(json.dumps({o.name: [o.animation_data.action.name, "
+        "len(o.animation_data.action.fcurves) if hasattr(o.animation_data.action, 'fcurves') else -1] "
+        "for o in bpy.data.objects if o.type == 'ARMATURE' and o.animation_data and o.animation_data.action}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.blender
+def test_blender_bvh_to_blend_then_blend_target(files, tmp_path):
+    pytest.importorskip("bpy")
+    folder, _ = files
+    out = tmp_path / "walk.blend"
+    run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--rotate-mode", "QUATERNION")
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["armature"] == "tall" and report["result_action"] == "walk_tall" and report["frames"] == 120
+    assert report["figures"]["skating_after"] * 10 < report["figures"]["skating_before"]
+    assert blend_contents(out)["tall"][0] == "walk_tall"
+    # that .blend as the target (named armature), a real capture as the source, keyframes extracted
+    source = shared_file("cmu_bvh_cgspeed/02_01.bvh")
+    again = tmp_path / "again.blend"
+    run(source, out, "--target-armature", "tall", "-o", again, "--extract-ratio", 0.1, "--report", tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["frames"] == 344 and report["mapped_bones"] == 21 and "Kept 34 of 344" in report["extraction"]
+    proc = run(source, out, "-o", tmp_path / "x.blend", check=False)
+    assert proc.returncode == 1 and "armatures found; name one with --target-armature" in proc.stderr
+
+
+@pytest.mark.blender
+def test_blender_blend_source_to_bvh(files, tmp_path):
+    pytest.importorskip("bpy")
+    folder, walk = files
+    run(folder / "walk.bvh", folder / "tall.bvh", "-o", tmp_path / "walk.blend")
+    out = tmp_path / "back.bvh"
+    run(tmp_path / "walk.blend", folder / "walk.bvh", "--source-armature", "tall", "-o", out, "--no-plant")
+    back = read_bvh(out)  # the tall walk retargeted back onto the walk's skeleton (Blender's Z-up axes)
+    assert back.n_frames == 120 and back.skeleton.n_joints == 21
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["scale"] == pytest.approx(1.0 / 1.4, rel=1e-4) and report["figures"]["direction_error_max_deg"] < 0.01
