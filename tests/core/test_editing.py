@@ -1,0 +1,313 @@
+"""Motion editing (MotionPro): clip operations, transitions, body-part blending, interpolation,
+PCA synthesis and key edits, on procedural motions and (where ../shared exists) real captures."""
+
+from functools import cache
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation, Slerp
+
+from core import quaternion as quat
+from core import synthetic
+from core.editing import clips, root, timing
+from core.editing.conform import conform
+from core.editing.continuity import velocity_jumps
+from core.editing.transition import find_join, transition
+from core.io.convert import load_motion
+from core.motion import Motion, change_rest
+from core.skeleton import Skeleton
+from tests.conftest import shared_file
+
+UP = np.array([0.0, 1.0, 0.0])
+
+
+@cache
+def capture(relative: str) -> Motion:
+    """A real capture, read once per test session (tests copy before changing it)."""
+    return load_motion(shared_file(relative))
+
+
+def cmu(name: str) -> Motion:
+    return capture(f"cmu_bvh_cgspeed/{name}.bvh")
+
+
+def bandai(name: str) -> Motion:
+    return capture(f"bandai_namco_1/dataset-1_{name}_001.bvh")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """Walk, 90° turn, jump: 390 frames at 60 fps."""
+    return synthetic.demo_clip()
+
+
+def rigged(motion: Motion, seed: int = 0) -> Motion:
+    """The same movement on a skeleton with random bone frames (like a Blender armature): same rest
+    positions, random rest world orientations W, local rest rotations W_parent⁻¹·W."""
+    sk = motion.skeleton
+    world = quat.normalize(np.random.default_rng(seed).normal(size=(sk.n_joints, 4)))
+    parent = np.where((sk.parents >= 0)[:, None], world[np.maximum(sk.parents, 0)], quat.identity((sk.n_joints,)))
+    rest = quat.multiply(quat.conjugate(parent), world)
+    offsets = quat.rotate(quat.conjugate(parent), sk.rest_translations)
+    ends = quat.rotate(quat.conjugate(world[sk.end_site_parents]), sk.end_site_offsets)
+    target = Skeleton(sk.names, sk.parents, offsets, rest, sk.channels, sk.end_site_parents, ends)
+    return change_rest(motion, target)
+
+
+def bandai_like(motion: Motion) -> Motion:
+    """The motion under an extra static root joint 4 m away (Bandai's ``joint_Root`` layout)."""
+    sk = motion.skeleton
+    names = ("joint_Root", *sk.names)
+    parents = np.concatenate(([-1], np.where(sk.parents < 0, 0, sk.parents + 1)))
+    offsets = np.vstack(([4.0, 0.0, -3.0], sk.rest_translations))
+    channels = (sk.channels[0], *sk.channels)
+    new = Skeleton(
+        names,
+        parents,
+        offsets,
+        channels=channels,
+        end_site_parents=sk.end_site_parents + 1,
+        end_site_offsets=sk.end_site_offsets,
+    )
+    trans = np.concatenate((np.broadcast_to(offsets[0], (motion.n_frames, 1, 3)), motion.translations), axis=1)
+    trans[:, 1] -= offsets[0]
+    rot = np.concatenate((quat.identity((motion.n_frames, 1)), motion.rotations), axis=1)
+    return Motion(new, trans, rot, motion.fps)
+
+
+def same_rotations(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest difference between two quaternion arrays, q and −q counted equal."""
+    return float(np.max(np.minimum(np.abs(a - b).max(axis=-1), np.abs(a + b).max(axis=-1))))
+
+
+def world_error(a: Motion, b: Motion) -> float:
+    return float(np.abs(a.world_positions() - b.world_positions()).max())
+
+
+# --- root, heading, rigid transforms -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", [lambda m: m, rigged, bandai_like])
+def test_rotate_turns_every_joint_about_the_pivot_like_scipy(demo, variant):
+    motion = variant(demo)
+    pivot = np.array([0.7, 3.0, -1.2])
+    out = root.rotate(motion, 37.0, pivot=pivot, up="y")
+    expected = Rotation.from_rotvec(np.radians(37.0) * UP).apply((motion.world_positions() - pivot).reshape(-1, 3))
+    assert np.abs(out.world_positions() - (expected.reshape(-1, motion.skeleton.n_joints, 3) + pivot)).max() < 1e-12
+    moving = motion.skeleton.parents >= 0
+    assert np.array_equal(out.rotations[:, moving], motion.rotations[:, moving])
+    assert np.array_equal(out.translations[:, moving], motion.translations[:, moving])
+    turned = root.track(out, UP).headings - root.track(motion, UP).headings
+    assert np.allclose(turned, np.radians(37.0), atol=1e-12)
+
+
+def test_heading_follows_the_procedural_turn(demo):
+    headings = np.degrees(root.track(demo).headings)
+    assert abs(headings[0]) < 1e-9 and abs(headings[200] - 90.0) < 1e-9
+
+
+def test_heading_is_rest_relative_and_up_axis_independent(demo):
+    # The whole capture tipped onto +Z (a Y-up rest pose played Z-up): the same turn, about Z.
+    z_up = root.apply_rigid(demo, quat.from_axis_angle(np.array([1.0, 0, 0]), np.pi / 2), np.zeros(3))
+    assert np.allclose(root.track(z_up, "z").headings, root.track(demo, "y").headings, atol=0.01)
+    assert np.allclose(root.track(rigged(demo), "y").headings, root.track(demo, "y").headings, atol=1e-9)
+
+
+def test_steps_integrate_back_to_the_path(demo):
+    path = root.track(demo, UP)
+    positions, headings = root.integrate(path.state(0), *path.steps(), UP)
+    assert np.abs(root.horizontal(positions - path.positions, UP)).max() < 1e-12
+    assert np.allclose(headings, path.headings, atol=1e-12)
+
+
+def test_normalize_then_place_frames_is_exact(demo):
+    path = root.track(demo, UP)
+    back = root.place_frames(root.normalize_frames(demo, UP, path), path.positions, path.headings, UP)
+    assert world_error(back, demo) < 1e-12
+    flat = root.track(root.normalize_frames(bandai_like(demo), UP), UP)
+    assert np.abs(root.horizontal(flat.positions, UP)).max() < 1e-12 and np.abs(flat.headings).max() < 1e-12
+
+
+# --- clips ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("start, stop", [(50, 120), (0, 40), (300, 390), (1, 389), (150, 151)])
+@pytest.mark.parametrize("variant", [lambda m: m, bandai_like])
+def test_cut_then_paste_back_reproduces_the_original(demo, variant, start, stop):
+    motion = variant(demo)
+    rest, clip = clips.cut(motion, start, stop)
+    assert rest.n_frames == motion.n_frames - (stop - start) and clip.motion.n_frames == stop - start
+    back = clips.paste(rest, clip, start)
+    assert world_error(back, motion) < 1e-9
+    assert same_rotations(back.rotations, motion.rotations) < 1e-9
+
+
+@pytest.mark.parametrize("name, start, stop", [("05_01", 100, 250), ("02_01", 0, 40), ("05_02", 500, 1124)])
+def test_cut_paste_round_trip_on_captures(name, start, stop):
+    motion = cmu(name)
+    rest, clip = clips.cut(motion, start, stop)
+    assert world_error(clips.paste(rest, clip, start), motion) < 1e-9
+
+
+def test_cut_keeps_the_root_continuous(demo):
+    rest, _ = clips.cut(demo, 60, 130)
+    before, after = root.track(demo, UP), root.track(rest, UP)
+    step = after.step(59, 60)
+    original = before.step(129, 130)
+    assert np.allclose(step.offset, original.offset, atol=1e-12) and np.isclose(step.turn, original.turn)
+    # The tail is the original tail moved rigidly: same relative poses, same heading changes.
+    assert np.allclose(np.diff(after.headings[60:]), np.diff(before.headings[130:]), atol=1e-12)
+
+
+def test_paste_foreign_clip_continues_position_and_heading(demo):
+    walk = synthetic.walk(120)
+    turned = root.rotate(walk, 120.0, pivot=np.array([5.0, 0, 5.0]))  # far away, facing elsewhere
+    out = clips.paste(demo, turned, 200)
+    path, host = root.track(out, UP), root.track(demo, UP)
+    own = root.track(walk, UP)
+    expected = root.mean_step(host.step(198, 199), own.step(0, 1))
+    step = path.step(199, 200)
+    assert np.allclose(step.offset, expected.offset, atol=1e-9) and np.isclose(step.turn, expected.turn)
+    assert np.isclose(path.headings[200], host.headings[199] + expected.turn)
+    # After the clip the host continues with its own step and heading changes.
+    tail = path.step(319, 320)
+    orig = host.step(199, 200)
+    assert np.allclose(tail.offset, orig.offset, atol=1e-9)
+    assert np.allclose(np.diff(path.headings[320:]), np.diff(host.headings[200:]), atol=1e-9)
+    assert out.n_frames == demo.n_frames + 120
+
+
+def test_paste_at_start_leads_into_the_target(demo):
+    walk = synthetic.walk(50)
+    out = clips.paste(demo, walk, 0)
+    assert world_error(out.frames(slice(50, None)), demo) == 0.0
+    step = root.track(out, UP).step(49, 50)
+    expected = root.mean_step(root.track(walk, UP).step(48, 49), root.track(demo, UP).step(0, 1))
+    assert np.allclose(step.offset, expected.offset, atol=1e-12)
+
+
+def test_copy_does_not_change_the_source_and_concatenate_appends(demo):
+    clip = clips.copy(demo, 10, 30)
+    assert world_error(clip.motion, demo.frames(slice(10, 30))) == 0.0
+    both = clips.concatenate(demo, clip)
+    assert both.n_frames == demo.n_frames + 20
+
+
+def test_reverse_twice_is_identity(demo):
+    back = clips.reverse(clips.reverse(demo))
+    assert np.array_equal(back.rotations, demo.rotations) and np.array_equal(back.translations, demo.translations)
+    assert np.array_equal(clips.reverse(demo).rotations[0], demo.rotations[-1])
+
+
+def test_repeat_closed_loop_has_no_doubled_frame():
+    run = bandai("run_normal")
+    looped = clips.repeat(run, 3, closed=True)
+    assert looped.n_frames == 3 * run.n_frames - 2
+    path = root.track(looped)
+    one = root.track(run)
+    travel = root.horizontal(one.positions[-1] - one.positions[0], one.up)
+    assert np.allclose(root.horizontal(path.positions[46] - path.positions[23], path.up), travel, atol=1e-6)
+    assert np.allclose(looped.rotations[24:46, 2:], run.rotations[1:23, 2:])
+
+
+def test_paste_rejects_other_skeletons(demo):
+    other = bandai("walk_normal")
+    with pytest.raises(ValueError, match="same joints"):
+        clips.paste(demo, other, 10)
+
+
+# --- timing ---------------------------------------------------------------------------------------
+
+
+def test_sample_is_exact_on_frames_and_slerps_like_scipy(demo):
+    assert np.array_equal(timing.sample(demo, np.arange(demo.n_frames)).rotations, demo.rotations)
+    times = np.array([10.25, 77.5, 200.9])
+    got = timing.sample(demo, times)
+    joint = demo.skeleton.index("LeftLeg")
+    key = Rotation.from_quat(demo.rotations[:, joint][:, [1, 2, 3, 0]])
+    expected = Slerp(np.arange(demo.n_frames), key)(times).as_quat()[:, [3, 0, 1, 2]]
+    assert same_rotations(got.rotations[:, joint], expected) < 1e-12
+
+
+@pytest.mark.parametrize("source", ["demo", "05_01", "walk_normal"])
+def test_time_scale_twice_then_half_is_the_original(demo, source):
+    motion = {"demo": lambda: demo, "05_01": lambda: cmu("05_01"), "walk_normal": lambda: bandai("walk_normal")}[
+        source
+    ]()
+    slow = timing.time_scale(motion, 2.0)
+    assert slow.n_frames == 2 * motion.n_frames - 1 and slow.fps == motion.fps
+    back = timing.time_scale(slow, 0.5)
+    assert world_error(back, motion) < 1e-9
+
+
+def test_arbitrary_factor_and_fps_resampling_keep_the_shape(demo):
+    for factor in (0.37, 1.7, 3.3):
+        scaled = timing.time_scale(demo, factor)
+        assert scaled.n_frames == round((demo.n_frames - 1) * factor) + 1
+        assert world_error(scaled.frames(slice(-1, None)), demo.frames(slice(-1, None))) < 1e-12
+    fast = timing.resample(demo, 240.0)
+    assert fast.fps == 240.0 and fast.n_frames == 4 * (demo.n_frames - 1) + 1
+    assert world_error(timing.resample(fast, 60.0), demo) < 1e-9
+    coarse = timing.resample(demo, 24.0)
+    err = np.abs(
+        timing.resample(coarse, 60.0).world_positions() - demo.world_positions()[: 5 * (coarse.n_frames - 1) // 2 + 1]
+    )
+    assert err.max() < 0.05  # metres: a 24 fps round trip of a 60 fps walk
+
+
+def test_conform_maps_by_name_and_takes_bone_lengths():
+    small = synthetic.walk(30, skeleton=synthetic.humanoid(0.8))
+    tall = synthetic.humanoid(1.2)
+    out = conform(small, tall, fps=30.0)
+    assert out.skeleton is tall and np.isclose(out.fps, 30.0) and out.n_frames == 15
+    assert np.allclose(out.translations[:, 1:], tall.rest_translations[1:])
+
+
+# --- transitions ----------------------------------------------------------------------------------
+
+
+def test_find_join_recovers_a_known_offset(demo):
+    a = demo.frames(slice(0, 200))
+    b = root.rotate(demo.frames(slice(140, 390)), 70.0, pivot=np.array([3.0, 0.0, 1.0]))
+    join = find_join(a, b, 20, search_a=(100, 180), search_b=(0, 60))
+    assert join.frame_a - join.frame_b == 140 and join.cost < 1e-9
+
+
+def test_transition_of_a_clip_into_itself_is_seamless(demo):
+    a, b = demo.frames(slice(0, 150)), demo.frames(slice(100, 390))
+    tr = transition(a, b, window=0.25, frame_a=120, frame_b=20, cleanup=False)
+    assert world_error(tr.motion, demo) < 1e-9  # same frames, same root path: nothing to blend
+
+
+def test_transition_blends_and_normalises_b_to_a(demo):
+    a = synthetic.walk(200)
+    b = root.rotate(synthetic.jump(150), -50.0, pivot=np.array([9.0, 0.0, 9.0]))
+    tr = transition(a, b, window=0.5, frame_a=150, frame_b=10)
+    assert tr.motion.n_frames == 150 + b.n_frames - 10
+    assert world_error(tr.motion.frames(slice(0, 60)), a.frames(slice(0, 60))) < 1e-12
+    path, pa = root.track(tr.motion, UP), root.track(a, UP)
+    assert np.allclose(path.positions[150, [0, 2]], pa.positions[150, [0, 2]])
+    # After the window B's own relative motion continues.
+    pb = root.track(b, UP)
+    assert np.allclose(np.diff(path.headings[190:]), np.diff(pb.headings[50:]), atol=1e-9)
+    assert tr.continuity.ratios()["pose_step"] < 2.0
+
+
+def test_transition_walk_to_dance_on_captures():
+    a, b = cmu("02_01"), cmu("05_02")
+    tr = transition(a, b, window=0.5)
+    start, stop = tr.blend
+    assert a.n_frames // 2 <= tr.frame_a and tr.frame_b <= b.n_frames // 2 and tr.window == 60
+    ratios = tr.continuity.ratios()
+    assert ratios["pose_step"] < 1.5 and ratios["joint_jump"] < 1.5
+    # The pelvis jumps no more than B's own capture glitches do.
+    root_b, _ = velocity_jumps(b)
+    assert tr.continuity.root_jump <= 1.01 * max(tr.continuity.root_jump_ref * 1.5, root_b.max())
+    hard = transition(a, b, window=0.0, frame_a=tr.frame_a, frame_b=tr.frame_b, cleanup=False)
+    assert hard.continuity.ratios()["joint_jump"] > 3.0 * ratios["joint_jump"]
+    assert tr.skating_before.total_distance > 1.0
+    assert tr.skating_after.total_distance < 0.05 * tr.skating_before.total_distance
+    # Frames before the planted contacts (and their 0.2 s fade) are A's own.
+    first = int(np.flatnonzero(tr.contacts.flags.any(axis=1))[0]) - round(0.2 * a.fps) - 1
+    assert 0 < first < tr.region[0]
+    assert world_error(tr.motion.frames(slice(0, first)), a.frames(slice(0, first))) < 1e-9
