@@ -290,3 +290,25 @@ def set_pelvis_world(motion: Motion, positions: np.ndarray, rotations: np.ndarra
     pos, rot = chain_world(motion, joint)
     correction = quat.normalize(quat.multiply(rotations, quat.conjugate(rot)))
     return apply_rigid(motion, correction, positions - quat.rotate(correction, pos))
+
+
+def rehome(motion: Motion, reference: Motion, frame: int = 0) -> Motion:
+    """The pelvis's ancestors (e.g. Bandai's ``joint_Root``) given ``reference``'s channels at
+    ``frame``, held constant, and the pelvis's own channels solved so that every joint keeps its
+    world pose. Per-frame normalisation leaves those ancestors turning with the heading; this puts
+    the placement back on the pelvis. Unchanged when the pelvis is a root or has no position
+    channels."""
+    sk = motion.skeleton
+    joint = pelvis_joint(motion)
+    if sk.parents[joint] < 0 or not sk.has_position_channels[joint]:
+        return motion
+    above = np.zeros(sk.n_joints, dtype=bool)
+    j = int(sk.parents[joint])
+    while j >= 0:
+        above[j] = True
+        j = int(sk.parents[j])
+    pos, rot = chain_world(motion, joint)
+    out = motion.copy()
+    out.translations[:, above] = reference.translations[frame, above]
+    out.rotations[:, above] = reference.rotations[frame, above]
+    return set_pelvis_world(out, pos, rot)

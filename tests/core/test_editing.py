@@ -9,10 +9,10 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from core import quaternion as quat
 from core import synthetic
-from core.editing import clips, root, timing
+from core.editing import blend, clips, interpolation, keyedit, root, timing
 from core.editing.conform import conform
 from core.editing.continuity import velocity_jumps
-from core.editing.transition import find_join, transition
+from core.editing.transitions import find_join, transition
 from core.io.convert import load_motion
 from core.motion import Motion, change_rest
 from core.skeleton import Skeleton
@@ -311,3 +311,154 @@ def test_transition_walk_to_dance_on_captures():
     first = int(np.flatnonzero(tr.contacts.flags.any(axis=1))[0]) - round(0.2 * a.fps) - 1
     assert 0 < first < tr.region[0]
     assert world_error(tr.motion.frames(slice(0, first)), a.frames(slice(0, first))) < 1e-9
+
+
+# --- body-part blending ---------------------------------------------------------------------------
+
+
+def body_error(a: Motion, b: Motion) -> float:
+    """World position error over the pelvis and everything below it (placement joints above the
+    pelvis, such as Bandai's joint_Root, may legitimately differ)."""
+    keep = a.skeleton.subtree(root.pelvis_joint(a))
+    return float(np.abs(a.world_positions()[:, keep] - b.world_positions()[:, keep]).max())
+
+
+def test_blend_parts_takes_the_subtree_and_half_the_parent(demo):
+    a = demo.frames(slice(0, 200))
+    b = synthetic.jump(200, fps=60.0)
+    sk = a.skeleton
+    arm, shoulder = sk.index("LeftArm"), sk.index("LeftShoulder")
+    out = blend.blend_parts(a, b, "LeftArm", soft_edge=0.5)
+    part = sk.subtree(arm)
+    assert same_rotations(out.rotations[:, part], b.rotations[:, part]) < 1e-12
+    others = ~part
+    others[shoulder] = False
+    assert same_rotations(out.rotations[:, others], a.rotations[:, others]) < 1e-12
+    half = quat.distance(a.rotations[:, shoulder], out.rotations[:, shoulder])
+    assert np.allclose(half, 0.5 * quat.distance(a.rotations[:, shoulder], b.rotations[:, shoulder]), atol=1e-9)
+    assert world_error(blend.blend_parts(a, b, "LeftArm", weight=0.0), a) < 1e-12
+
+
+def test_blend_parts_root_option_keeps_a_heading_and_position(demo):
+    a = demo.frames(slice(60, 260))
+    b = root.rotate(synthetic.jump(200, fps=60.0), 140.0)
+    out = blend.blend_parts(a, b, "Spine", root_rotation=True)
+    pa, po = root.track(a, UP), root.track(out, UP)
+    assert np.allclose(po.positions, pa.positions, atol=1e-12)
+    assert np.allclose(po.headings, pa.headings, atol=1e-9)
+    # Pelvis lean is B's: the pelvis orientation relative to its own heading matches B's.
+    flat_out, flat_b = root.normalize_frames(out, UP), root.normalize_frames(b, UP)
+    hips = a.skeleton.index("Hips")
+    assert same_rotations(flat_out.rotations[:, hips], flat_b.rotations[:, hips]) < 1e-9
+    kept = blend.blend_parts(a, b, "Spine", root_rotation=False)
+    assert same_rotations(kept.rotations[:, hips], a.rotations[:, hips]) < 1e-12
+
+
+def test_blend_parts_time_alignment(demo):
+    a = demo.frames(slice(0, 120))
+    slow = timing.time_scale(demo.frames(slice(0, 150)), 2.0)  # frame 2k is demo frame k
+    out = blend.blend_parts(a, slow, "Hips", offset=0, length=239, stretch=True)
+    assert world_error(out, a) < 1e-9
+    held = blend.blend_parts(a, demo.frames(slice(0, 100)), "LeftLeg", offset=30, stretch=False)
+    leg = a.skeleton.index("LeftLeg")
+    assert same_rotations(held.rotations[:69, leg], demo.rotations[30:99, leg]) < 1e-12
+    assert same_rotations(held.rotations[70:, leg], demo.rotations[99, leg][None]) < 1e-12
+
+
+def test_blend_upper_body_of_a_dance_onto_a_walk_keeps_the_legs():
+    walk, dance = bandai("walk_normal"), bandai("dance-short_normal")
+    out = blend.blend_parts(walk, dance, "Spine", offset=300, stretch=False)
+    legs = np.zeros(walk.skeleton.n_joints, dtype=bool)
+    for name in ("UpperLeg_L", "UpperLeg_R"):
+        legs |= walk.skeleton.subtree(walk.skeleton.index(name))
+    assert np.abs(out.world_positions()[:, legs] - walk.world_positions()[:, legs]).max() < 1e-9
+    chest = walk.skeleton.index("Chest")
+    assert same_rotations(out.rotations[:, chest], dance.rotations[300 : 300 + walk.n_frames, chest]) < 1e-12
+
+
+# --- interpolation --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def walk_and_run():
+    run = clips.repeat(bandai("run_normal"), 4, closed=True)
+    return bandai("walk_normal"), run
+
+
+@pytest.mark.parametrize("coefficient", [0.0, 1.0])
+def test_interpolation_endpoints_reproduce_the_inputs(walk_and_run, coefficient):
+    walk, run = walk_and_run
+    res = interpolation.interpolate(walk, run, coefficient)
+    assert len(res.events_a) >= 5
+    source, events = (walk, res.events_a) if coefficient == 0.0 else (run, res.events_b)
+    expected = source.frames(slice(int(events[0]), int(events[-1]) + 1))
+    assert res.motion.n_frames == expected.n_frames
+    assert body_error(res.motion, conform(expected, walk.skeleton)) < 1e-9
+
+
+def test_interpolation_between_walk_and_run_is_a_jog(walk_and_run):
+    walk, run = walk_and_run
+    speeds = {}
+    for c in (0.0, 0.5, 1.0, 1.5):
+        res = interpolation.interpolate(walk, run, c)
+        path = root.track(res.motion, UP)
+        travel = np.linalg.norm(root.horizontal(path.positions[-1] - path.positions[0], UP))
+        speeds[c] = travel / ((res.motion.n_frames - 1) / res.motion.fps)
+        assert np.allclose(res.events[[0, -1]], [0, res.motion.n_frames - 1], atol=1.0)
+    assert speeds[0.0] < speeds[0.5] < speeds[1.0] < speeds[1.5]
+    fast = interpolation.interpolate(walk, run, 0.5, speed=2.0)
+    half = interpolation.interpolate(walk, run, 0.5)
+    assert abs(fast.motion.n_frames - (half.motion.n_frames + 1) / 2) <= 1
+    with pytest.raises(ValueError, match="coefficient"):
+        interpolation.interpolate(walk, run, 1.6)
+
+
+def test_interpolation_with_given_events_on_procedural_walks():
+    slow = synthetic.walk(240, speed=1.0, stride_hz=0.8)
+    fast = synthetic.walk(240, speed=1.8, stride_hz=1.2)
+    # Left-leg swing peaks (phase π/2 + 2πk) as events.
+    ev_slow = 60 * (0.25 + np.arange(3)) / 0.8
+    ev_fast = 60 * (0.25 + np.arange(3)) / 1.2
+    res = interpolation.interpolate(slow, fast, 0.5, ev_slow, ev_fast)
+    duration = 0.5 * (2 / 0.8 + 2 / 1.2)
+    assert res.motion.n_frames == int(np.floor(duration * 60 + 1e-9)) + 1
+    leg = slow.skeleton.index("LeftUpLeg")
+    middle = quat.slerp(slow.rotations[round(ev_slow[1]), leg], fast.rotations[round(ev_fast[1]), leg], 0.5)
+    assert same_rotations(res.motion.rotations[round(res.events[1]), leg], middle) < 1e-3
+
+
+# --- key edit -------------------------------------------------------------------------------------
+
+
+def test_key_edit_sets_the_pose_and_fades_out(demo):
+    leg, hips = demo.skeleton.index("LeftLeg"), demo.skeleton.index("Hips")
+    new = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 1.2)
+    new_root = demo.translations[100, hips] + np.array([0.0, -0.1, 0.05])
+    out = keyedit.key_edit(demo, 100, {"LeftLeg": new}, {hips: new_root}, width=20)
+    assert same_rotations(out.rotations[100, leg], new) < 1e-12
+    assert np.allclose(out.translations[100, hips], new_root, atol=1e-15)
+    far = np.abs(np.arange(demo.n_frames) - 100) >= 20
+    assert np.array_equal(out.rotations[far], demo.rotations[far])
+    assert np.array_equal(out.translations[far], demo.translations[far])
+    assert np.array_equal(np.delete(out.rotations, leg, axis=1), np.delete(demo.rotations, leg, axis=1))
+
+
+def test_key_edit_has_no_velocity_spike(demo):
+    leg = demo.skeleton.index("LeftLeg")
+    new = quat.multiply(demo.rotations[100, leg], quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.8))
+
+    def accel(motion):
+        """Angular acceleration of the knee (T-2, 3), rad per frame²."""
+        q = motion.rotations[:, leg]
+        return np.diff(2.0 * quat.log(quat.multiply(quat.conjugate(q[:-1]), q[1:])), axis=0)
+
+    def added(**options):
+        """Largest acceleration the edit adds to the original's."""
+        edited = keyedit.key_edit(demo, 100, {leg: new}, **options)
+        return np.linalg.norm(accel(edited) - accel(demo), axis=-1).max()
+
+    smooth = added(width=30)
+    # The change adds its own smooth bump: 0.8 rad · max|f''| = 0.8 · 5.77 / 30² (plus tiny cross terms).
+    assert smooth <= 1.05 * 0.8 * 5.774 / 30**2
+    assert added(width=0) > 100 * smooth  # a hard key: a pop
+    assert added(width=30, shape="linear") > 5 * smooth  # a velocity kink at the key

@@ -34,7 +34,7 @@ from .clips import join
 from .conform import conform
 from .continuity import JoinReport, join_continuity
 from .mix import mix
-from .root import Track, advance, integrate, normalize_frames, place, place_frames, resolve_up, track
+from .root import Track, advance, integrate, normalize_frames, place, place_frames, rehome, resolve_up, track
 
 
 class Join(NamedTuple):
@@ -132,7 +132,7 @@ def blend_window(a: Motion, b: Motion, path_a: Track, path_b: Track, start, weig
     offsets = off_a + w[:, None] * (off_b - off_a)
     turns = turn_a + w * (turn_b - turn_a)
     positions, headings = integrate(start, offsets, turns, up)
-    return place_frames(mixed, positions, headings, up)
+    return rehome(place_frames(mixed, positions, headings, up), a)
 
 
 def transition(
