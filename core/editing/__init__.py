@@ -11,15 +11,19 @@ from .blend import blend_parts
 from .clips import Clip, concatenate, copy, cut, paste, repeat, reverse
 from .conform import conform
 from .continuity import JoinReport, join_continuity
+from .cycles import Cycle, cut_cycles
 from .events import Events, foot_strikes, match_events
 from .interpolation import Interpolation, interpolate
 from .keyedit import key_edit
+from .pca import CyclePCA, fit_cycle_pca
 from .root import State, Step, Track, rotate, track
 from .timing import resample, sample, stretch, time_scale
 from .transitions import Join, Transition, find_join, transition
 
 __all__ = [
     "Clip",
+    "Cycle",
+    "CyclePCA",
     "Events",
     "Interpolation",
     "Join",
@@ -33,7 +37,9 @@ __all__ = [
     "conform",
     "copy",
     "cut",
+    "cut_cycles",
     "find_join",
+    "fit_cycle_pca",
     "foot_strikes",
     "interpolate",
     "join_continuity",

@@ -9,9 +9,9 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from core import quaternion as quat
 from core import synthetic
-from core.editing import blend, clips, interpolation, keyedit, root, timing
+from core.editing import blend, clips, interpolation, keyedit, pca, root, timing
 from core.editing.conform import conform
-from core.editing.continuity import velocity_jumps
+from core.editing.continuity import join_continuity, velocity_jumps
 from core.editing.transitions import find_join, transition
 from core.io.convert import load_motion
 from core.motion import Motion, change_rest
@@ -462,3 +462,72 @@ def test_key_edit_has_no_velocity_spike(demo):
     assert smooth <= 1.05 * 0.8 * 5.774 / 30**2
     assert added(width=0) > 100 * smooth  # a hard key: a pop
     assert added(width=30, shape="linear") > 5 * smooth  # a velocity kink at the key
+
+
+# --- PCA synthesis --------------------------------------------------------------------------------
+
+
+def test_close_loop_makes_the_last_frame_the_first():
+    rng = np.random.default_rng(3)
+    q = quat.normalize(rng.normal(size=(9, 5, 4)))
+    values = rng.normal(size=(9, 2))
+    cq, cv = pca.close_loop(q, values)
+    assert same_rotations(cq[-1], cq[0]) < 1e-12 and np.allclose(cv[-1], cv[0])
+    assert same_rotations(cq[0], q[0]) < 1e-15
+
+
+def test_pca_on_procedural_walks_follows_speed():
+    walks = [synthetic.walk(300, speed=s, stride_hz=0.6 + 0.25 * s) for s in (0.9, 1.2, 1.5)]
+    model = pca.fit_cycle_pca(walks, "speed", n_frames=24)
+    assert len(model.cycles) >= 9
+    assert np.allclose(np.sort(np.unique(model.parameters.round(6))), [0.9, 1.2, 1.5], atol=0.02)
+    assert model.explained_variance_ratio[0] > 0.95  # one family of walks: one main direction
+    for value in (1.0, 1.35, 1.65):  # inside and modestly beyond the range
+        made = model.generate(value, loops=3)
+        path = root.track(made, UP)
+        speed = np.linalg.norm(root.horizontal(path.positions[-1] - path.positions[0], UP)) / (
+            (made.n_frames - 1) / made.fps
+        )
+        assert abs(speed - value) < 0.02 * value
+    with pytest.raises(ValueError, match="too far outside"):
+        model.generate(2.0)
+
+
+def test_pca_on_cmu_walks_reproduces_a_training_cycle():
+    walks = [cmu("05_01"), cmu("02_01")]
+    model = pca.fit_cycle_pca(walks, [0.0, 1.0], close=False)
+    sources = np.array([c.source for c in model.cycles])
+    assert np.sum(sources == 0) >= 3 and np.sum(sources == 1) >= 1
+    assert np.cumsum(model.explained_variance_ratio)[1] >= 0.85
+    # Two parameter values: the fit passes through each motion's mean cycle; 02_01 has one cycle.
+    only = int(np.flatnonzero(sources == 1)[0])
+    assert np.allclose(model.predict(1.0), model.coefficients[only], atol=1e-9)
+    cycle = model.cycles[only]
+    placed = root.place(cycle.motion, 0, root.State(np.zeros(3), 0.0), model.up)
+    made = model.motion(model.decode(model.vector(model.predict(1.0))))
+    n = model.n_frames
+    limbs = model.pose_joints
+    assert same_rotations(made.rotations[:n, limbs], placed.rotations[:n, limbs]) < 1e-9
+    # The root path is the cycle's in body sizes, played at the first motion's size.
+    scale = model.size / walks[1].skeleton.size()
+    made_path, cycle_path = root.track(made, UP), root.track(placed, UP)
+    assert np.allclose(made_path.positions[:n], scale * cycle_path.positions[:n], atol=1e-9)
+    assert np.allclose(made_path.headings[:n], cycle_path.headings[:n], atol=1e-9)
+    # Fewer components: a close but not exact rebuild.
+    rough = model.reconstruct(only, 2).frames(slice(0, n))
+    assert 1e-6 < body_error(rough, made.frames(slice(0, n))) < 0.1 * model.size
+
+
+def test_pca_on_bandai_walks_explains_most_variance_and_loops_smoothly():
+    walks = [bandai("walk_normal"), bandai("walk_tired")]
+    model = pca.fit_cycle_pca(walks, "speed")
+    assert len(model.cycles) >= 10
+    k = model.n_components_for(0.9)
+    assert k <= 4
+    assert model.parameter_r2 > 0.5
+    made = model.generate(float(np.median(model.parameters)), loops=4, n_components=k)
+    # The loop seams are as smooth as the captured walks.
+    seams = [round(i * made.n_frames / 4) for i in (1, 2, 3)]
+    for seam in seams:
+        report = join_continuity(made, seam, seam, walks)
+        assert max(report.ratios().values()) < 1.5, report
