@@ -71,10 +71,12 @@ def join_continuity(
     jumps whose three frames overlap [start−1, stop].
     """
     metric = PoseMetric.for_motion(motion)
-    steps = pose_steps(motion, metric)
-    root, joints = velocity_jumps(motion)
-    lo, hi = max(start - 1, 0), min(stop + 1, motion.n_frames - 1)
-    vlo, vhi = max(start - 2, 0), min(stop, motion.n_frames - 2)
+    first = max(start - 2, 0)
+    near = motion.frames(slice(first, min(stop + 2, motion.n_frames)))  # only the frames that matter
+    steps = pose_steps(near, metric)
+    root, joints = velocity_jumps(near)
+    lo, hi = max(start - 1, 0) - first, min(stop + 1, motion.n_frames - 1) - first
+    vlo, vhi = max(start - 2, 0) - first, min(stop, motion.n_frames - 2) - first
     ref_steps = np.concatenate([pose_steps(r, metric) for r in references])
     ref_root, ref_joints = (np.concatenate(x) for x in zip(*(velocity_jumps(r) for r in references)))
     return JoinReport(

@@ -12,8 +12,8 @@
 4. **Root**: the pelvis steps of the two sampled motions (displacement in the heading frame and
    turn per output frame, i.e. root velocity) are interpolated with c and re-integrated from the
    interpolated start (position lerp, heading by the shorter way), so c = 0 gives A and c = 1
-   gives B exactly, time-aligned. The pelvis's ancestors (Bandai's ``joint_Root``) keep A's
-   first sampled frame (:func:`.root.rehome`), so the pelvis carries the whole path.
+   gives B exactly, time-aligned. Placement joints above the pelvis (Bandai's ``joint_Root``)
+   keep A's channels.
 
 Extrapolation: c in [-0.5, 1.5] (:data:`COEFFICIENT_RANGE`); beyond, slerp past the end poses
 turns joints by more than half again their A–B difference, which breaks poses. speed: a
@@ -30,7 +30,7 @@ from ..motion import Motion
 from .conform import conform
 from .events import foot_strikes, match_events
 from .mix import mix
-from .root import State, integrate, normalize_frames, place_frames, rehome, resolve_up, track, wrap
+from .root import State, integrate, normalize_frames, place_frames, resolve_up, track, wrap
 from .timing import sample
 
 COEFFICIENT_RANGE = (-0.5, 1.5)
@@ -105,5 +105,5 @@ def interpolate(
         float(pa.headings[0] + c * wrap(pb.headings[0] - pa.headings[0])),
     )
     positions, headings = integrate(start, (1.0 - c) * off_a + c * off_b, (1.0 - c) * turn_a + c * turn_b, up)
-    out = rehome(place_frames(mixed, positions, headings, up), sa)
+    out = place_frames(mixed, positions, headings, up)
     return Interpolation(out, frames_a, frames_b, events, events_a, events_b)

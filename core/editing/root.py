@@ -13,9 +13,13 @@ Conventions shared by every editing operation:
   time. Turning the whole body by θ about up adds exactly θ; bending forward or sideways does
   not change it, whatever the rest pose's own up axis is. Without recognisable legs the twist
   about up of W·W_rest⁻¹ is used (W the pelvis world orientation, W_rest the same at rest).
-- a **whole-body rigid transform** G (rotation Q, translation d) is applied to the root joints
-  (parents −1): t' = Q·t + d, q' = rest⁻¹·Q·rest·q, so every joint's world pose moves by G
-  exactly and no other channel changes.
+- a **whole-body rigid transform** G (rotation Q, translation d) is applied to the joints that
+  carry the body (:func:`carriers`): the root joints (parents −1), t' = Q·t + d,
+  q' = rest⁻¹·Q·rest·q; or, when the pelvis hangs under placement joints and has position
+  channels itself (Bandai's ``Hips`` under a static ``joint_Root``), the pelvis and any sibling
+  branches of its ancestors, re-expressed under the unchanged ancestors. Every body joint's world
+  pose moves by G exactly; placement joints keep their channels, so pieces of such captures join
+  without jumps in any channel.
 - a **step** from frame i to frame j: the horizontal displacement of the pelvis expressed in the
   heading frame of i (rotated by −ψ_i), and the heading change ψ_j − ψ_i. Replaying a step from
   another start state continues a path with the same local velocity and turn.
@@ -189,18 +193,41 @@ def mean_step(a: Step | None, b: Step | None) -> Step:
     return Step(np.mean([s.offset for s in steps], axis=0), float(np.mean([s.turn for s in steps])))
 
 
+def carriers(motion: Motion) -> np.ndarray | None:
+    """Joints below placement joints that carry the body: the pelvis and every other child of its
+    ancestors, when the pelvis is not a root and all of them have position channels; else None
+    (the root joints carry it)."""
+    sk = motion.skeleton
+    pelvis = pelvis_joint(motion)
+    above = np.zeros(sk.n_joints, dtype=bool)
+    j = int(sk.parents[pelvis])
+    while j >= 0:
+        above[j] = True
+        j = int(sk.parents[j])
+    if not above.any():
+        return None
+    joints = np.flatnonzero(~above & (sk.parents >= 0) & above[np.maximum(sk.parents, 0)])
+    return joints if sk.has_position_channels[joints].all() else None
+
+
 def apply_rigid(motion: Motion, rotation: np.ndarray, translation: np.ndarray) -> Motion:
-    """The motion moved by the world transform x → Q·x + d (exact for every joint).
+    """The body moved by the world transform x → Q·x + d (exact for every body joint, see
+    :func:`carriers`).
 
     rotation: Q, (4,) or per frame (T, 4); translation: d, (3,) or (T, 3), scene units.
     """
     out = motion.copy()
     sk = motion.skeleton
-    for r in np.flatnonzero(sk.parents < 0):
-        rest = sk.rest_rotations[r]
-        out.translations[:, r] = quat.rotate(rotation, motion.translations[:, r]) + translation
-        turned = quat.multiply(rotation, quat.multiply(rest, motion.rotations[:, r]))
-        out.rotations[:, r] = quat.multiply(quat.conjugate(rest), turned)
+    joints = carriers(motion)
+    for j in np.flatnonzero(sk.parents < 0) if joints is None else joints:
+        parent = int(sk.parents[j])
+        p_pos, p_rot = chain_world(motion, parent) if parent >= 0 else (np.zeros(3), quat.identity())
+        frame = quat.multiply(p_rot, sk.rest_rotations[j])  # the joint's rest frame in world space
+        world_pos = p_pos + quat.rotate(p_rot, motion.translations[:, j])
+        world_rot = quat.multiply(frame, motion.rotations[:, j])
+        new_pos = quat.rotate(rotation, world_pos) + translation
+        out.translations[:, j] = quat.rotate(quat.conjugate(p_rot), new_pos - p_pos)
+        out.rotations[:, j] = quat.multiply(quat.conjugate(frame), quat.multiply(rotation, world_rot))
     return out
 
 
@@ -290,25 +317,3 @@ def set_pelvis_world(motion: Motion, positions: np.ndarray, rotations: np.ndarra
     pos, rot = chain_world(motion, joint)
     correction = quat.normalize(quat.multiply(rotations, quat.conjugate(rot)))
     return apply_rigid(motion, correction, positions - quat.rotate(correction, pos))
-
-
-def rehome(motion: Motion, reference: Motion, frame: int = 0) -> Motion:
-    """The pelvis's ancestors (e.g. Bandai's ``joint_Root``) given ``reference``'s channels at
-    ``frame``, held constant, and the pelvis's own channels solved so that every joint keeps its
-    world pose. Per-frame normalisation leaves those ancestors turning with the heading; this puts
-    the placement back on the pelvis. Unchanged when the pelvis is a root or has no position
-    channels."""
-    sk = motion.skeleton
-    joint = pelvis_joint(motion)
-    if sk.parents[joint] < 0 or not sk.has_position_channels[joint]:
-        return motion
-    above = np.zeros(sk.n_joints, dtype=bool)
-    j = int(sk.parents[joint])
-    while j >= 0:
-        above[j] = True
-        j = int(sk.parents[j])
-    pos, rot = chain_world(motion, joint)
-    out = motion.copy()
-    out.translations[:, above] = reference.translations[frame, above]
-    out.rotations[:, above] = reference.rotations[frame, above]
-    return set_pelvis_world(out, pos, rot)

@@ -24,10 +24,11 @@ def sample(motion: Motion, times: np.ndarray, fps: float | None = None) -> Motio
     u = t - i0
     q0, q1 = motion.rotations[i0], motion.rotations[i0 + 1]
     rot = quat.slerp(q0, q1, u[:, None])
-    rot = np.where((u == 0.0)[:, None, None], q0, np.where((u == 1.0)[:, None, None], q1, rot))
+    at0, at1 = u == 0.0, u == 1.0
+    rot[at0], rot[at1] = q0[at0], q1[at1]
     p0, p1 = motion.translations[i0], motion.translations[i0 + 1]
     trans = p0 + u[:, None, None] * (p1 - p0)
-    trans = np.where((u == 1.0)[:, None, None], p1, trans)
+    trans[at1] = p1[at1]
     return Motion(motion.skeleton, trans, rot, motion.fps if fps is None else fps)
 
 

@@ -29,12 +29,12 @@ import numpy as np
 from ..contacts import Contacts, Skating, detect_contacts
 from ..ik.common import smoothstep
 from ..motion import Motion
-from .cleanup import clean_foot_sliding, contacts_near, skating_in
+from .cleanup import clean_foot_sliding, contacts_near, shift_contacts, skating_in
 from .clips import join
 from .conform import conform
 from .continuity import JoinReport, join_continuity
 from .mix import mix
-from .root import Track, advance, integrate, normalize_frames, place, place_frames, rehome, resolve_up, track
+from .root import Track, advance, integrate, normalize_frames, place, place_frames, resolve_up, track
 
 
 class Join(NamedTuple):
@@ -132,7 +132,7 @@ def blend_window(a: Motion, b: Motion, path_a: Track, path_b: Track, start, weig
     offsets = off_a + w[:, None] * (off_b - off_a)
     turns = turn_a + w * (turn_b - turn_a)
     positions, headings = integrate(start, offsets, turns, up)
-    return rehome(place_frames(mixed, positions, headings, up), a)
+    return place_frames(mixed, positions, headings, up)
 
 
 def transition(
@@ -145,12 +145,14 @@ def transition(
     search_b: tuple[int, int] | None = None,
     cleanup: bool = True,
     margin: float = 0.5,
+    context: float = 5.0,
     up: str | np.ndarray | None = None,
     **plant_options,
 ) -> Transition:
     """Transition from ``a`` into ``b`` (module notes).
 
-    b is first conformed to a's skeleton and frame rate. window, margin: seconds. frame_a,
+    b is first conformed to a's skeleton and frame rate. window, margin: seconds; context: seconds
+    around the window used for contact detection and as the clips' reference in the report. frame_a,
     frame_b: blend start frames; either one left None is searched (with the other fixed when
     given). plant_options: passed to :func:`core.ik.plant.plant_feet`.
     """
@@ -177,13 +179,22 @@ def transition(
         tail_path = Track(path_b.positions[frame_b + length :], path_b.headings[frame_b + length :], up)
         parts.append(place(tail, 0, state, up, tail_path))
     result = join(parts)
-    pad = round(margin * a.fps)
+    pad, ctx = round(margin * a.fps), round(context * a.fps)
     region = (max(frame_a - pad, 0), min(frame_a + length + pad, result.n_frames))
-    detected = detect_contacts(result, up=up)
-    near = contacts_near(detected, *region)
-    cleaned = clean_foot_sliding(result, *region, contacts=detected, **plant_options)[0] if cleanup else result
+    if cleanup:
+        cleaned, near = clean_foot_sliding(result, *region, up=up, context=context, **plant_options)
+    else:
+        lo, hi = max(region[0] - ctx, 0), min(region[1] + ctx, result.n_frames)
+        local = detect_contacts(result.frames(slice(lo, hi)), up=up)
+        cleaned, near = (
+            result,
+            shift_contacts(contacts_near(local, region[0] - lo, region[1] - lo), lo, result.n_frames),
+        )
     before = skating_in(result, near, *region)
     after = skating_in(cleaned, near, *region) if cleanup else None
-    references = [a.frames(slice(0, frame_a + length)), b.frames(slice(frame_b, None))]
+    references = [
+        a.frames(slice(max(frame_a - ctx, 0), frame_a + length)),
+        b.frames(slice(frame_b, min(frame_b + length + ctx, b.n_frames))),
+    ]
     report = join_continuity(cleaned, frame_a, frame_a + length, references)
     return Transition(cleaned, frame_a, frame_b, length, cost, region, before, after, report, near)

@@ -92,11 +92,17 @@ def test_rotate_turns_every_joint_about_the_pivot_like_scipy(demo, variant):
     motion = variant(demo)
     pivot = np.array([0.7, 3.0, -1.2])
     out = root.rotate(motion, 37.0, pivot=pivot, up="y")
-    expected = Rotation.from_rotvec(np.radians(37.0) * UP).apply((motion.world_positions() - pivot).reshape(-1, 3))
-    assert np.abs(out.world_positions() - (expected.reshape(-1, motion.skeleton.n_joints, 3) + pivot)).max() < 1e-12
-    moving = motion.skeleton.parents >= 0
-    assert np.array_equal(out.rotations[:, moving], motion.rotations[:, moving])
-    assert np.array_equal(out.translations[:, moving], motion.translations[:, moving])
+    body = motion.skeleton.subtree(root.pelvis_joint(motion))
+    before = motion.world_positions()[:, body]
+    expected = Rotation.from_rotvec(np.radians(37.0) * UP).apply((before - pivot).reshape(-1, 3)).reshape(before.shape)
+    assert np.abs(out.world_positions()[:, body] - (expected + pivot)).max() < 1e-12
+    # Only the joints carrying the body change channels: the root, or the pelvis under a placement joint.
+    carriers = root.carriers(motion)
+    carriers = np.flatnonzero(motion.skeleton.parents < 0) if carriers is None else carriers
+    same = np.ones(motion.skeleton.n_joints, dtype=bool)
+    same[carriers] = False
+    assert np.array_equal(out.rotations[:, same], motion.rotations[:, same])
+    assert np.array_equal(out.translations[:, same], motion.translations[:, same])
     turned = root.track(out, UP).headings - root.track(motion, UP).headings
     assert np.allclose(turned, np.radians(37.0), atol=1e-12)
 
@@ -142,9 +148,11 @@ def test_cut_then_paste_back_reproduces_the_original(demo, variant, start, stop)
     assert same_rotations(back.rotations, motion.rotations) < 1e-9
 
 
-@pytest.mark.parametrize("name, start, stop", [("05_01", 100, 250), ("02_01", 0, 40), ("05_02", 500, 1124)])
+@pytest.mark.parametrize(
+    "name, start, stop", [("05_01", 100, 250), ("02_01", 0, 40), ("05_02", 500, 1124), ("walk_normal", 60, 120)]
+)
 def test_cut_paste_round_trip_on_captures(name, start, stop):
-    motion = cmu(name)
+    motion = bandai(name) if name == "walk_normal" else cmu(name)
     rest, clip = clips.cut(motion, start, stop)
     assert world_error(clips.paste(rest, clip, start), motion) < 1e-9
 
@@ -531,3 +539,14 @@ def test_pca_on_bandai_walks_explains_most_variance_and_loops_smoothly():
     for seam in seams:
         report = join_continuity(made, seam, seam, walks)
         assert max(report.ratios().values()) < 1.5, report
+
+
+def test_bandai_transition_keeps_the_placement_joint_still():
+    a, b = bandai("walk_normal"), bandai("walk_tired")
+    tr = transition(a, b, window=0.5)
+    assert tr.skating_after.total_distance < 0.05 * tr.skating_before.total_distance
+    # joint_Root stays where both captures keep it; Hips carries the whole path, without jumps.
+    assert np.array_equal(tr.motion.translations[:, 0], np.broadcast_to(a.translations[0, 0], (tr.motion.n_frames, 3)))
+    hips = a.skeleton.index("Hips")
+    step = np.linalg.norm(np.diff(tr.motion.translations[:, hips], axis=0), axis=-1)
+    assert step.max() < 2.0 * np.linalg.norm(np.diff(a.translations[:, hips], axis=0), axis=-1).max()
