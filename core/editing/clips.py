@@ -81,6 +81,8 @@ def cut(motion: Motion, start: int, stop: int, up: str | np.ndarray | None = Non
     (their own incoming root velocity and turn).
     """
     _check_range(motion, start, stop)
+    if stop - start == motion.n_frames:
+        raise ValueError("cutting every frame leaves nothing")
     up = resolve_up(motion, up)
     path = track(motion, up)
     clip = copy(motion, start, stop, up)

@@ -49,13 +49,15 @@ def mix(
     w = _weights(weights, a.n_frames, a.skeleton.n_joints)
     pelvis = pelvis_joint(a)
     keep = ancestors(a, pelvis)
-    rot = quat.normalize(quat.slerp(a.rotations, b.rotations, w))
-    trans = a.translations + w[..., None] * (b.translations - a.translations)
-    rot[:, keep], trans[:, keep] = a.rotations[:, keep], a.translations[:, keep]
+    active = np.flatnonzero(np.any(w != 0.0, axis=0) & ~keep)  # only joints that move towards b
+    rot, trans = a.rotations.copy(), a.translations.copy()
+    wa = w[:, active]
+    rot[:, active] = quat.normalize(quat.slerp(a.rotations[:, active], b.rotations[:, active], wa))
+    trans[:, active] += wa[..., None] * (b.translations[:, active] - a.translations[:, active])
     out = Motion(a.skeleton, trans, rot, a.fps)
     pos_a, rot_a = chain_world(a, pelvis)
     pos_b, rot_b = chain_world(b, pelvis)
     wp = w[:, pelvis]
     wt = wp if pelvis_position_weight is None else np.broadcast_to(pelvis_position_weight, wp.shape)
     pelvis_rot = quat.normalize(quat.slerp(rot_a, rot_b, wp))
-    return set_pelvis_world(out, pos_a + wt[:, None] * (pos_b - pos_a), pelvis_rot)
+    return set_pelvis_world(out, pos_a + wt[:, None] * (pos_b - pos_a), pelvis_rot, copy=False)

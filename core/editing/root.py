@@ -297,8 +297,9 @@ def integrate(start: State, offsets: np.ndarray, turns: np.ndarray, up: np.ndarr
     return positions, headings
 
 
-def set_pelvis_world(motion: Motion, positions: np.ndarray, rotations: np.ndarray) -> Motion:
-    """A copy whose pelvis has the given world positions (T, 3) and orientations (T, 4).
+def set_pelvis_world(motion: Motion, positions: np.ndarray, rotations: np.ndarray, copy: bool = True) -> Motion:
+    """A copy (or, with ``copy=False``, the motion itself) whose pelvis has the given world positions
+    (T, 3) and orientations (T, 4).
 
     When the pelvis is a root or has position channels, only its own channels change (its
     ancestors, e.g. Bandai's ``joint_Root``, are kept). Otherwise its root joint is moved
@@ -306,7 +307,7 @@ def set_pelvis_world(motion: Motion, positions: np.ndarray, rotations: np.ndarra
     """
     sk = motion.skeleton
     joint = pelvis_joint(motion)
-    out = motion.copy()
+    out = motion.copy() if copy else motion
     parent = int(sk.parents[joint])
     if parent < 0 or sk.has_position_channels[joint]:
         p_pos, p_rot = chain_world(motion, parent) if parent >= 0 else (np.zeros(3), quat.identity())

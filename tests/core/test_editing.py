@@ -5,6 +5,8 @@ from functools import cache
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation, Slerp
 
 from core import quaternion as quat
@@ -155,6 +157,27 @@ def test_cut_paste_round_trip_on_captures(name, start, stop):
     motion = bandai(name) if name == "walk_normal" else cmu(name)
     rest, clip = clips.cut(motion, start, stop)
     assert world_error(clips.paste(rest, clip, start), motion) < 1e-9
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    at=st.integers(0, 390),
+    start=st.integers(0, 100),
+    length=st.integers(1, 80),
+    degrees=st.floats(-180.0, 180.0),
+)
+def test_paste_then_cut_gives_back_the_target(demo, at, start, length, degrees):
+    """The other direction of the round trip, for any clip, position and clip orientation."""
+    clip = root.rotate(synthetic.walk(200).frames(slice(start, start + length)), degrees, pivot=np.array([2.0, 0, 1.0]))
+    pasted = clips.paste(demo, clip, at)
+    rest, removed = clips.cut(pasted, at, at + length)
+    assert world_error(rest, demo) < 1e-9
+    assert np.allclose(np.diff(root.track(removed.motion, UP).headings), np.diff(root.track(clip, UP).headings))
+
+
+def test_cutting_everything_is_refused(demo):
+    with pytest.raises(ValueError, match="nothing"):
+        clips.cut(demo, 0, demo.n_frames)
 
 
 def test_cut_keeps_the_root_continuous(demo):
