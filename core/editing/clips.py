@@ -49,10 +49,6 @@ def join(parts: list[Motion]) -> Motion:
     )
 
 
-def _sub(path: Track, start: int, stop: int | None = None) -> Track:
-    return Track(path.positions[start:stop], path.headings[start:stop], path.up)
-
-
 def _own_step(path: Track, first: bool) -> Step | None:
     """A path's first (or last) step, None for a single frame."""
     if len(path.headings) < 2:
@@ -90,7 +86,7 @@ def cut(motion: Motion, start: int, stop: int, up: str | np.ndarray | None = Non
     if start == 0 or stop == motion.n_frames:
         return join([p for p in (head, tail) if p.n_frames]), clip
     state = advance(path.state(start - 1), path.step(stop - 1, stop), up)
-    return join([head, place(tail, 0, state, up, _sub(path, stop))]), clip
+    return join([head, place(tail, 0, state, up, path.sub(stop))]), clip
 
 
 def paste(target: Motion, clip: Clip | Motion, at: int, up: str | np.ndarray | None = None) -> Motion:
@@ -111,14 +107,14 @@ def paste(target: Motion, clip: Clip | Motion, at: int, up: str | np.ndarray | N
         exit_ = clip.exit or mean_step(_own_step(piece_path, first=False), _own_step(path, first=True))
         state = retreat(path.state(0), exit_, up)
         return join([place(piece, piece.n_frames - 1, state, up, piece_path), target])
-    head_end = _sub(path, 0, at)
+    head_end = path.sub(0, at)
     entry = clip.entry or mean_step(_own_step(head_end, first=False), _own_step(piece_path, first=True))
     placed = place(piece, 0, advance(path.state(at - 1), entry, up), up, piece_path)
     head = target.frames(slice(0, at))
     if at == target.n_frames:
         return join([head, placed])
     state = advance(track(placed, up).state(placed.n_frames - 1), path.step(at - 1, at), up)
-    tail = place(target.frames(slice(at, None)), 0, state, up, _sub(path, at))
+    tail = place(target.frames(slice(at, None)), 0, state, up, path.sub(at))
     return join([head, placed, tail])
 
 

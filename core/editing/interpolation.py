@@ -30,7 +30,7 @@ from ..motion import Motion
 from .conform import conform
 from .events import foot_strikes, match_events
 from .mix import mix
-from .root import State, integrate, normalize_frames, place_frames, resolve_up, track, wrap
+from .root import State, Track, integrate, normalize_frames, place_frames, resolve_up, track, wrap
 from .timing import sample
 
 COEFFICIENT_RANGE = (-0.5, 1.5)
@@ -62,6 +62,17 @@ def warp_times(
     u = np.interp(np.arange(n) / fps, knots, np.arange(len(knots)))
     index = np.arange(len(knots))
     return np.interp(u, index, events_a), np.interp(u, index, events_b), knots * fps
+
+
+def blended_path(pa: Track, pb: Track, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (N, 3) and headings (N,) integrated from the steps of two equally long paths mixed
+    with coefficient c, from the mixed start (module notes, step 4)."""
+    (off_a, turn_a), (off_b, turn_b) = pa.steps(), pb.steps()
+    start = State(
+        (1.0 - c) * pa.positions[0] + c * pb.positions[0],
+        float(pa.headings[0] + c * wrap(pb.headings[0] - pa.headings[0])),
+    )
+    return integrate(start, (1.0 - c) * off_a + c * off_b, (1.0 - c) * turn_a + c * turn_b, pa.up)
 
 
 def interpolate(
@@ -99,11 +110,5 @@ def interpolate(
     sa, sb = sample(a, frames_a), sample(b, frames_b, a.fps)
     pa, pb = track(sa, up), track(sb, up)
     mixed = mix(normalize_frames(sa, up, pa), normalize_frames(sb, up, pb), c)
-    (off_a, turn_a), (off_b, turn_b) = pa.steps(), pb.steps()
-    start = State(
-        (1.0 - c) * pa.positions[0] + c * pb.positions[0],
-        float(pa.headings[0] + c * wrap(pb.headings[0] - pa.headings[0])),
-    )
-    positions, headings = integrate(start, (1.0 - c) * off_a + c * off_b, (1.0 - c) * turn_a + c * turn_b, up)
-    out = place_frames(mixed, positions, headings, up)
+    out = place_frames(mixed, *blended_path(pa, pb, c), up)
     return Interpolation(out, frames_a, frames_b, events, events_a, events_b)

@@ -98,34 +98,88 @@ def _raw(cycle: Cycle, pose_joints: np.ndarray, up: np.ndarray, size: float, clo
 
 
 @dataclass(eq=False)
-class CyclePCA:
-    """A fitted PCA cycle model (see the module notes).
+class CycleEncoding:
+    """Cycle data ↔ pose vectors, and pose data → motion (module notes, steps 2–3).
 
-    skeleton, up, size (scene units), fps (output rate); n_frames: N; pose_joints: (P,) joints
-    below the pelvis; translations: (J, 3) local translations used for joints other than the
-    pelvis; mean_rotations: (N, P+1, 4); root_weight; mean: (F,) mean pose vector; components:
-    (K, F) orthonormal rows; variances: (K,) variance along each; coefficients: (C, K) of the
-    training cycles; parameters: (C,); cycles: the training :class:`Cycle` objects; intercept,
-    slope: (K,) the linear fit c(p) = intercept + p·slope.
+    skeleton, up, size (scene units); n_frames: N; pose_joints: (P,) joints below the pelvis;
+    translations: (J, 3) local translations used for joints other than the pelvis;
+    mean_rotations: (N, P+1, 4); root_weight.
     """
 
     skeleton: Skeleton
     up: np.ndarray
     size: float
-    fps: float
     n_frames: int
     pose_joints: np.ndarray
     translations: np.ndarray
     mean_rotations: np.ndarray
     root_weight: float
+
+    def encode(self, raw: _Raw) -> np.ndarray:
+        """(F,) pose vector of one cycle's data."""
+        logs = quat.log(quat.multiply(quat.conjugate(self.mean_rotations), raw.rotations))
+        n = self.n_frames
+        root = np.concatenate(
+            (raw.heights, raw.velocities.ravel(), raw.turn_rates, [np.sqrt(n) * np.log(raw.duration)])
+        )
+        return np.concatenate((logs.ravel(), self.root_weight * root))
+
+    def decode(self, vector: np.ndarray) -> _Raw:
+        """Cycle data from a pose vector (F,) (inverse of :meth:`encode`)."""
+        n, p = self.n_frames, len(self.pose_joints) + 1
+        logs = vector[: n * p * 3].reshape(n, p, 3)
+        root = vector[n * p * 3 :] / self.root_weight
+        heights, velocities, turns = root[:n], root[n : 4 * n].reshape(n, 3), root[4 * n : 5 * n]
+        rotations = quat.multiply(self.mean_rotations, quat.exp(logs))
+        return _Raw(rotations, heights, velocities, turns, float(np.exp(root[-1] / np.sqrt(n))))
+
+    def motion(self, raw: _Raw, loops: int = 1, fps: float | None = None) -> Motion:
+        """The cycle played ``loops`` times (loops·N + 1 frames at N/duration fps, the last frame
+        closing the loop), starting over the origin at heading 0; resampled to ``fps`` if given."""
+        n = self.n_frames
+        idx = np.arange(loops * n + 1) % n
+        flat = Motion.rest(self.skeleton, len(idx), n / raw.duration)
+        flat.translations[:] = self.translations
+        flat.rotations[:, self.pose_joints] = raw.rotations[idx, :-1]
+        flat = set_pelvis_world(flat, raw.heights[idx, None] * self.size * self.up, raw.rotations[idx, -1])
+        dt = raw.duration / n
+        offsets = np.tile(raw.velocities * self.size * dt, (loops, 1))
+        positions, headings = integrate(State(np.zeros(3), 0.0), offsets, np.tile(raw.turn_rates * dt, loops), self.up)
+        out = place_frames(flat, positions, headings, self.up)
+        return out if fps is None else resample(out, fps)
+
+
+@dataclass(eq=False)
+class CyclePCA:
+    """A fitted PCA cycle model (module notes).
+
+    encoding: pose vectors ↔ motions; fps: output rate; parameters: (C,) one per training cycle;
+    cycles: the training :class:`Cycle` objects; mean: (F,) mean pose vector; components: (K, F)
+    orthonormal rows; variances: (K,) variance along each; coefficients: (C, K) of the training
+    cycles; intercept, slope: (K,) the linear fit c(p) = intercept + p·slope.
+    """
+
+    encoding: CycleEncoding
+    fps: float
+    parameters: np.ndarray
+    cycles: list[Cycle]
     mean: np.ndarray
     components: np.ndarray
     variances: np.ndarray
     coefficients: np.ndarray
-    parameters: np.ndarray
-    cycles: list[Cycle]
     intercept: np.ndarray
     slope: np.ndarray
+
+    up = property(lambda self: self.encoding.up)
+    size = property(lambda self: self.encoding.size)
+    n_frames = property(lambda self: self.encoding.n_frames)
+    pose_joints = property(lambda self: self.encoding.pose_joints)
+
+    def decode(self, vector: np.ndarray) -> _Raw:
+        return self.encoding.decode(vector)
+
+    def motion(self, raw: _Raw, loops: int = 1, fps: float | None = None) -> Motion:
+        return self.encoding.motion(raw, loops, fps)
 
     @property
     def explained_variance_ratio(self) -> np.ndarray:
@@ -144,24 +198,6 @@ class CyclePCA:
         total = np.sum((self.coefficients - self.coefficients.mean(axis=0)) ** 2)
         return float(1.0 - np.sum((self.coefficients - fitted) ** 2) / total) if total > 0 else 1.0
 
-    def encode(self, raw: _Raw) -> np.ndarray:
-        """(F,) pose vector of one cycle's data (module notes, step 3)."""
-        logs = quat.log(quat.multiply(quat.conjugate(self.mean_rotations), raw.rotations))
-        w, n = self.root_weight, self.n_frames
-        root = np.concatenate(
-            (raw.heights, raw.velocities.ravel(), raw.turn_rates, [np.sqrt(n) * np.log(raw.duration)])
-        )
-        return np.concatenate((logs.ravel(), w * root))
-
-    def decode(self, vector: np.ndarray) -> _Raw:
-        """Cycle data from a pose vector (F,) (inverse of :meth:`encode`)."""
-        n, p = self.n_frames, len(self.pose_joints) + 1
-        logs = vector[: n * p * 3].reshape(n, p, 3)
-        root = vector[n * p * 3 :] / self.root_weight
-        heights, velocities, turns = root[:n], root[n : 4 * n].reshape(n, 3), root[4 * n : 5 * n]
-        rotations = quat.multiply(self.mean_rotations, quat.exp(logs))
-        return _Raw(rotations, heights, velocities, turns, float(np.exp(root[-1] / np.sqrt(n))))
-
     def vector(self, coefficients: np.ndarray, n_components: int | None = None) -> np.ndarray:
         """Pose vector (F,) from PCA coefficients (K,), using the first ``n_components``."""
         k = len(self.components) if n_components is None else n_components
@@ -177,21 +213,6 @@ class CyclePCA:
                 f"(at most {EXTRAPOLATION:g}× the range beyond either end)"
             )
         return self.intercept + value * self.slope
-
-    def motion(self, raw: _Raw, loops: int = 1, fps: float | None = None) -> Motion:
-        """The cycle played ``loops`` times (loops·N + 1 frames at N/duration fps, the last frame
-        closing the loop), starting over the origin at heading 0; resampled to ``fps`` if given."""
-        n = self.n_frames
-        idx = np.arange(loops * n + 1) % n
-        flat = Motion.rest(self.skeleton, len(idx), n / raw.duration)
-        flat.translations[:] = self.translations
-        flat.rotations[:, self.pose_joints] = raw.rotations[idx, :-1]
-        flat = set_pelvis_world(flat, raw.heights[idx, None] * self.size * self.up, raw.rotations[idx, -1])
-        dt = raw.duration / n
-        offsets = np.tile(raw.velocities * self.size * dt, (loops, 1))
-        positions, headings = integrate(State(np.zeros(3), 0.0), offsets, np.tile(raw.turn_rates * dt, loops), self.up)
-        out = place_frames(flat, positions, headings, self.up)
-        return out if fps is None else resample(out, fps)
 
     def generate(
         self, value: float, loops: int = 1, n_components: int | None = None, fps: float | None = None
@@ -212,6 +233,43 @@ def cycle_speed(cycle: Cycle, up: np.ndarray, scale: float = 1.0) -> float:
     return float(np.linalg.norm(horizontal(path.positions[-1] - path.positions[0], up)) * scale / cycle.duration)
 
 
+def gather_cycles(
+    motions: Sequence[Motion], parameters: Sequence[float] | str, n_frames: int, side: str | None, up: np.ndarray
+) -> tuple[list[Cycle], np.ndarray]:
+    """Cycles of all motions (on the first one's skeleton) and their parameter values (C,)."""
+    sk, size = motions[0].skeleton, motions[0].skeleton.size()
+    cycles, values = [], []
+    for i, m in enumerate(motions):
+        found = cut_cycles(conform(m, sk), n_frames, side, up, source=i)
+        cycles += found
+        if parameters == "speed":
+            values += [cycle_speed(c, up, size / m.skeleton.size()) for c in found]
+        else:
+            values += [float(parameters[i])] * len(found)
+    if len(cycles) < 2:
+        raise ValueError(f"need at least two gait cycles, found {len(cycles)}")
+    values = np.asarray(values)
+    if np.ptp(values) <= 0:
+        raise ValueError("the parameter must vary between cycles")
+    return cycles, values
+
+
+def principal_components(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mean (F,), components (K, F), variances (K,) and coefficients (C, K) of vectors (C, F)."""
+    mean = vectors.mean(axis=0)
+    _, s, vt = np.linalg.svd(vectors - mean, full_matrices=False)
+    keep = s > 1e-12 * max(s[0], 1e-300)
+    components = vt[keep]
+    return mean, components, s[keep] ** 2 / max(len(vectors) - 1, 1), (vectors - mean) @ components.T
+
+
+def linear_fit(parameters: np.ndarray, coefficients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares intercept and slope (K,) of coefficients (C, K) against parameters (C,)."""
+    design = np.stack((np.ones_like(parameters), parameters), axis=1)
+    (intercept, slope), *_ = np.linalg.lstsq(design, coefficients, rcond=None)
+    return intercept, slope
+
+
 def fit_cycle_pca(
     motions: Sequence[Motion],
     parameters: Sequence[float] | str = "speed",
@@ -229,58 +287,26 @@ def fit_cycle_pca(
     """
     reference = motions[0]
     up = resolve_up(reference, up)
-    sk, size = reference.skeleton, reference.skeleton.size()
-    conformed = [conform(m, sk) for m in motions]
-    cycles, values = [], []
-    for i, m in enumerate(conformed):
-        found = cut_cycles(m, n_frames, side, up, source=i)
-        cycles += found
-        if parameters == "speed":
-            scale = size / motions[i].skeleton.size()
-            values += [cycle_speed(c, up, scale) for c in found]
-        else:
-            values += [float(parameters[i])] * len(found)
-    if len(cycles) < 2:
-        raise ValueError(f"need at least two gait cycles, found {len(cycles)}")
-    values = np.asarray(values)
-    if np.ptp(values) <= 0:
-        raise ValueError("the parameter must vary between cycles")
+    cycles, values = gather_cycles(motions, parameters, n_frames, side, up)
     pelvis = pelvis_joint(reference)
     pose = ~ancestors(reference, pelvis)
     pose[pelvis] = False
     pose_joints = np.flatnonzero(pose)
     # Heights and velocities in each subject's own body sizes, decoded with the reference's.
     raws = [_raw(c, pose_joints, up, motions[c.source].skeleton.size(), close) for c in cycles]
-    model = CyclePCA(
-        sk,
+    translations = np.mean([c.motion.translations.mean(axis=0) for c in cycles], axis=0)
+    encoding = CycleEncoding(
+        reference.skeleton,
         up,
-        size,
-        reference.fps,
+        reference.skeleton.size(),
         n_frames,
         pose_joints,
-        np.mean([m.translations.mean(axis=0) for m in conformed], axis=0),
+        translations,
         mean_rotation(np.stack([r.rotations for r in raws])),
         root_weight,
-        np.zeros(0),
-        np.zeros((0, 0)),
-        np.zeros(0),
-        np.zeros((0, 0)),
-        values,
-        cycles,
-        np.zeros(0),
-        np.zeros(0),
     )
-    _fit(model, np.stack([model.encode(r) for r in raws]))
-    return model
-
-
-def _fit(model: CyclePCA, vectors: np.ndarray) -> None:
-    """PCA of the pose vectors (C, F) and the linear fit of the coefficients on the parameter."""
-    model.mean = vectors.mean(axis=0)
-    u, s, vt = np.linalg.svd(vectors - model.mean, full_matrices=False)
-    keep = s > 1e-12 * max(s[0], 1e-300)
-    model.components = vt[keep]
-    model.variances = s[keep] ** 2 / max(len(vectors) - 1, 1)
-    model.coefficients = (vectors - model.mean) @ model.components.T
-    design = np.stack((np.ones_like(model.parameters), model.parameters), axis=1)
-    (model.intercept, model.slope), *_ = np.linalg.lstsq(design, model.coefficients, rcond=None)
+    mean, components, variances, coefficients = principal_components(np.stack([encoding.encode(r) for r in raws]))
+    intercept, slope = linear_fit(values, coefficients)
+    return CyclePCA(
+        encoding, reference.fps, values, cycles, mean, components, variances, coefficients, intercept, slope
+    )

@@ -116,6 +116,10 @@ class Track:
     def state(self, frame: int) -> State:
         return State(self.positions[frame].copy(), float(self.headings[frame]))
 
+    def sub(self, start: int, stop: int | None = None) -> Track:
+        """The path of frames [start, stop)."""
+        return Track(self.positions[start:stop], self.headings[start:stop], self.up)
+
     def step(self, i: int, j: int) -> Step:
         """The step from frame i to frame j of this track."""
         return step_between(self.state(i), self.state(j), self.up)

@@ -34,7 +34,7 @@ from .clips import join
 from .conform import conform
 from .continuity import JoinReport, join_continuity
 from .mix import mix
-from .root import Track, advance, integrate, normalize_frames, place, place_frames, resolve_up, track
+from .root import State, Track, advance, integrate, normalize_frames, place, place_frames, resolve_up, track
 
 
 class Join(NamedTuple):
@@ -121,7 +121,7 @@ def find_join(
     return Join(int(lo_a + i), int(lo_b + j), float(rms))
 
 
-def blend_window(a: Motion, b: Motion, path_a: Track, path_b: Track, start, weights: np.ndarray) -> Motion:
+def blend_window(a: Motion, b: Motion, path_a: Track, path_b: Track, start: State, weights: np.ndarray) -> Motion:
     """Mix two equally long pieces with per-frame weights (L,): poses in normalised space, root steps
     mixed and integrated from the state ``start``."""
     up = path_a.up
@@ -133,6 +133,30 @@ def blend_window(a: Motion, b: Motion, path_a: Track, path_b: Track, start, weig
     turns = turn_a + w * (turn_b - turn_a)
     positions, headings = integrate(start, offsets, turns, up)
     return place_frames(mixed, positions, headings, up)
+
+
+def assemble(a: Motion, b: Motion, frame_a: int, frame_b: int, length: int, up: np.ndarray) -> Motion:
+    """A before the window, the blended window, then B continuing from it with its own steps
+    (module notes, step 2)."""
+    path_a, path_b = track(a, up), track(b, up)
+    end_a, end_b = frame_a + length, frame_b + length
+    weights = smoothstep((np.arange(length) + 1.0) / (length + 1.0))
+    pieces = (a.frames(slice(frame_a, end_a)), b.frames(slice(frame_b, end_b)))
+    blended = blend_window(
+        *pieces, path_a.sub(frame_a, end_a), path_b.sub(frame_b, end_b), path_a.state(frame_a), weights
+    )
+    parts = [a.frames(slice(0, frame_a)), blended]
+    if end_b < b.n_frames:
+        state = advance(track(blended, up).state(length - 1), path_b.step(end_b - 1, end_b), up)
+        parts.append(place(b.frames(slice(end_b, None)), 0, state, up, path_b.sub(end_b)))
+    return join(parts)
+
+
+def _contacts_near(motion: Motion, region: tuple[int, int], context: int, up: np.ndarray) -> Contacts:
+    """Contacts overlapping ``region``, detected on it ± ``context`` frames, on the whole motion's frames."""
+    lo, hi = max(region[0] - context, 0), min(region[1] + context, motion.n_frames)
+    local = detect_contacts(motion.frames(slice(lo, hi)), up=up)
+    return shift_contacts(contacts_near(local, region[0] - lo, region[1] - lo), lo, motion.n_frames)
 
 
 def transition(
@@ -166,35 +190,26 @@ def transition(
         frame_a, frame_b, cost = find_join(a, b, length, fixed_a or search_a, fixed_b or search_b, up)
     if not (0 <= frame_a <= a.n_frames - length and 0 <= frame_b <= b.n_frames - length):
         raise ValueError(f"a {length}-frame window does not fit at frames {frame_a} of A and {frame_b} of B")
-    path_a, path_b = track(a, up), track(b, up)
-    pieces = (a.frames(slice(frame_a, frame_a + length)), b.frames(slice(frame_b, frame_b + length)))
-    sub_a = Track(path_a.positions[frame_a : frame_a + length], path_a.headings[frame_a : frame_a + length], up)
-    sub_b = Track(path_b.positions[frame_b : frame_b + length], path_b.headings[frame_b : frame_b + length], up)
-    weights = smoothstep((np.arange(length) + 1.0) / (length + 1.0))
-    blended = blend_window(*pieces, sub_a, sub_b, path_a.state(frame_a), weights)
-    parts = [a.frames(slice(0, frame_a)), blended]
-    if frame_b + length < b.n_frames:
-        tail = b.frames(slice(frame_b + length, None))
-        state = advance(track(blended, up).state(length - 1), path_b.step(frame_b + length - 1, frame_b + length), up)
-        tail_path = Track(path_b.positions[frame_b + length :], path_b.headings[frame_b + length :], up)
-        parts.append(place(tail, 0, state, up, tail_path))
-    result = join(parts)
+    result = assemble(a, b, frame_a, frame_b, length, up)
     pad, ctx = round(margin * a.fps), round(context * a.fps)
     region = (max(frame_a - pad, 0), min(frame_a + length + pad, result.n_frames))
     if cleanup:
         cleaned, near = clean_foot_sliding(result, *region, up=up, context=context, **plant_options)
     else:
-        lo, hi = max(region[0] - ctx, 0), min(region[1] + ctx, result.n_frames)
-        local = detect_contacts(result.frames(slice(lo, hi)), up=up)
-        cleaned, near = (
-            result,
-            shift_contacts(contacts_near(local, region[0] - lo, region[1] - lo), lo, result.n_frames),
-        )
-    before = skating_in(result, near, *region)
-    after = skating_in(cleaned, near, *region) if cleanup else None
+        cleaned, near = result, _contacts_near(result, region, ctx, up)
     references = [
         a.frames(slice(max(frame_a - ctx, 0), frame_a + length)),
         b.frames(slice(frame_b, min(frame_b + length + ctx, b.n_frames))),
     ]
-    report = join_continuity(cleaned, frame_a, frame_a + length, references)
-    return Transition(cleaned, frame_a, frame_b, length, cost, region, before, after, report, near)
+    return Transition(
+        cleaned,
+        frame_a,
+        frame_b,
+        length,
+        cost,
+        region,
+        skating_in(result, near, *region),
+        skating_in(cleaned, near, *region) if cleanup else None,
+        join_continuity(cleaned, frame_a, frame_a + length, references),
+        near,
+    )
