@@ -16,6 +16,7 @@ from .. import quaternion as quat
 from ..motion import Motion
 from .baselines import uniform_keys
 from .distance import PoseMetric
+from .optimal import optimal_for_count
 from .reconstruct import reconstruct
 from .threshold import threshold_for_count, threshold_keys
 
@@ -31,7 +32,11 @@ def _uniform_for_count(motion: Motion, metric: PoseMetric, count: int) -> tuple[
     return uniform_keys(motion.n_frames, count), {}
 
 
-METHODS: dict[str, CountMethod] = {"threshold": _threshold_for_count, "uniform": _uniform_for_count}
+METHODS: dict[str, CountMethod] = {
+    "threshold": _threshold_for_count,
+    "uniform": _uniform_for_count,
+    "optimal": optimal_for_count,
+}
 
 
 @dataclass
