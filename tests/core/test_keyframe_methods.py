@@ -1,4 +1,5 @@
-"""Keyframe methods beyond the paper: the segment-error kernel and the exact optimum."""
+"""Keyframe methods beyond the paper: the exact optimum, the patent's activity method, curve
+simplification, and the local search they share."""
 
 import itertools
 
@@ -9,6 +10,18 @@ from core import quaternion as quat
 from core import synthetic
 from core.io.bvh import read_bvh
 from core.keyframes import METHODS, PoseMetric, evaluate, extract_keyframes, reconstruct
+from core.keyframes.activity import (
+    ActivityParams,
+    activity_keys,
+    activity_metric,
+    activity_signal,
+    find_peaks,
+    initial_keys,
+    split_wide,
+    vote,
+)
+from core.keyframes.baselines import simplify_keys
+from core.keyframes.local_search import greedy_insert, greedy_remove, local_search, total_cost
 from core.keyframes.optimal import optimal_curve, optimal_keys, segment_table, solve
 from core.keyframes.segments import SegmentErrors
 from core.kinematics import forward_kinematics
@@ -150,6 +163,106 @@ def test_optimum_reference_figure_on_05_02():
     assert len(result.keys) == 56
     assert summary["position_mean"] == pytest.approx(0.0863, abs=5e-4)  # reported elsewhere: ~0.086
     assert summary["position_mean"] == pytest.approx(result.params["position_mean"], rel=1e-9)
+
+
+# ---- local search and greedy fitting --------------------------------------------------------
+def test_local_search_reaches_a_local_optimum(clip):
+    cost = SegmentErrors(clip).costs
+    start = extract_keyframes(clip, "uniform", count=12).keys
+    keys = local_search(clip, start, cost)
+    assert len(keys) == 12 and keys[0] == 0 and keys[-1] == clip.n_frames - 1
+    assert total_cost(keys, cost) < total_cost(start, cost)
+    assert frame_errors(clip, keys).sum() == pytest.approx(total_cost(keys, cost), rel=1e-9)
+    for i in range(1, len(keys) - 1):  # no single key can move to a better frame in its span
+        p, n = keys[i - 1], keys[i + 1]
+        c = np.arange(p + 1, n)
+        span = cost(np.full(len(c), p), c) + cost(c, np.full(len(c), n))
+        assert span.min() >= cost(p, keys[i]) + cost(keys[i], n) - 1e-9
+
+
+def test_greedy_insert_and_remove(clip):
+    cost = SegmentErrors(clip).costs
+    keys = np.array([0, 40, clip.n_frames - 1])
+    more = greedy_insert(keys, cost, 10)
+    assert len(more) == 10 and set(keys) <= set(more)
+    assert total_cost(more, cost) < total_cost(keys, cost)
+    fewer = greedy_remove(more, cost, 5)
+    assert len(fewer) == 5 and set(fewer) <= set(more) and fewer[0] == 0 and fewer[-1] == clip.n_frames - 1
+    # the first removal is the cheapest one
+    one_less = greedy_remove(more, cost, 9)
+    drops = [total_cost(np.delete(more, i), cost) for i in range(1, len(more) - 1)]
+    assert total_cost(one_less, cost) == pytest.approx(min(drops))
+
+
+# ---- curve simplification -------------------------------------------------------------------
+def test_simplify_splits_at_the_farthest_frame(clip):
+    x = clip.world_positions().reshape(clip.n_frames, -1)
+    n = clip.n_frames
+    u = (np.arange(n) / (n - 1))[:, None]
+    dev = np.linalg.norm(x - ((1 - u) * x[0] + u * x[-1]), axis=1)
+    assert simplify_keys(clip, 3).tolist() == [0, int(np.argmax(dev)), n - 1]
+    small, large = simplify_keys(clip, 10), simplify_keys(clip, 11)
+    assert set(small) < set(large)  # top-down: each count adds one split
+
+
+# ---- the patent's activity method -----------------------------------------------------------
+def test_find_peaks():
+    x = np.array([0, 1, 0, 2, 2, 1, 0, 0, 3, 3, 4, 0, 5, 5])
+    assert find_peaks(x).tolist() == [1, 3, 10]  # plateau at 3-4 counts once; 12-13 never falls
+    assert find_peaks(np.zeros(5)).tolist() == []
+
+
+def test_vote_majority_and_ties():
+    thresholds = (np.array([1.0, 2.0, 3.0]),) * 3
+    measures = (
+        np.array([0.5, 1.5, 3.5, 2.0, 3.0]),  # votes 0 1 3 2 3
+        np.array([0.5, 1.5, 2.5, 2.5, 0.1]),  # votes 0 1 2 2 0
+        np.array([9.0, 0.0, 1.0, 0.0, 2.0]),  # votes 3 0 1 0 2
+    )
+    assert vote(measures, thresholds).tolist() == [0, 1, 1, 2, 0]
+
+
+def test_initial_keys_and_splitting():
+    peaks = np.array([10, 20, 30, 40, 50, 60, 70, 80])
+    values = np.array([1.0, 5.0, 2.0, 6.0, 1.5, 1.2, 7.0, 3.0])
+    keys = initial_keys(100, peaks, values)
+    assert keys.tolist() == [0, 40, 70, 99]  # ≥ upper quartile (5.25) of the peak values
+    # segments wider than 25 frames are split at the upper quartile of their unused peaks
+    split = split_wide(keys, peaks, values, width_limit=25.0)
+    assert split.tolist() == [0, 20, 40, 50, 70, 80, 99]
+    assert split_wide(keys, peaks, values, width_limit=35.0).tolist() == [0, 20, 40, 70, 99]
+    assert split_wide(keys, peaks, values, width_limit=1e9).tolist() == keys.tolist()
+
+
+def test_activity_signal_ignores_hands_by_default():
+    m = synthetic.walk(90)
+    still = Motion.rest(m.skeleton, 90, m.fps)
+    hand = m.skeleton.index("LeftHand")
+    still.rotations[:, hand] = quat.from_axis_angle(np.array([0, 0, 1.0]), 1.5 * np.sin(np.linspace(0, 6, 90)))
+    metric = PoseMetric.for_motion(still)
+    params = ActivityParams()
+    assert np.all(activity_signal(still, activity_metric(still, metric, params), params) == 0)
+    everyone = ActivityParams(joints="UNIFORM")
+    assert activity_signal(still, activity_metric(still, metric, everyone), everyone).max() > 0
+    assert activity_signal(m, activity_metric(m, metric, params), params).max() > 0
+
+
+def test_activity_natural_run_reports_its_steps(clip):
+    keys, info = activity_keys(clip, PoseMetric.for_motion(clip))
+    assert keys[0] == 0 and keys[-1] == clip.n_frames - 1 and info["peaks"] > 0
+    assert info["natural_count"] == len(keys)
+
+
+@pytest.mark.parametrize("name", ["05_02", "01_01"])
+def test_activity_beats_uniform_and_threshold_on_cmu(name):
+    m = cmu(name)
+    metric = PoseMetric.for_motion(m)
+    err = {}
+    for method in ("activity", "uniform", "threshold"):
+        keys = extract_keyframes(m, method, ratio=0.05, metric=metric).keys
+        assert len(keys) == round(0.05 * m.n_frames)
+        err[method] = evaluate(m, reconstruct(m, keys), metric)[0]["position_mean"]
+    assert err["activity"] < err["uniform"] and err["activity"] < err["threshold"], err
 
 
 # ---- every method, every target -------------------------------------------------------------
