@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
+
+from ..motion import Motion
 
 
 def uniform_keys(n_frames: int, count: int) -> np.ndarray:
@@ -12,3 +16,42 @@ def uniform_keys(n_frames: int, count: int) -> np.ndarray:
     if len(keys) < count:  # rounding collided: fill the widest gaps
         keys = np.union1d(keys, np.setdiff1d(np.arange(n_frames), keys)[: count - len(keys)])
     return keys
+
+
+def simplify_keys(motion: Motion, count: int) -> np.ndarray:
+    """Top-down curve simplification (Ramer–Douglas–Peucker / Lowe) of the world joint positions.
+
+    The clip is the curve t ↦ X_t ∈ R^(3J) of all world joint positions. Starting from the
+    first and last frame, the segment whose frame lies farthest from the segment's chord is
+    split at that frame, until ``count`` keys exist (a priority queue, so counts are exact).
+    Distance: ‖X_t − lerp(X_a, X_b, (t−a)/(b−a))‖, the time-synchronous chord distance, in
+    scene units. Work O(T·J) per level of splitting, O(T·J·log T) for balanced splits.
+    """
+    n = motion.n_frames
+    count = int(np.clip(count, 1 if n == 1 else 2, n))
+    if n == 1:
+        return np.array([0])
+    x = motion.world_positions().reshape(n, -1)
+    keys = [0, n - 1]
+    heap: list[tuple[float, int, int, int]] = []
+
+    def push(a: int, b: int) -> None:
+        if b - a < 2:
+            return
+        u = (np.arange(a + 1, b) - a)[:, None] / (b - a)
+        dev = np.linalg.norm(x[a + 1 : b] - ((1 - u) * x[a] + u * x[b]), axis=1)
+        i = int(np.argmax(dev))
+        heapq.heappush(heap, (-float(dev[i]), a, b, a + 1 + i))
+
+    push(0, n - 1)
+    while len(keys) < count and heap:
+        _, a, b, t = heapq.heappop(heap)
+        keys.append(t)
+        push(a, t)
+        push(t, b)
+    return np.array(sorted(keys))
+
+
+def simplify_for_count(motion: Motion, metric: object, count: int) -> tuple[np.ndarray, dict]:
+    """The ``METHODS`` entry of :func:`simplify_keys` (positions only: ``metric`` is unused)."""
+    return simplify_keys(motion, count), {}

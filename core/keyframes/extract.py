@@ -14,9 +14,11 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..motion import Motion
-from .baselines import uniform_keys
+from .activity import activity_for_count
+from .baselines import simplify_for_count, uniform_keys
 from .distance import PoseMetric
 from .jumps import jump_frames
+from .optimal import optimal_for_count
 from .reconstruct import reconstruct
 from .threshold import threshold_for_count, threshold_keys
 
@@ -32,7 +34,13 @@ def _uniform_for_count(motion: Motion, metric: PoseMetric, count: int) -> tuple[
     return uniform_keys(motion.n_frames, count), {}
 
 
-METHODS: dict[str, CountMethod] = {"threshold": _threshold_for_count, "uniform": _uniform_for_count}
+METHODS: dict[str, CountMethod] = {
+    "threshold": _threshold_for_count,
+    "uniform": _uniform_for_count,
+    "simplify": simplify_for_count,
+    "activity": activity_for_count,
+    "optimal": optimal_for_count,
+}
 
 
 @dataclass

@@ -1,0 +1,284 @@
+"""Keyframe methods beyond the paper: the exact optimum, the patent's activity method, curve
+simplification, and the local search they share."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from core import quaternion as quat
+from core import synthetic
+from core.io.bvh import read_bvh
+from core.keyframes import METHODS, PoseMetric, evaluate, extract_keyframes, reconstruct
+from core.keyframes.activity import (
+    ActivityParams,
+    activity_keys,
+    activity_metric,
+    activity_signal,
+    find_peaks,
+    initial_keys,
+    split_wide,
+    vote,
+)
+from core.keyframes.baselines import simplify_keys
+from core.keyframes.local_search import greedy_insert, greedy_remove, local_search, total_cost
+from core.keyframes.optimal import optimal_curve, optimal_keys, segment_table, solve
+from core.keyframes.segments import SegmentErrors
+from core.kinematics import forward_kinematics
+from core.motion import Motion
+from core.skeleton import Skeleton
+from tests.conftest import shared_file
+
+
+def cmu(name: str) -> Motion:
+    return read_bvh(shared_file(f"cmu_bvh_cgspeed/{name}.bvh"))
+
+
+def frame_errors(motion: Motion, keys: np.ndarray) -> np.ndarray:
+    """Independent reference: (T,) mean joint position error of reconstruct() by plain FK."""
+    rebuilt = reconstruct(motion, keys)
+    return np.linalg.norm(motion.world_positions() - rebuilt.world_positions(), axis=-1).mean(axis=1)
+
+
+@pytest.fixture(scope="module")
+def clip() -> Motion:
+    return synthetic.demo_clip().frames(slice(None, None, 3))  # 130 frames, walk + turn + jump
+
+
+@pytest.fixture(scope="module")
+def odd_clip() -> Motion:
+    """The demo clip on a skeleton with rest rotations, a joint at its parent's place and an unmoving joint."""
+    m = synthetic.demo_clip().frames(slice(0, 120))
+    sk = m.skeleton
+    rng = np.random.default_rng(7)
+    offsets = sk.rest_translations.copy()
+    offsets[sk.index("LeftShoulder")] = 0.0
+    skeleton = Skeleton(sk.names, sk.parents, offsets, quat.normalize(rng.normal(size=(sk.n_joints, 4))), sk.channels)
+    rot = m.rotations.copy()
+    rot[:, sk.index("Neck")] = quat.normalize(np.array([0.9, 0.1, 0.2, 0.0]))
+    rot[5:9, sk.index("Spine")] *= -1.0  # sign flips must not matter
+    return Motion(skeleton, m.translations, rot, m.fps)
+
+
+# ---- the segment-error kernel -------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["position", "pose"])
+def test_segment_errors_match_reconstruct(odd_clip, kind):
+    m = odd_clip
+    metric = PoseMetric.for_motion(m)
+    errors = SegmentErrors(m, kind)
+    rng = np.random.default_rng(1)
+    keys = np.unique(np.r_[0, rng.choice(m.n_frames, 15, replace=False), m.n_frames - 1])
+    rebuilt = reconstruct(m, keys)
+    if kind == "position":
+        expected = frame_errors(m, keys)
+    else:
+        expected = metric(m.rotations, m.translations, rebuilt.rotations, rebuilt.translations)
+    tol = 1e-12 if kind == "position" else 1e-7  # arccos near 1 amplifies rounding to ~1e-8
+    assert np.allclose(errors.frame_errors(keys), expected, rtol=0, atol=tol)
+    # one gap, many segments (table layout) against mixed gaps (flat layout)
+    starts = np.arange(m.n_frames - 40)
+    assert np.allclose(errors.gap_errors(starts, 40).ravel(), errors.flat_errors(starts, starts + 40), atol=tol)
+    a = rng.integers(0, m.n_frames - 30, 50)
+    b = a + rng.integers(1, 30, 50)
+    ref = np.array([expected_cost(m, x, y, kind, metric) for x, y in zip(a, b)])
+    assert np.allclose(errors.costs(a, b), ref, rtol=0, atol=tol * 30)
+
+
+def expected_cost(m: Motion, a: int, b: int, kind: str, metric: PoseMetric) -> float:
+    keys = np.unique([0, a, b, m.n_frames - 1])
+    if kind == "position":
+        return float(frame_errors(m, keys)[a + 1 : b].sum())
+    r = reconstruct(m, keys)
+    return float(metric(m.rotations, m.translations, r.rotations, r.translations)[a + 1 : b].sum())
+
+
+# ---- the exact optimum ----------------------------------------------------------------------
+def brute_force(motion: Motion, max_gap: int) -> dict[int, float]:
+    """Least total error per key count over every key set with gaps ≤ max_gap: slerp/lerp + FK of all sets at once."""
+    n = motion.n_frames
+    masks = np.array(list(itertools.product((False, True), repeat=n - 2)), dtype=bool).reshape(-1, n - 2)
+    masks = np.column_stack([np.ones(len(masks), bool), masks, np.ones(len(masks), bool)])
+    t = np.arange(n)
+    prev = np.maximum.accumulate(np.where(masks, t, -1), axis=1)  # key at or before each frame
+    nxt = np.minimum.accumulate(np.where(masks, t, n)[:, ::-1], axis=1)[:, ::-1]  # key at or after
+    gaps_ok = np.array([np.diff(np.flatnonzero(m)).max() <= max_gap for m in masks])
+    prev, nxt, masks = prev[gaps_ok], nxt[gaps_ok], masks[gaps_ok]
+    u = np.where(nxt > prev, (t - prev) / np.maximum(nxt - prev, 1), 0.0)
+    rot = quat.slerp(motion.rotations[prev], motion.rotations[nxt], u[..., None])
+    trans = motion.translations[prev] + u[..., None, None] * (motion.translations[nxt] - motion.translations[prev])
+    pos = forward_kinematics(motion.skeleton, trans, rot)[0]
+    totals = np.linalg.norm(pos - motion.world_positions(), axis=-1).mean(axis=-1).sum(axis=-1)
+    counts = masks.sum(axis=1)
+    return {int(c): float(totals[counts == c].min()) for c in np.unique(counts)}
+
+
+@pytest.mark.parametrize("source", ["synthetic", "cmu"])
+@pytest.mark.parametrize("max_gap", [13, 4])
+def test_optimum_equals_brute_force(source, max_gap):
+    if source == "cmu":
+        m = cmu("05_02").frames(slice(200, 312, 8))
+    else:
+        m = synthetic.demo_clip().frames(slice(150, 290, 10))
+    assert m.n_frames == 14
+    table = segment_table(m, max_gap).table[:, : max_gap + 1]
+    best = brute_force(m, max_gap)
+    counts = np.array(sorted(best))
+    curve = optimal_curve(m, counts, max_gap=max_gap)
+    for count, total, from_curve in zip(counts, [best[c] for c in counts], curve):
+        keys, dp_total = solve(table, count)
+        assert len(keys) == count and np.diff(keys).max() <= max_gap
+        assert dp_total == pytest.approx(total, abs=1e-9)
+        assert from_curve == pytest.approx(total, abs=1e-9)
+        assert frame_errors(m, keys).sum() == pytest.approx(total, abs=1e-9)
+
+
+def test_optimum_widens_its_gap_bound(clip):
+    # a held pose: one long segment rebuilds it exactly, so the best keys want the widest gap
+    m = clip.frames(np.r_[np.zeros(60, dtype=int), np.arange(0, 60)])
+    keys, info = optimal_keys(m, 12, max_gap=12)
+    assert info["max_gap"] > 12 and np.diff(keys).max() > 12
+    bounded, fixed = optimal_keys(m, 12, max_gap=12, widen=False)
+    assert fixed["max_gap"] == 12 and np.diff(bounded).max() <= 12
+    assert info["total_error"] <= fixed["total_error"]
+
+
+def test_optimum_is_below_every_method_on_a_real_capture():
+    m = cmu("05_02").frames(slice(0, 1124, 4))  # 281 frames at 30 fps
+    metric = PoseMetric.for_motion(m)
+    for ratio in (0.05, 0.1):
+        count = round(ratio * m.n_frames)
+        others = {name: extract_keyframes(m, name, count=count, metric=metric).keys for name in METHODS}
+        widest = max(int(np.diff(k).max()) for k in others.values())
+        keys, info = optimal_keys(m, count, max_gap=max(widest, 4 * m.n_frames // count))
+        assert frame_errors(m, keys).sum() == pytest.approx(info["total_error"], rel=1e-9)
+        for name, other in others.items():
+            assert len(other) == count
+            assert info["total_error"] <= frame_errors(m, other).sum() + 1e-9, name
+
+
+def test_optimum_reference_figure_on_05_02():
+    m = cmu("05_02")
+    result = extract_keyframes(m, "optimal", ratio=0.05)
+    summary, _ = evaluate(m, reconstruct(m, result.keys), PoseMetric.for_motion(m))
+    assert len(result.keys) == 56
+    assert summary["position_mean"] == pytest.approx(0.0863, abs=5e-4)  # reported elsewhere: ~0.086
+    assert summary["position_mean"] == pytest.approx(result.params["position_mean"], rel=1e-9)
+
+
+# ---- local search and greedy fitting --------------------------------------------------------
+def test_local_search_reaches_a_local_optimum(clip):
+    cost = SegmentErrors(clip).costs
+    start = extract_keyframes(clip, "uniform", count=12).keys
+    keys = local_search(clip, start, cost)
+    assert len(keys) == 12 and keys[0] == 0 and keys[-1] == clip.n_frames - 1
+    assert total_cost(keys, cost) < total_cost(start, cost)
+    assert frame_errors(clip, keys).sum() == pytest.approx(total_cost(keys, cost), rel=1e-9)
+    for i in range(1, len(keys) - 1):  # no single key can move to a better frame in its span
+        p, n = keys[i - 1], keys[i + 1]
+        c = np.arange(p + 1, n)
+        span = cost(np.full(len(c), p), c) + cost(c, np.full(len(c), n))
+        assert span.min() >= cost(p, keys[i]) + cost(keys[i], n) - 1e-9
+
+
+def test_greedy_insert_and_remove(clip):
+    cost = SegmentErrors(clip).costs
+    keys = np.array([0, 40, clip.n_frames - 1])
+    more = greedy_insert(keys, cost, 10)
+    assert len(more) == 10 and set(keys) <= set(more)
+    assert total_cost(more, cost) < total_cost(keys, cost)
+    fewer = greedy_remove(more, cost, 5)
+    assert len(fewer) == 5 and set(fewer) <= set(more) and fewer[0] == 0 and fewer[-1] == clip.n_frames - 1
+    # the first removal is the cheapest one
+    one_less = greedy_remove(more, cost, 9)
+    drops = [total_cost(np.delete(more, i), cost) for i in range(1, len(more) - 1)]
+    assert total_cost(one_less, cost) == pytest.approx(min(drops))
+
+
+# ---- curve simplification -------------------------------------------------------------------
+def test_simplify_splits_at_the_farthest_frame(clip):
+    x = clip.world_positions().reshape(clip.n_frames, -1)
+    n = clip.n_frames
+    u = (np.arange(n) / (n - 1))[:, None]
+    dev = np.linalg.norm(x - ((1 - u) * x[0] + u * x[-1]), axis=1)
+    assert simplify_keys(clip, 3).tolist() == [0, int(np.argmax(dev)), n - 1]
+    small, large = simplify_keys(clip, 10), simplify_keys(clip, 11)
+    assert set(small) < set(large)  # top-down: each count adds one split
+
+
+# ---- the patent's activity method -----------------------------------------------------------
+def test_find_peaks():
+    x = np.array([0, 1, 0, 2, 2, 1, 0, 0, 3, 3, 4, 0, 5, 5])
+    assert find_peaks(x).tolist() == [1, 3, 10]  # plateau at 3-4 counts once; 12-13 never falls
+    assert find_peaks(np.zeros(5)).tolist() == []
+
+
+def test_vote_majority_and_ties():
+    thresholds = (np.array([1.0, 2.0, 3.0]),) * 3
+    measures = (
+        np.array([0.5, 1.5, 3.5, 2.0, 3.0]),  # votes 0 1 3 2 3
+        np.array([0.5, 1.5, 2.5, 2.5, 0.1]),  # votes 0 1 2 2 0
+        np.array([9.0, 0.0, 1.0, 0.0, 2.0]),  # votes 3 0 1 0 2
+    )
+    assert vote(measures, thresholds).tolist() == [0, 1, 1, 2, 0]
+
+
+def test_initial_keys_and_splitting():
+    peaks = np.array([10, 20, 30, 40, 50, 60, 70, 80])
+    values = np.array([1.0, 5.0, 2.0, 6.0, 1.5, 1.2, 7.0, 3.0])
+    keys = initial_keys(100, peaks, values)
+    assert keys.tolist() == [0, 40, 70, 99]  # ≥ upper quartile (5.25) of the peak values
+    # segments wider than 25 frames are split at the upper quartile of their unused peaks
+    split = split_wide(keys, peaks, values, width_limit=25.0)
+    assert split.tolist() == [0, 20, 40, 50, 70, 80, 99]
+    assert split_wide(keys, peaks, values, width_limit=35.0).tolist() == [0, 20, 40, 70, 99]
+    assert split_wide(keys, peaks, values, width_limit=1e9).tolist() == keys.tolist()
+
+
+def test_activity_signal_ignores_hands_by_default():
+    m = synthetic.walk(90)
+    still = Motion.rest(m.skeleton, 90, m.fps)
+    hand = m.skeleton.index("LeftHand")
+    still.rotations[:, hand] = quat.from_axis_angle(np.array([0, 0, 1.0]), 1.5 * np.sin(np.linspace(0, 6, 90)))
+    metric = PoseMetric.for_motion(still)
+    params = ActivityParams()
+    assert np.all(activity_signal(still, activity_metric(still, metric, params), params) == 0)
+    everyone = ActivityParams(joints="UNIFORM")
+    assert activity_signal(still, activity_metric(still, metric, everyone), everyone).max() > 0
+    assert activity_signal(m, activity_metric(m, metric, params), params).max() > 0
+
+
+def test_activity_natural_run_reports_its_steps(clip):
+    keys, info = activity_keys(clip, PoseMetric.for_motion(clip))
+    assert keys[0] == 0 and keys[-1] == clip.n_frames - 1 and info["peaks"] > 0
+    assert info["natural_count"] == len(keys)
+
+
+@pytest.mark.parametrize("name", ["05_02", "01_01"])
+def test_activity_beats_uniform_and_threshold_on_cmu(name):
+    m = cmu(name)
+    metric = PoseMetric.for_motion(m)
+    err = {}
+    for method in ("activity", "uniform", "threshold"):
+        keys = extract_keyframes(m, method, ratio=0.05, metric=metric).keys
+        assert len(keys) == round(0.05 * m.n_frames)
+        err[method] = evaluate(m, reconstruct(m, keys), metric)[0]["position_mean"]
+    assert err["activity"] < err["uniform"] and err["activity"] < err["threshold"], err
+
+
+# ---- every method, every target -------------------------------------------------------------
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("count", [2, 3, 10, 40])
+def test_every_method_meets_counts_exactly(clip, method, count):
+    keys = extract_keyframes(clip, method, count=count).keys
+    assert len(keys) == count and keys[0] == 0 and keys[-1] == clip.n_frames - 1
+    assert np.all(np.diff(keys) > 0)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_meets_a_max_error_target(clip, method):
+    bound = 0.1  # metres
+    result = extract_keyframes(clip, method, max_error=bound)
+    rebuilt = reconstruct(clip, result.keys)
+    worst = np.linalg.norm(clip.world_positions() - rebuilt.world_positions(), axis=-1).max()
+    assert worst <= bound
+    assert len(result.keys) < clip.n_frames / 2
