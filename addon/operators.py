@@ -7,16 +7,23 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 METHOD_ITEMS = [
     (
+        "hybrid",
+        "Hybrid",
+        "Whole-pose keys as the edit grid; each channel drops the keys it does not need, within the same number of stored keys (most accurate)",
+    ),
+    (
+        "optimal",
+        "Optimal Poses",
+        "The whole-pose keys with the least total joint error (exact, for clips of a few thousand frames)",
+    ),
+    ("activity", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
+    ("simplify", "Curve Simplification", "Keys where the joint paths bend most"),
+    (
         "threshold",
         "Threshold Rule",
         "Shen, Sun and Pan: a frame becomes a key when the pose drifts past the threshold from the last key",
     ),
     ("uniform", "Uniform", "Keys spread evenly over the clip"),
-    (
-        "hybrid",
-        "Hybrid",
-        "Whole-pose keys as the edit grid; each channel drops the keys it does not need, within the same number of stored keys",
-    ),
 ]
 TARGET_ITEMS = [
     ("RATIO", "Ratio", "Keep this share of the frames"),
@@ -39,7 +46,7 @@ def settings_properties() -> dict:
     """The extraction settings, shared by the scene's sidebar settings and the operator."""
     return {
         "method": EnumProperty(
-            name="Method", items=METHOD_ITEMS, default="threshold", description="How keyframes are chosen"
+            name="Method", items=METHOD_ITEMS, default="hybrid", description="How keyframes are chosen"
         ),
         "target": EnumProperty(
             name="Target", items=TARGET_ITEMS, default="RATIO", description="What the result must meet"

@@ -161,7 +161,7 @@ def main() -> int:
     from mocap_workbench.addon.extract import read_clip
     from mocap_workbench.core.keyframes import METHODS
 
-    methods = args.methods or list(METHODS)
+    methods = args.methods or ["hybrid", *METHODS]
     args.results.mkdir(parents=True, exist_ok=True)
     rows = []
     for path in args.clips:

@@ -34,8 +34,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("-o", "--output", required=True, help="output .blend (single input) or folder")
     p.add_argument(
         "--method",
-        default="threshold",
-        help="keyframe method: threshold, uniform, hybrid (Blender only), or another core method (default: threshold)",
+        default=None,
+        help="hybrid (Blender only), optimal, activity, simplify, threshold or uniform "
+        "(default: hybrid with Blender; without it optimal, or simplify beyond 5,000 frames)",
     )
     p.add_argument(
         "--grid", type=float, default=4.0, help="hybrid: whole-pose keys per key kept on each channel (default 4)"
@@ -73,6 +74,9 @@ def _blend_loaded() -> bool:
     return bool(bpy.data.filepath)
 
 
+CORE_OPTIMAL_LIMIT = 5000  # frames; the exact optimum's tables grow with the clip
+
+
 def target_of(args: argparse.Namespace) -> dict:
     for key in ("count", "ratio", "max_error", "threshold"):
         if getattr(args, key) is not None:
@@ -84,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(_package.script_args(argv))
     pkg = _package.load()
     use_blender = _package.have_bpy() and not args.no_blender
+    explicit_method = args.method
     inputs = _inputs(args)
     out = Path(args.output)
     batch = len(inputs) > 1 or (args.input and Path(args.input).is_dir())
@@ -97,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
             blend_path = out
         report_path = Path(args.report) if args.report and not batch else blend_path.with_suffix(".json")
+        args.method = explicit_method  # the default may differ per file
         try:
             report = run_one(pkg, args, source, blend_path, use_blender)
         except Exception as exc:  # one bad file must not stop a batch
@@ -164,6 +170,7 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
     if args.method == "hybrid":
         raise ValueError("the hybrid method writes F-curves: it needs Blender (bpy)")
     motion = demo_clip() if source is None else read_bvh(source)
+    args.method = args.method or ("optimal" if motion.n_frames <= CORE_OPTIMAL_LIMIT else "simplify")
     metric = PoseMetric.for_motion(motion, args.weights)
     result = extract_keyframes(motion, args.method, metric=metric, weights=args.weights, **target_of(args))
     rebuilt = reconstruct(motion, result.keys)
@@ -253,6 +260,7 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     from mocap_workbench.addon.extract import extract_on_armature
 
     obj = _load_armature(args, source)
+    args.method = args.method or ("hybrid" if {"count", "ratio"} & set(target_of(args)) else "optimal")
     report = extract_on_armature(
         obj, args.method, target_of(args), args.weights, args.replace, fitted=not args.linear, grid=args.grid
     )

@@ -37,6 +37,31 @@ def fit_segment(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return h1, h2, np.abs(curve - y).max(axis=0)
 
 
+class _SegmentFitter:
+    """Single-channel segment fits with the Bernstein basis and its solve cached per length."""
+
+    def __init__(self, ridge: float = 1e-6) -> None:
+        self.ridge = ridge
+        self.cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _basis(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if n not in self.cache:
+            s = np.arange(n + 1) / n
+            b12 = np.stack((3 * (1 - s) ** 2 * s, 3 * (1 - s) * s**2), axis=1)
+            solve = np.linalg.inv(b12.T @ b12 + self.ridge * np.eye(2))
+            self.cache[n] = ((1 - s) ** 3, s**3, b12, solve)
+        return self.cache[n]
+
+    def error(self, y: np.ndarray) -> float:
+        """Largest deviation of the best Bezier segment from y (n+1,), as :func:`fit_segment`."""
+        b0, b3, b12, solve = self._basis(len(y) - 1)
+        ya, yb = y[0], y[-1]
+        base = ya * b0 + yb * b3
+        line = np.array((ya + (yb - ya) / 3, ya + 2 * (yb - ya) / 3))
+        h = solve @ (b12.T @ (y - base) + self.ridge * line)
+        return float(np.abs(base + b12 @ h - y).max())
+
+
 def drop_channel_keys(
     values: np.ndarray, keys: np.ndarray, levers: np.ndarray, budget: int, forced: np.ndarray | None = None
 ) -> list[np.ndarray]:
@@ -49,6 +74,7 @@ def drop_channel_keys(
     the frame axis.
     """
     values = np.asarray(values, dtype=float)
+    columns = np.ascontiguousarray(values.T)  # one contiguous row per channel
     keys = np.asarray(keys, dtype=int)
     n_keys, n_channels = len(keys), values.shape[1]
     keep = np.ones((n_channels, n_keys), dtype=bool)
@@ -67,6 +93,7 @@ def drop_channel_keys(
                 heap.append((err[c] * levers[c], c, i, 0))
     heapq.heapify(heap)
     total = n_channels * n_keys
+    fitter = _SegmentFitter()
     while total > budget and heap:
         cost, c, i, v = heapq.heappop(heap)
         if v != version[c, i] or not keep[c, i]:
@@ -80,6 +107,5 @@ def drop_channel_keys(
                 continue
             version[c, k] += 1
             a, b = keys[prev[c, k]], keys[nxt[c, k]]
-            _, _, err = fit_segment(values[a : b + 1, c : c + 1])
-            heapq.heappush(heap, (float(err[0] * levers[c]), c, k, version[c, k]))
+            heapq.heappush(heap, (fitter.error(columns[c, a : b + 1]) * levers[c], c, k, version[c, k]))
     return [keys[keep[c]] for c in range(n_channels)]

@@ -409,5 +409,5 @@ def test_extract_keyframes_on_an_imported_cmu_armature():
 
 def test_extract_keyframes_on_an_imported_generated_take(walk_files):
     import_files(walk_files, "walk.asf", "walk.amc", rotate_mode="ZXY")
-    assert bpy.ops.mocap.extract_keyframes(target="COUNT", count=8) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="optimal", target="COUNT", count=8) == {"FINISHED"}
     assert bpy.context.active_object.animation_data.action["mocap_workbench"]["keyframes"] == 8

@@ -101,7 +101,7 @@ def test_replace_in_place_keeps_other_channels():
     custom = animdata.new_fcurve(channels, '["Intensity"]', 0, "Custom")
     animdata.write_keys(custom, np.arange(1, 391, 7), np.linspace(0, 1, len(range(1, 391, 7))), "BEZIER")
     before = animdata.read_keys(custom).copy()
-    assert bpy.ops.mocap.extract_keyframes(target="RATIO", ratio=5.0, replace=True) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="RATIO", ratio=5.0, replace=True) == {"FINISHED"}
     assert obj.animation_data.action == source and len(bpy.data.actions) == 1
     _, curves = bone_curves(obj)
     assert all(len(fc.keyframe_points) == 20 for fc in curves.by_channel.values())

@@ -40,3 +40,13 @@ def test_lever_arms_weigh_the_choice():
     keys = np.arange(0, 101, 5)
     kept = drop_channel_keys(values, keys, np.array([1.0, 10.0]), 30)
     assert len(kept[1]) > len(kept[0])
+
+
+def test_cached_single_channel_fit_matches():
+    from core.keyframes.hybrid import _SegmentFitter
+
+    rng = np.random.default_rng(8)
+    fitter = _SegmentFitter()
+    for n in (1, 2, 5, 40):
+        y = np.cumsum(rng.normal(size=(n + 1, 1)), axis=0)
+        assert np.isclose(fitter.error(y[:, 0]), fit_segment(y)[2][0])

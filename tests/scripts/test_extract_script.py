@@ -59,7 +59,7 @@ def test_core_only_demo_writes_report_and_plot(tmp_path):
 def test_bvh_through_blender_matches_independent_evaluation(tmp_path):
     pytest.importorskip("bpy")
     path = shared_file("cmu_bvh_cgspeed/02_01.bvh")
-    run(path, "-o", tmp_path / "walk.blend", "--count", 20, "--report", tmp_path / "walk.json")
+    run(path, "-o", tmp_path / "walk.blend", "--count", 20, "--method", "optimal", "--report", tmp_path / "walk.json")
     report = json.loads((tmp_path / "walk.json").read_text())
     assert (tmp_path / "walk.blend").exists() and len(report["keyframes"]) == 20
     mean, worst = independent_errors(path, report["keyframes"])
@@ -76,7 +76,7 @@ def test_folder_batch_survives_a_bad_file(tmp_path):
     folder.mkdir()
     shutil.copy(shared_file("bandai_namco_1/dataset-1_run_normal_001.bvh"), folder / "run.bvh")
     (folder / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0\n")
-    proc = run(folder, "-o", tmp_path / "out", "--ratio", 0.25, check=False)
+    proc = run(folder, "-o", tmp_path / "out", "--ratio", 0.25, "--method", "threshold", check=False)
     assert proc.returncode == 1
     assert "broken.bvh, line 4: unexpected end of the hierarchy" in proc.stderr  # the core's reader names file and line
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
@@ -105,3 +105,13 @@ def test_blend_input_with_named_armature(tmp_path):
     assert report["source_action"] == "Demo" or report["source_action"].startswith("Demo")
     proc = run(tmp_path / "demo.blend", "--armature", "Nope", "-o", tmp_path / "x.blend", check=False)
     assert proc.returncode == 1 and "no armature called 'Nope'" in proc.stderr
+
+
+@pytest.mark.blender
+def test_default_is_the_hybrid_at_the_stored_key_budget(tmp_path):
+    pytest.importorskip("bpy")
+    run("--demo", "-o", tmp_path / "demo.blend", "--ratio", 0.05, "--report", tmp_path / "demo.json")
+    report = json.loads((tmp_path / "demo.json").read_text())
+    assert report["method"] == "hybrid" and report["params"]["keys_per_channel"] == round(0.05 * report["frames"])
+    assert report["params"]["stored_keys"] == report["params"]["keys_per_channel"] * 21 * 4 + 3 * report["params"]["keys_per_channel"]
+    assert report["error"]["playback"]["position_mean"] == pytest.approx(report["error"]["position_mean"], rel=0.02)
