@@ -9,8 +9,6 @@ channel still starts and ends on the grid and no segment crosses a forced key.
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 
@@ -37,45 +35,75 @@ def fit_segment(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return h1, h2, np.abs(curve - y).max(axis=0)
 
 
-class _SegmentFitter:
-    """Single-channel segment fits with the Bernstein basis and its solve cached per length."""
+class _SegmentFits:
+    """Batched Bezier segment fits of many (channel, start, stop) spans at once.
 
-    def __init__(self, ridge: float = 1e-6) -> None:
+    Spans of different lengths share one padded array: each row has its own parameter
+    s = (t − start)/(stop − start), frames past its end are masked out, and the 2×2 normal
+    equations are solved in closed form per row.
+    """
+
+    def __init__(self, columns: np.ndarray, ridge: float = 1e-6) -> None:
+        self.columns = columns  # (C, T), one contiguous row per channel
         self.ridge = ridge
-        self.cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def _basis(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if n not in self.cache:
-            s = np.arange(n + 1) / n
-            b12 = np.stack((3 * (1 - s) ** 2 * s, 3 * (1 - s) * s**2), axis=1)
-            solve = np.linalg.inv(b12.T @ b12 + self.ridge * np.eye(2))
-            self.cache[n] = ((1 - s) ** 3, s**3, b12, solve)
-        return self.cache[n]
+    def errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+        """Largest deviation of the best segment fit on frames start..stop of each channel (m,).
 
-    def error(self, y: np.ndarray) -> float:
-        """Largest deviation of the best Bezier segment from y (n+1,), as :func:`fit_segment`."""
-        b0, b3, b12, solve = self._basis(len(y) - 1)
-        ya, yb = y[0], y[-1]
-        base = ya * b0 + yb * b3
-        line = np.array((ya + (yb - ya) / 3, ya + 2 * (yb - ya) / 3))
-        h = solve @ (b12.T @ (y - base) + self.ridge * line)
-        return float(np.abs(base + b12 @ h - y).max())
+        Spans are grouped by length into power-of-two buckets, so padding wastes at most half.
+        """
+        out = np.empty(len(channel))
+        bucket = np.ceil(np.log2(np.maximum(stop - start, 1))).astype(int)
+        for b in np.unique(bucket):
+            pick = np.flatnonzero(bucket == b)
+            out[pick] = self._padded_errors(channel[pick], start[pick], stop[pick])
+        return out
+
+    def _padded_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+        n = (stop - start).astype(float)[:, None]
+        offsets = np.arange(int(n.max()) + 1)
+        valid = offsets <= n
+        frames = np.minimum(start[:, None] + offsets, stop[:, None])
+        y = self.columns[channel[:, None], frames]
+        s = np.minimum(offsets / n, 1.0)
+        b1, b2 = 3 * (1 - s) ** 2 * s * valid, 3 * (1 - s) * s**2 * valid
+        ya, yb = y[:, :1], self.columns[channel, stop][:, None]
+        base = ya * (1 - s) ** 3 + yb * s**3
+        r = (y - base) * valid
+        ridge = self.ridge
+        m11, m12, m22 = (b1 * b1).sum(1) + ridge, (b1 * b2).sum(1), (b2 * b2).sum(1) + ridge
+        r1 = (b1 * r).sum(1) + ridge * (ya + (yb - ya) / 3)[:, 0]
+        r2 = (b2 * r).sum(1) + ridge * (ya + 2 * (yb - ya) / 3)[:, 0]
+        det = m11 * m22 - m12 * m12
+        h1 = ((m22 * r1 - m12 * r2) / det)[:, None]
+        h2 = ((m11 * r2 - m12 * r1) / det)[:, None]
+        return (np.abs(r - b1 * h1 - b2 * h2) * valid).max(axis=1)
 
 
 def drop_channel_keys(
-    values: np.ndarray, keys: np.ndarray, levers: np.ndarray, budget: int, forced: np.ndarray | None = None
+    values: np.ndarray,
+    keys: np.ndarray,
+    levers: np.ndarray,
+    budget: int,
+    forced: np.ndarray | None = None,
+    batch: float = 0.1,
 ) -> list[np.ndarray]:
-    """Per channel, the subset of ``keys`` to keep so that about ``budget`` keys remain in all.
+    """Per channel, the subset of ``keys`` to keep so that ``budget`` keys remain in all.
 
     values: (T, C) dense target curves (the rebuild in each channel's own units); keys:
     sorted pose keyframes (K,); levers: (C,) scene units of joint motion per unit of the
     channel (e.g. a bone's reach for a rotation in radians, 1 for a location); forced:
     key positions (indices into ``keys``) no channel may drop. Returns C index arrays into
     the frame axis.
+
+    Greedy in rounds: each round removes the cheapest ``batch`` share of the remaining
+    excess at once (never two neighbours on one curve, whose costs would interact), then
+    re-fits only the segments that changed, batched by length.
     """
     values = np.asarray(values, dtype=float)
-    columns = np.ascontiguousarray(values.T)  # one contiguous row per channel
+    fits = _SegmentFits(np.ascontiguousarray(values.T))
     keys = np.asarray(keys, dtype=int)
+    levers = np.asarray(levers, dtype=float)
     n_keys, n_channels = len(keys), values.shape[1]
     keep = np.ones((n_channels, n_keys), dtype=bool)
     locked = np.zeros(n_keys, dtype=bool)
@@ -84,28 +112,40 @@ def drop_channel_keys(
         locked[np.asarray(forced, dtype=int)] = True
     prev = np.tile(np.arange(-1, n_keys - 1), (n_channels, 1))
     nxt = np.tile(np.arange(1, n_keys + 1), (n_channels, 1))
-    version = np.zeros((n_channels, n_keys), dtype=int)
-    heap: list[tuple[float, int, int, int]] = []
-    for i in range(1, n_keys - 1):
-        if not locked[i]:
-            _, _, err = fit_segment(values[keys[i - 1] : keys[i + 1] + 1])
-            for c in np.flatnonzero(np.isfinite(err)):
-                heap.append((err[c] * levers[c], c, i, 0))
-    heapq.heapify(heap)
+    cost = np.full((n_channels, n_keys), np.inf)
+    c_all, i_all = np.nonzero(np.broadcast_to(~locked, (n_channels, n_keys)))
+    if len(c_all):
+        cost[c_all, i_all] = fits.errors(c_all, keys[i_all - 1], keys[i_all + 1]) * levers[c_all]
     total = n_channels * n_keys
-    fitter = _SegmentFitter()
-    while total > budget and heap:
-        cost, c, i, v = heapq.heappop(heap)
-        if v != version[c, i] or not keep[c, i]:
-            continue
-        keep[c, i] = False
-        total -= 1
-        p, q = prev[c, i], nxt[c, i]
-        nxt[c, p], prev[c, q] = q, p
-        for k in (p, q):
-            if locked[k] or not keep[c, k]:
+    while total > budget:
+        excess = total - budget
+        take = min(excess, max(1, int(np.ceil(batch * excess))))
+        flat = cost.ravel()
+        if not np.isfinite(flat).any():
+            break
+        candidates = (
+            np.argpartition(flat, min(take, flat.size - 1))[: take + 1] if take < flat.size else np.arange(flat.size)
+        )
+        candidates = candidates[np.argsort(flat[candidates], kind="stable")][:take]
+        chosen, blocked = [], set()
+        for flat_index in candidates.tolist():
+            if not np.isfinite(flat[flat_index]):
+                break
+            c, i = divmod(flat_index, n_keys)
+            if (c, i) in blocked:
                 continue
-            version[c, k] += 1
-            a, b = keys[prev[c, k]], keys[nxt[c, k]]
-            heapq.heappush(heap, (fitter.error(columns[c, a : b + 1]) * levers[c], c, k, version[c, k]))
+            chosen.append((c, i))
+            blocked.update(((c, int(prev[c, i])), (c, int(nxt[c, i]))))
+        touched = set()
+        for c, i in chosen:
+            p, q = prev[c, i], nxt[c, i]
+            keep[c, i] = False
+            cost[c, i] = np.inf
+            nxt[c, p], prev[c, q] = q, p
+            touched.update(((c, int(p)), (c, int(q))))
+        total -= len(chosen)
+        touched = [(c, k) for c, k in touched if keep[c, k] and not locked[k]]
+        if touched:
+            tc, tk = np.array(touched).T
+            cost[tc, tk] = fits.errors(tc, keys[prev[tc, tk]], keys[nxt[tc, tk]]) * levers[tc]
     return [keys[keep[c]] for c in range(n_channels)]

@@ -42,11 +42,13 @@ def test_lever_arms_weigh_the_choice():
     assert len(kept[1]) > len(kept[0])
 
 
-def test_cached_single_channel_fit_matches():
-    from core.keyframes.hybrid import _SegmentFitter
+def test_batched_fits_match_single_fits():
+    from core.keyframes.hybrid import _SegmentFits
 
     rng = np.random.default_rng(8)
-    fitter = _SegmentFitter()
-    for n in (1, 2, 5, 40):
-        y = np.cumsum(rng.normal(size=(n + 1, 1)), axis=0)
-        assert np.isclose(fitter.error(y[:, 0]), fit_segment(y)[2][0])
+    values = np.cumsum(rng.normal(size=(60, 3)), axis=0)
+    fits = _SegmentFits(np.ascontiguousarray(values.T))
+    channel, start, stop = np.array([0, 1, 2, 0, 1]), np.array([0, 3, 10, 20, 58]), np.array([1, 5, 50, 45, 59])
+    got = fits.errors(channel, start, stop)
+    for g, c, a, b in zip(got, channel, start, stop):
+        assert np.isclose(g, fit_segment(values[a : b + 1, c : c + 1])[2][0])

@@ -113,5 +113,8 @@ def test_default_is_the_hybrid_at_the_stored_key_budget(tmp_path):
     run("--demo", "-o", tmp_path / "demo.blend", "--ratio", 0.05, "--report", tmp_path / "demo.json")
     report = json.loads((tmp_path / "demo.json").read_text())
     assert report["method"] == "hybrid" and report["params"]["keys_per_channel"] == round(0.05 * report["frames"])
-    assert report["params"]["stored_keys"] == report["params"]["keys_per_channel"] * 21 * 4 + 3 * report["params"]["keys_per_channel"]
+    assert (
+        report["params"]["stored_keys"]
+        == report["params"]["keys_per_channel"] * 21 * 4 + 3 * report["params"]["keys_per_channel"]
+    )
     assert report["error"]["playback"]["position_mean"] == pytest.approx(report["error"]["position_mean"], rel=0.02)
