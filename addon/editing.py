@@ -557,7 +557,10 @@ def _splice_edit(obj: Any, clip: ArmatureClip, out: Motion, bones: set[str], spa
     locations = pose_values(obj, out)
     changed = 0
     for key, fcurve in clip.curves.by_channel.items():
-        if key[0] not in bones or key[1] == "scale":
+        if key[0] not in bones or key[1] not in (
+            "location",
+            rotation_property(obj.pose.bones[key[0]].rotation_mode)[0],
+        ):
             continue
         values = locations[key] if key[1] == "location" else rotations[key]
         animdata.splice_keys(fcurve, clip.frames[span].astype(float), values[span])
@@ -582,7 +585,7 @@ def spread_pose(
         raise ValueError(f"frame {frame} is outside '{_name(clip)}' (frames {first}–{first + n - 1})")
     rotations, translations = posed_changes(obj, clip, index)
     if not rotations and not translations:
-        raise ValueError(f"the pose at frame {frame} is the action's: pose some bones first")
+        raise ValueError(f"no keyed bone is posed away from '{_name(clip)}' at frame {frame}: pose some bones first")
     out = ed.key_edit(clip.motion, index, rotations, translations, width, shape)
     affected = np.flatnonzero(ed.keyedit.falloff(n, index, width, shape) > 0)
     names = clip.motion.skeleton.names

@@ -332,6 +332,8 @@ def test_smoothed_pose_edit_spreads_the_posed_bone(in_place):
     original = extract.read_clip(obj).motion
     scene = bpy.context.scene
     scene.frame_set(60)
+    with pytest.raises(RuntimeError, match="no keyed bone is posed away from 'Walk' at frame 60"):
+        bpy.ops.mocap.smoothed_pose_edit()
     bone = obj.pose.bones["LeftArm"]
     new = quat.multiply(np.array(bone.rotation_quaternion), quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.6))
     bone.rotation_quaternion = new
