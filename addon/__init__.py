@@ -6,9 +6,17 @@ import bpy
 
 
 def _classes():
-    from . import io_acclaim, operators, retarget_operators, ui
+    from . import editing_operators, editing_ui, io_acclaim, operators, retarget_operators, ui
 
-    return (*ui.classes, *operators.classes, *io_acclaim.classes, *retarget_operators.classes)
+    return (
+        *editing_ui.property_classes,
+        *ui.classes,
+        *operators.classes,
+        *io_acclaim.classes,
+        *retarget_operators.classes,
+        *editing_operators.classes,
+        *editing_ui.classes,
+    )
 
 
 def register() -> None:

@@ -9,6 +9,7 @@ Keys are always read with ``foreach_get`` and written with ``add`` + ``foreach_s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,57 @@ def object_channels(obj: Any) -> Channels | None:
     if bag is None:
         return Channels(action, slot, [], None)
     return Channels(action, slot, bag.fcurves, bag.groups)
+
+
+def _slot_for(obj: Any, action: Any) -> Any:
+    """The slot of ``action`` meant for ``obj``: the one it uses, the one named after it, else the
+    first object slot that has F-curves."""
+    anim = obj.animation_data
+    if anim is not None and anim.action == action and anim.action_slot is not None:
+        return anim.action_slot
+    slots = [s for s in action.slots if s.target_id_type in {"OBJECT", "UNSPECIFIED"}]
+    for slot in slots:
+        if slot.name_display == obj.name:
+            return slot
+    for slot in slots:
+        bag = _channelbag(action, slot, create=False)
+        if bag is not None and len(bag.fcurves):
+            return slot
+    return slots[0] if slots else None
+
+
+def action_channels(obj: Any, action: Any) -> Channels:
+    """The F-curves of ``action`` as they would animate ``obj``, without assigning it."""
+    anim = obj.animation_data
+    if anim is not None and anim.action == action:
+        return object_channels(obj)
+    if not SLOTTED:
+        return Channels(action, None, action.fcurves, action.groups)
+    slot = _slot_for(obj, action)
+    bag = _channelbag(action, slot, create=False)
+    if bag is None:
+        return Channels(action, slot, [], None)
+    return Channels(action, slot, bag.fcurves, bag.groups)
+
+
+def data_paths(action: Any) -> Any:
+    """Every F-curve data path of an action (all slots), lazily."""
+    if not SLOTTED:
+        return (fc.data_path for fc in action.fcurves)
+    return (fc.data_path for layer in action.layers for strip in layer.strips
+            for bag in strip.channelbags for fc in bag.fcurves)  # fmt: skip
+
+
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]')
+
+
+def animates_bones(action: Any, bones: Any) -> bool:
+    """Whether ``action`` has a curve on one of ``bones`` (names, or an armature's bones), any slot."""
+    for path in data_paths(action):
+        m = _BONE_PATH.match(path)
+        if m and bpy.utils.unescape_identifier(m.group(1)) in bones:
+            return True
+    return False
 
 
 def new_action_for(obj: Any, name: str) -> Channels:
@@ -178,3 +230,51 @@ def copy_fcurve(source: Any, target: Channels) -> Any:
     fcurve.extrapolation = source.extrapolation
     fcurve.update()
     return fcurve
+
+
+def add_strip(obj: Any, track_name: str, start: int, channels: Channels) -> Any:
+    """A new NLA track on top of ``obj``'s stack holding one strip of ``channels.action`` at frame
+    ``start`` (its slot for ``obj`` on 4.4+)."""
+    if obj.animation_data is None:
+        obj.animation_data_create()
+    track = obj.animation_data.nla_tracks.new()
+    track.name = track_name
+    strip = track.strips.new(channels.action.name, int(start), channels.action)
+    if SLOTTED and channels.slot is not None and strip.action_slot != channels.slot:
+        strip.action_slot = channels.slot
+    return strip
+
+
+_SPLICED = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+            ("interpolation", 1, np.int32), ("type", 1, np.int32),
+            ("handle_left_type", 1, np.int32), ("handle_right_type", 1, np.int32))  # fmt: skip
+
+
+def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
+    """Replace the keys of an F-curve from ``frames[0]`` to ``frames[-1]`` with LINEAR keys
+    (frames, values); keys outside keep everything (values, handles, interpolation, type)."""
+    points = fcurve.keyframe_points
+    n = len(points)
+    old = {}
+    for name, width, dtype in _SPLICED:
+        buffer = np.empty(n * width, dtype=dtype)
+        points.foreach_get(name, buffer)
+        old[name] = buffer.reshape(n, width)
+    keep = (old["co"][:, 0] < frames[0] - 1e-3) | (old["co"][:, 0] > frames[-1] + 1e-3)
+    m = len(frames)
+    new = {
+        "co": np.stack((frames, values), axis=1),
+        "handle_left": np.stack((frames - 1.0 / 3.0, values), axis=1),
+        "handle_right": np.stack((frames + 1.0 / 3.0, values), axis=1),
+        "interpolation": np.full((m, 1), INTERPOLATION["LINEAR"]),
+        "type": np.zeros((m, 1)),  # KEYFRAME
+        "handle_left_type": np.full((m, 1), 4),  # AUTO_CLAMPED
+        "handle_right_type": np.full((m, 1), 4),
+    }
+    merged = {name: np.concatenate((old[name][keep], new[name].astype(dtype))) for name, _, dtype in _SPLICED}
+    order = np.argsort(merged["co"][:, 0], kind="stable")
+    points.clear()
+    points.add(len(order))
+    for name, _, dtype in _SPLICED:
+        points.foreach_set(name, np.ascontiguousarray(merged[name][order], dtype=dtype).ravel())
+    fcurve.update()

@@ -19,6 +19,7 @@ from ..core.keyframes.bezier import evaluate as bezier_evaluate
 from ..core.keyframes.bezier import fit_handles
 from ..core.keyframes.hybrid import drop_channel_keys
 from ..core.motion import Motion
+from ..core.skeleton import Skeleton
 from . import animdata
 from .armature import (
     BoneCurves,
@@ -77,16 +78,21 @@ class ExtractionReport:
         return text + f"; replaced keys in '{self.source_action}'"
 
 
-def read_clip(obj: Any) -> ArmatureClip:
-    """Dense motion of an armature's active action (every integer frame of its range)."""
-    channels = animdata.object_channels(obj)
+def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Skeleton | None = None) -> ArmatureClip:
+    """Dense motion of an action of an armature (every integer frame of its range).
+
+    channels: the action's curves for ``obj`` (default its active action, see
+    :func:`.animdata.action_channels` for another one); skeleton: the armature's skeleton to read
+    it on (default one whose position channels are the bones this action moves).
+    """
+    channels = animdata.object_channels(obj) if channels is None else channels
     if channels is None:
         raise ValueError(f"'{obj.name}' has no action to read")
     curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
     if not curves.by_channel:
         raise ValueError(f"action '{channels.action.name}' animates no bone of '{obj.name}'")
     frames = frame_range(channels.action)
-    skeleton = skeleton_from_armature(obj, curves.moving_bones())
+    skeleton = skeleton or skeleton_from_armature(obj, curves.moving_bones())
     values = sample_curves(curves, frames)
     motion = motion_from_values(obj, skeleton, values, len(frames), scene_fps(bpy.context.scene))
     return ArmatureClip(obj, channels, curves, frames, values, motion)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProperty, StringProperty
 
+from .editing_ui import MOCAP_PG_editing
 from .operators import MOCAP_OT_extract_keyframes, draw_settings, settings_properties
 from .retarget_operators import MOCAP_OT_retarget, draw_retarget_options, find_source, retarget_properties
 
@@ -53,6 +54,7 @@ class MOCAP_PG_settings(bpy.types.PropertyGroup):
         **settings_properties(),
         "last_report": StringProperty(name="Last Result", default=""),
         "retarget": PointerProperty(type=MOCAP_PG_retarget),
+        "editing": PointerProperty(type=MOCAP_PG_editing),
     }
 
 
@@ -196,9 +198,9 @@ MENUS = (
 
 
 def _menus():
-    from . import io_acclaim
+    from . import editing_ui, io_acclaim
 
-    return (*MENUS, *io_acclaim.MENUS)
+    return (*MENUS, *io_acclaim.MENUS, *editing_ui.MENUS)
 
 
 def register_ui() -> None:
