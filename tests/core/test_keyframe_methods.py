@@ -123,7 +123,7 @@ def test_optimum_equals_brute_force(source, max_gap):
     table = segment_table(m, max_gap).table[:, : max_gap + 1]
     best = brute_force(m, max_gap)
     counts = np.array(sorted(best))
-    curve = optimal_curve(m, counts, max_gap=max_gap)
+    curve = optimal_curve(m, counts, max_gap=max_gap, screen=False)
     for count, total, from_curve in zip(counts, [best[c] for c in counts], curve):
         keys, dp_total = solve(table, count)
         assert len(keys) == count and np.diff(keys).max() <= max_gap
@@ -132,14 +132,18 @@ def test_optimum_equals_brute_force(source, max_gap):
         assert frame_errors(m, keys).sum() == pytest.approx(total, abs=1e-9)
 
 
-def test_optimum_widens_its_gap_bound(clip):
-    # a held pose: one long segment rebuilds it exactly, so the best keys want the widest gap
-    m = clip.frames(np.r_[np.zeros(60, dtype=int), np.arange(0, 60)])
-    keys, info = optimal_keys(m, 12, max_gap=12)
-    assert info["max_gap"] > 12 and np.diff(keys).max() > 12
-    bounded, fixed = optimal_keys(m, 12, max_gap=12, widen=False)
-    assert fixed["max_gap"] == 12 and np.diff(bounded).max() <= 12
-    assert info["total_error"] <= fixed["total_error"]
+def test_optimum_reaches_past_its_exact_gap_bound(clip):
+    # a held pose: one 20-frame segment rebuilds it exactly, a gap the exact table (G = 12) lacks
+    m = clip.frames(np.r_[np.zeros(20, dtype=int), np.arange(0, 100)])
+    bounded, fixed = optimal_keys(m, 12, max_gap=12, screen=False)
+    assert fixed["reach"] == 12 and np.diff(bounded).max() <= 12
+    keys, info = optimal_keys(m, 12, max_gap=12)  # screened up to 2·12
+    assert info["max_gap"] == 12 and info["reach"] == 24 and np.diff(keys).max() == 20
+    assert info["total_error"] < fixed["total_error"]
+    assert frame_errors(m, keys).sum() == pytest.approx(info["total_error"], rel=1e-9)
+    exact = solve(segment_table(m, m.n_frames - 1).table, 12)  # every gap exact (after: tables are cached)
+    assert info["total_error"] == pytest.approx(exact[1], abs=1e-9) and keys.tolist() == exact[0].tolist()
+    assert optimal_curve(m, [12], max_gap=119)[0] == pytest.approx(exact[1], abs=1e-9)
 
 
 def test_optimum_is_below_every_method_on_a_real_capture():
