@@ -1,6 +1,7 @@
 """Keyframe methods beyond the paper: the exact optimum, the patent's activity method, curve
 simplification, and the local search they share."""
 
+import importlib.util
 import itertools
 
 import numpy as np
@@ -27,7 +28,7 @@ from core.keyframes.segments import SegmentErrors
 from core.kinematics import forward_kinematics
 from core.motion import Motion
 from core.skeleton import Skeleton
-from tests.conftest import shared_file
+from tests.conftest import ROOT, shared_file
 
 
 def cmu(name: str) -> Motion:
@@ -286,3 +287,13 @@ def test_every_method_meets_a_max_error_target(clip, method):
     worst = np.linalg.norm(clip.world_positions() - rebuilt.world_positions(), axis=-1).max()
     assert worst <= bound
     assert len(result.keys) < clip.n_frames / 2
+
+
+def test_compare_script_prints_a_row_per_method(capsys):
+    shared_file("cmu_bvh_cgspeed/02_01.bvh")
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "scripts" / "compare_keyframe_methods.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(["--clips", "02_01", "--ratios", "0.1", "--methods", "uniform,simplify"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and "simplify" in lines[2] and lines[1].split()[2] == "34"
