@@ -108,10 +108,14 @@ class SegmentErrors:
         width = np.maximum(b - a - 1, 0)
         seg = np.repeat(np.arange(len(a)), width)
         t = a[seg] + 1 + np.arange(len(seg)) - np.repeat(np.r_[0, np.cumsum(width)[:-1]], width)
+        return self.errors_at(a[seg], b[seg], t)
+
+    def errors_at(self, a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """(N,) errors of frames t, each rebuilt from its own keys a < t < b (flat layout)."""
         out = np.empty(len(t))
         for i in range(0, len(t), self.chunk):
             s = slice(i, i + self.chunk)
-            out[s] = self._flat_batch(a[seg[s]], b[seg[s]], t[s])
+            out[s] = self._flat_batch(a[s], b[s], t[s])
         return out
 
     def costs(self, a: np.ndarray, b: np.ndarray, reduce: str = "sum") -> np.ndarray:

@@ -1,6 +1,7 @@
 """Keyframe methods beyond the paper: the exact optimum, the patent's activity method, curve
 simplification, and the local search they share."""
 
+import importlib.util
 import itertools
 
 import numpy as np
@@ -27,7 +28,7 @@ from core.keyframes.segments import SegmentErrors
 from core.kinematics import forward_kinematics
 from core.motion import Motion
 from core.skeleton import Skeleton
-from tests.conftest import shared_file
+from tests.conftest import ROOT, shared_file
 
 
 def cmu(name: str) -> Motion:
@@ -123,7 +124,7 @@ def test_optimum_equals_brute_force(source, max_gap):
     table = segment_table(m, max_gap).table[:, : max_gap + 1]
     best = brute_force(m, max_gap)
     counts = np.array(sorted(best))
-    curve = optimal_curve(m, counts, max_gap=max_gap)
+    curve = optimal_curve(m, counts, max_gap=max_gap, screen=False)
     for count, total, from_curve in zip(counts, [best[c] for c in counts], curve):
         keys, dp_total = solve(table, count)
         assert len(keys) == count and np.diff(keys).max() <= max_gap
@@ -132,14 +133,18 @@ def test_optimum_equals_brute_force(source, max_gap):
         assert frame_errors(m, keys).sum() == pytest.approx(total, abs=1e-9)
 
 
-def test_optimum_widens_its_gap_bound(clip):
-    # a held pose: one long segment rebuilds it exactly, so the best keys want the widest gap
-    m = clip.frames(np.r_[np.zeros(60, dtype=int), np.arange(0, 60)])
-    keys, info = optimal_keys(m, 12, max_gap=12)
-    assert info["max_gap"] > 12 and np.diff(keys).max() > 12
-    bounded, fixed = optimal_keys(m, 12, max_gap=12, widen=False)
-    assert fixed["max_gap"] == 12 and np.diff(bounded).max() <= 12
-    assert info["total_error"] <= fixed["total_error"]
+def test_optimum_reaches_past_its_exact_gap_bound(clip):
+    # a held pose: one 20-frame segment rebuilds it exactly, a gap the exact table (G = 12) lacks
+    m = clip.frames(np.r_[np.zeros(20, dtype=int), np.arange(0, 100)])
+    bounded, fixed = optimal_keys(m, 12, max_gap=12, screen=False)
+    assert fixed["reach"] == 12 and np.diff(bounded).max() <= 12
+    keys, info = optimal_keys(m, 12, max_gap=12)  # screened up to 2·12
+    assert info["max_gap"] == 12 and info["reach"] == 24 and np.diff(keys).max() == 20
+    assert info["total_error"] < fixed["total_error"]
+    assert frame_errors(m, keys).sum() == pytest.approx(info["total_error"], rel=1e-9)
+    exact = solve(segment_table(m, m.n_frames - 1).table, 12)  # every gap exact (after: tables are cached)
+    assert info["total_error"] == pytest.approx(exact[1], abs=1e-9) and keys.tolist() == exact[0].tolist()
+    assert optimal_curve(m, [12], max_gap=119)[0] == pytest.approx(exact[1], abs=1e-9)
 
 
 def test_optimum_is_below_every_method_on_a_real_capture():
@@ -282,3 +287,13 @@ def test_every_method_meets_a_max_error_target(clip, method):
     worst = np.linalg.norm(clip.world_positions() - rebuilt.world_positions(), axis=-1).max()
     assert worst <= bound
     assert len(result.keys) < clip.n_frames / 2
+
+
+def test_compare_script_prints_a_row_per_method(capsys):
+    shared_file("cmu_bvh_cgspeed/02_01.bvh")
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "scripts" / "compare_keyframe_methods.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(["--clips", "02_01", "--ratios", "0.1", "--methods", "uniform,simplify"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and "simplify" in lines[2] and lines[1].split()[2] == "34"
