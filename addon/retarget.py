@@ -291,6 +291,10 @@ def retarget_armatures(
                             len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
                             result.notes)  # fmt: skip
     if outcome is not None:
+        from ..core.physics.apply import ground_drawing
+        from .physics_overlay import store
+
+        store(channels.action, ground_drawing(outcome.series["after"]), int(clip.frames[0]))
         report.physics, report.physics_series = outcome.figures, outcome.series
         if plot:
             physics_image(report)

@@ -185,6 +185,7 @@ class MOCAP_PT_retarget_physics(_Sidebar, bpy.types.Panel):
         layout.use_property_decorate = False
         settings = context.scene.mocap_workbench.retarget
         draw_physics_options(layout, settings, context.active_object)
+        layout.prop(context.window_manager, "mocap_physics_overlay", icon="OVERLAY")
         name = settings.last_physics_image
         if name and name in bpy.data.images:
             box = layout.box()

@@ -227,3 +227,14 @@ def summary(figures: dict) -> str:
     else:
         text += "no flight, "
     return text + f"deviation {100 * a['deviation']:.2g}% of height"
+
+
+def ground_drawing(s: PhysicsSeries) -> dict:
+    """What an overlay draws of a :class:`PhysicsSeries`, in the motion's space (scene units):
+    ``zmp`` (T, 3) on the ground plane (NaN where undefined), ``inside`` (T,), and the support
+    polygons as ``polygons`` (N, 3) with ``offsets`` (T + 1,): frame t's polygon is
+    ``polygons[offsets[t]:offsets[t + 1]]`` (counter-clockwise; empty without support)."""
+    hulls = [s.hull(t) for t in range(s.n_frames)]
+    offsets = np.concatenate(([0], np.cumsum([len(h) for h in hulls]))).astype(int)
+    flat = np.concatenate([h for h in hulls if len(h)]) if offsets[-1] else np.zeros((0, 2))
+    return {"zmp": s.to_scene(s.zmp), "inside": s.inside.copy(), "polygons": s.to_scene(flat), "offsets": offsets}

@@ -23,6 +23,7 @@ body_mod = import_module(PACKAGE + ".core.physics.body")
 metrics = import_module(PACKAGE + ".core.physics.metrics")
 contacts_mod = import_module(PACKAGE + ".core.contacts")
 physics_retarget = import_module(PACKAGE + ".core.physics.retarget")
+overlay = import_module(PACKAGE + ".addon.physics_overlay")
 
 WALK = "cmu_bvh_cgspeed/02_01.bvh"
 
@@ -103,6 +104,19 @@ def test_physics_operator_on_a_real_walk_onto_a_taller_heavier_copy():
         assert f"plot in image '{name}'" in summary
     else:
         assert name not in bpy.data.images and settings.last_physics_image == ""
+    data = result["mocap_workbench"]["physics_overlay"]
+    assert data["frame_start"] == 1 and len(data["offsets"]) == 345 and len(data["zmp"]) == 3 * 344
+
+
+def test_overlay_switch_adds_and_removes_its_draw_handler():
+    wm = bpy.context.window_manager
+    assert not overlay.is_enabled()
+    wm.mocap_physics_overlay = True
+    assert overlay.is_enabled()
+    overlay.draw()  # background mode: no GPU, draws nothing
+    wm.mocap_physics_overlay = False
+    assert not overlay.is_enabled()
+    assert overlay.overlay_geometry(None, 1) is None
 
 
 def _same(a, b):
@@ -125,6 +139,27 @@ def test_physics_on_a_rig_made_in_blender_measures_its_height():
     assert "1.74 m measured" in report.summary() and not report.physics_image
     stored = target.animation_data.action["mocap_workbench"]["physics"]
     assert stored["torques"] == 0 and stored["target_mass_kg"] == 55.0
+    check_overlay(target, report)
+
+
+def check_overlay(target, report):
+    """The viewport overlay's geometry: on the floor, the ZMP inside the polygon where the figures say so."""
+    series = report.physics_series["after"]
+    checked = 0
+    for frame in report.frames[:: max(1, len(report.frames) // 40)]:
+        g = overlay.overlay_geometry(target, int(frame))
+        t = int(frame - report.frames[0])
+        assert g.inside == bool(series.inside[t]) and len(g.path) > 0.9 * len(report.frames)
+        if len(g.polygon) < 3 or g.zmp is None:
+            continue
+        normal = np.array(target.matrix_world)[:3, :3] @ series.up
+        heights = np.concatenate((g.polygon @ normal, [g.zmp @ normal]))
+        assert np.ptp(heights) < 1e-6
+        edges = np.roll(g.polygon, -1, axis=0) - g.polygon
+        sides = np.cross(edges, g.zmp - g.polygon) @ normal
+        assert (sides.min() > -1e-9) == g.inside
+        checked += 1
+    assert checked > 10
 
 
 def test_without_matplotlib_the_report_says_so(monkeypatch):
@@ -172,6 +207,7 @@ def test_physics_panel_draws_its_options_and_the_measured_height():
     bpy.types.MOCAP_PT_retarget_physics.draw_header(panel, bpy.context)
     bpy.types.MOCAP_PT_retarget_physics.draw(panel, bpy.context)
     assert calls[0] == ("prop", "use_physics") and ("prop", "stiffness") in calls
+    assert ("prop", "mocap_physics_overlay") in calls
     assert ("label", "Measured: 1.74 m") in calls
     settings = bpy.context.scene.mocap_workbench.retarget
     settings.target_height = 1.8
