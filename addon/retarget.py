@@ -199,17 +199,20 @@ def measured_height(obj: Any) -> float | None:
 
 
 def _physics(source: Any, target: Any, clip: Any, result: Any, settings: PhysicsSettings, step) -> Any:
-    """The core's physics on the retargeted motion (module notes)."""
-    return apply_physics(
-        result.motion,
-        settings,
-        up=result.up,
-        unit=metres_per_unit(target),
-        source=clip.motion,
-        source_unit_ratio=world_scale(source) / world_scale(target),
-        first_frame=int(clip.frames[0]),
-        progress=step,
-    )
+    """The core's physics on the retargeted motion (module notes); its errors start with "Physics: "."""
+    try:
+        return apply_physics(
+            result.motion,
+            settings,
+            up=result.up,
+            unit=metres_per_unit(target),
+            source=clip.motion,
+            source_unit_ratio=world_scale(source) / world_scale(target),
+            first_frame=int(clip.frames[0]),
+            progress=step,
+        )
+    except ValueError as exc:
+        raise ValueError(f"Physics: {exc}") from exc
 
 
 def physics_image(report: RetargetReport, folder: str | None = None) -> Any:

@@ -271,7 +271,12 @@ class MOCAP_OT_retarget(bpy.types.Operator):
                                         progress=lambda x: wm.progress_update(int(100 * x)), physics=physics,
                                         plot=self.plot_physics)  # fmt: skip
         except ValueError as exc:
-            hint = " (the bone map in the Retarget panel does not fit: Auto-Map again)" if mapping else ""
+            physics_error = str(exc).startswith("Physics: ")
+            hint = (
+                " (the bone map in the Retarget panel does not fit: Auto-Map again)"
+                if mapping and not physics_error
+                else ""
+            )
             self.report({"ERROR"}, str(exc) + hint)
             return {"CANCELLED"}
         finally:

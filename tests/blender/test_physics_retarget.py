@@ -252,3 +252,19 @@ def test_poll_messages_with_physics_on():
     other = build_rigify_rig("Other")
     select_pair(other, target)
     assert "'Other' has no action" in operators.pair_poll_message(bpy.context)
+
+
+def test_physics_that_cannot_run_writes_nothing():
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 60, 1.0
+    synthetic = import_module(PACKAGE + ".core.synthetic")
+    armature = import_module(PACKAGE + ".addon.armature")
+    source = armature.create_animated_armature(synthetic.walk(20), "Short", scene.collection)  # 1/3 s
+    target = build_rigify_rig()
+    select_pair(source, target)
+    actions = set(bpy.data.actions)
+    with pytest.raises(RuntimeError, match="Physics: no stretch of at least 0.5 s"):  # the operator's ERROR report
+        bpy.ops.mocap.retarget(use_physics=True)
+    assert set(bpy.data.actions) == actions and target.animation_data is None
+    with pytest.raises(ValueError, match="^Physics: no stretch of at least 0.5 s"):
+        retarget_addon.retarget_armatures(source, target, physics=apply.PhysicsSettings())
