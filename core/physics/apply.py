@@ -214,19 +214,21 @@ def _pick(figures: dict) -> dict:
 
 
 def summary(figures: dict) -> str:
-    """The figures in one line: ``physics (90 kg, 1.99 m): ZMP inside 72.6 % → 99.7 % …``."""
+    """The figures as the report reads them, parts joined by "; " (the sidebar shows one a line):
+    ``physics (90 kg, 1.99 m): ZMP inside 72.9% → 98.8% of contact frames; torque-limit frames …``."""
     b, a = figures["before"], figures["after"]
-    text = (
+    parts = [
         f"physics ({figures['target_mass_kg']:.3g} kg, {figures['target_height_m']:.3g} m"
         f"{' measured' if figures['target_height_measured'] else ''}): "
-        f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames, "
-        f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}, "
-    )
+        f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames",
+        f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}",
+    ]
     if a["flight_frames"] or b["flight_frames"]:
-        text += f"flight CoM error {100 * b['flight_error_m']:.2g} → {100 * a['flight_error_m']:.2g} cm, "
+        parts.append(f"flight CoM error {100 * b['flight_error_m']:.2g} → {100 * a['flight_error_m']:.2g} cm")
     else:
-        text += "no flight, "
-    return text + f"deviation {100 * a['deviation']:.2g}% of height"
+        parts.append("no flight")
+    parts.append(f"deviation {100 * a['deviation']:.2g}% of height")
+    return "; ".join(parts)
 
 
 def ground_drawing(s: PhysicsSeries) -> dict:
