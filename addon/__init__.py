@@ -20,16 +20,18 @@ def _classes():
 
 
 def register() -> None:
-    from . import ui
+    from . import physics_overlay, ui
 
     for cls in _classes():
         bpy.utils.register_class(cls)
     ui.register_ui()
+    physics_overlay.register()
 
 
 def unregister() -> None:
-    from . import ui
+    from . import physics_overlay, ui
 
+    physics_overlay.unregister()
     ui.unregister_ui()
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)

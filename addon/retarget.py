@@ -6,6 +6,13 @@ Spaces: the core works in armature space. The rotation from the source armature'
 the target's comes from the two objects' world orientations (scale removed), so what the user
 sees in the viewport decides the axes: an armature made by Blender's BVH importer (Z-up) and a
 rig built in Blender line up with no setting.
+
+Physics (optional, :mod:`core.physics.apply`): runs on the retargeted motion before it is
+written, so the new action holds the physically plausible result and the retarget figures are
+measured on it. Metres per armature unit: the scene's Unit Scale times the object's scale
+(or the target height the user gives). The figures go on the new action as a custom property
+(``mocap_workbench`` › ``physics``); the plot (when matplotlib is importable in Blender's
+Python) becomes an image datablock "Physics Report – <action>", packed into the file.
 """
 
 from __future__ import annotations
@@ -15,9 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import bpy
 import numpy as np
 
 from ..core import quaternion as quat
+from ..core.physics.apply import PhysicsSettings, apply_physics
+from ..core.physics.apply import summary as physics_summary
 from ..core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
 from . import animdata
 from .armature import BoneCurves, pose_values, skeleton_from_armature, write_values
@@ -41,6 +51,10 @@ class RetargetReport:
     notes: list[str] = field(default_factory=list)
     extraction: str = ""
     seconds: float = 0.0
+    physics: dict = field(default_factory=dict)  # core.physics.apply figures (empty: no physics)
+    physics_series: dict = field(default_factory=dict)  # "before"/"after" PhysicsSeries, for plots
+    physics_image: str = ""  # name of the plot's image datablock
+    physics_plot_note: str = ""  # why there is no plot
 
     def summary(self) -> str:
         text = (
@@ -51,6 +65,10 @@ class RetargetReport:
             before, after = (_figure(self.figures[k]) for k in ("skating_before", "skating_after"))
             text += f"; foot skating {before} → {after} per s"
         text += f"; new action '{self.result_action}'"
+        if self.physics:
+            text += f"; {physics_summary(self.physics)}"
+        if self.physics_image:
+            text += f"; plot in image '{self.physics_image}'"
         if self.extraction:
             text += f"; {self.extraction}"
         return text
@@ -130,7 +148,7 @@ def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> ani
     return channels
 
 
-def _record(action: Any, source: Any, source_action: str, result: Any, figures: dict) -> None:
+def _record(action: Any, source: Any, source_action: str, result: Any, figures: dict, physics: dict) -> None:
     """Keep where an action came from and its figures as a custom property of the action."""
     action["mocap_workbench"] = {
         "retarget_source": source.name,
@@ -139,6 +157,97 @@ def _record(action: Any, source: Any, source_action: str, result: Any, figures: 
         "scale": result.scale,
         **{k: v for k, v in figures.items() if k.startswith(("skating", "position_error", "contact"))},
     }
+    if physics:
+        action["mocap_workbench"]["physics"] = id_property(physics)
+
+
+def id_property(value: Any) -> Any:
+    """A JSON-like value as ID properties accept it (booleans as 0/1, tuples as lists)."""
+    if isinstance(value, dict):
+        return {str(k): id_property(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [id_property(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def world_scale(obj: Any) -> float:
+    """Mean scale of an object's world matrix."""
+    m = np.array([list(row) for row in obj.matrix_world], dtype=float)[:3, :3]
+    return float(np.cbrt(abs(np.linalg.det(m))))
+
+
+def metres_per_unit(obj: Any) -> float:
+    """Metres per armature unit of ``obj``: the scene's Unit Scale times the object's scale."""
+    return float(bpy.context.scene.unit_settings.scale_length) * world_scale(obj)
+
+
+def measured_height(obj: Any) -> float | None:
+    """Standing height of an armature in metres (armature units × :func:`metres_per_unit`), or
+    None when it is not a humanoid the body model understands."""
+    from ..core.limbs import detect_up
+    from ..core.physics.body import standing_height
+
+    try:
+        skeleton = skeleton_from_armature(obj)
+        return standing_height(skeleton, detect_up(skeleton)) * metres_per_unit(obj)
+    except (ValueError, IndexError, StopIteration):
+        return None
+
+
+def _physics(source: Any, target: Any, clip: Any, result: Any, settings: PhysicsSettings, step) -> Any:
+    """The core's physics on the retargeted motion (module notes); its errors start with "Physics: "."""
+    try:
+        return apply_physics(
+            result.motion,
+            settings,
+            up=result.up,
+            unit=metres_per_unit(target),
+            source=clip.motion,
+            source_unit_ratio=world_scale(source) / world_scale(target),
+            first_frame=int(clip.frames[0]),
+            progress=step,
+        )
+    except ValueError as exc:
+        raise ValueError(f"Physics: {exc}") from exc
+
+
+def physics_image(report: RetargetReport, folder: str | None = None) -> Any:
+    """Plot the physics report into a PNG in ``folder`` (default Blender's temporary folder), load
+    it as the image "Physics Report – <action>" (packed into the file) and name it on the action.
+
+    Returns the image, or None with ``report.physics_plot_note`` saying why (matplotlib missing).
+    """
+    from ..core.physics import plot
+
+    if not report.physics_series:
+        return None
+    if not plot.available():
+        report.physics_plot_note = (
+            "no plot: matplotlib is not installed in Blender's Python (the figures are in the report "
+            "and on the action's 'mocap_workbench' property)"
+        )
+        return None
+    import tempfile
+    from pathlib import Path
+
+    name = f"Physics Report – {report.result_action}"
+    folder = Path(folder or bpy.app.tempdir or tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in report.result_action)
+    path = plot.plot_report(folder / f"physics_report_{safe}.png", name, report.physics_series["before"],
+                            report.physics_series["after"])  # fmt: skip
+    image = bpy.data.images.load(str(path), check_existing=False)
+    image.name = name
+    image.pack()
+    report.physics_image = image.name
+    action = bpy.data.actions.get(report.result_action)
+    if action is not None and "mocap_workbench" in action:
+        action["mocap_workbench"]["physics_image"] = image.name
+    return image
 
 
 def retarget_armatures(
@@ -148,12 +257,16 @@ def retarget_armatures(
     options: RetargetOptions | None = None,
     extract: dict | None = None,
     progress: Callable[[float], None] | None = None,
+    physics: PhysicsSettings | None = None,
+    plot: bool = False,
 ) -> RetargetReport:
     """Retarget ``source``'s active action onto ``target`` as a new action.
 
     mapping: target bone → source bone (default automatic); extract: keyword arguments of
     :func:`.extract.extract_on_armature` to distil the result into keyframes (None: keep a
-    key on every frame).
+    key on every frame); physics: make the result physically plausible (module notes); plot:
+    also make the physics report image (:func:`physics_image`). Raises ValueError before
+    anything is written when the retarget or the physics cannot run.
     """
     start = time.perf_counter()
     step = progress or (lambda _x: None)
@@ -163,17 +276,31 @@ def retarget_armatures(
     step(0.2)
     skeleton = skeleton_from_armature(target)
     result = retarget(clip.motion, skeleton, mapping, options, alignment=object_alignment(source, target))
-    step(0.6)
+    step(0.4)
+    outcome = None
+    if physics is not None:
+        outcome = _physics(source, target, clip, result, physics, lambda x: step(0.4 + 0.45 * x))
+        result.motion = outcome.motion
+        result.notes.extend(outcome.notes)
+    step(0.85)
     figures = retarget_metrics(clip.motion, result)
     root = skeleton.names[result.root]
     if target.data.bones[root].use_connect:
         result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
     channels = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
-    _record(channels.action, source, clip.channels.action.name, result, figures)
-    step(0.8)
+    _record(channels.action, source, clip.channels.action.name, result, figures, outcome.figures if outcome else {})
+    step(0.9)
     report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
                             len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
                             result.notes)  # fmt: skip
+    if outcome is not None:
+        from ..core.physics.apply import ground_drawing
+        from .physics_overlay import store
+
+        store(channels.action, ground_drawing(outcome.series["after"]), int(clip.frames[0]))
+        report.physics, report.physics_series = outcome.figures, outcome.series
+        if plot:
+            physics_image(report)
     if extract is not None:
         from .extract import extract_on_armature
 

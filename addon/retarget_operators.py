@@ -6,6 +6,10 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+BODY_MODEL_ITEMS = [
+    ("MALE", "Male", "Segment masses, centers of mass and inertia of de Leva's (1996) male column"),
+    ("FEMALE", "Female", "Segment masses, centers of mass and inertia of de Leva's (1996) female column"),
+]
 SCALE_ITEMS = [
     ("AUTO", "Leg Length", "Scale the root motion by the ratio of the target's leg length to the source's"),
     ("RATIO", "Ratio", "Scale the root motion by a chosen ratio"),
@@ -43,7 +47,102 @@ def retarget_properties() -> dict:
             default=False,
             description="Reduce the result to keyframes with the Keyframe Extraction settings",
         ),
+        **physics_properties(),
     }
+
+
+def physics_properties() -> dict:
+    """The Physics section's options (part of :func:`retarget_properties`)."""
+    return {
+        "use_physics": BoolProperty(
+            name="Physics",
+            default=False,
+            description="Make the result physically plausible for the target's body: balance, joint torque limits "
+            "and momentum in flight",
+        ),
+        "target_mass": FloatProperty(
+            name="Target Mass",
+            default=70.0,
+            min=1.0,
+            soft_max=200.0,
+            precision=1,
+            description="Body mass of the target character, in kilograms",
+        ),
+        "target_height": FloatProperty(
+            name="Target Height",
+            default=0.0,
+            min=0.0,
+            soft_max=3.0,
+            precision=3,
+            description="Standing height of the target character, in meters. "
+            "0 measures it from the armature (its size in the scene times the scene's Unit Scale)",
+        ),
+        "source_mass": FloatProperty(
+            name="Source Mass",
+            default=60.0,
+            min=1.0,
+            soft_max=200.0,
+            precision=1,
+            description="Body mass of the performer, in kilograms (for the capture's own figures in the report)",
+        ),
+        "body_model": EnumProperty(
+            name="Body Model",
+            items=BODY_MODEL_ITEMS,
+            default="MALE",
+            description="Table of segment masses and inertia used for both bodies",
+        ),
+        "use_balance": BoolProperty(
+            name="Balance",
+            default=True,
+            description="Keep the zero moment point (ZMP) inside the support polygon of the feet on the ground",
+        ),
+        "use_torque_limits": BoolProperty(
+            name="Torque Limits",
+            default=True,
+            description="Keep the hip, knee, ankle and spine torques within the strength of the target's body",
+        ),
+        "use_momentum": BoolProperty(
+            name="Momentum",
+            default=True,
+            description="In flight, move the center of mass on a ballistic path and keep the angular momentum",
+        ),
+        "stiffness": FloatProperty(
+            name="Stiffness",
+            default=1.0,
+            min=0.01,
+            max=100.0,
+            soft_min=0.1,
+            soft_max=10.0,
+            precision=2,
+            description="How firmly the result holds to the retargeted motion against the constraints. "
+            "The filter's process noise is divided and its measurement noise multiplied by this value: "
+            "higher keeps closer to the motion, lower follows the torque and contact goals further",
+        ),
+        "plot_physics": BoolProperty(
+            name="Plot Report",
+            default=True,
+            description="Draw the ZMP path over the support polygons and the torques against their limits, "
+            "before and after, into an image 'Physics Report' (needs matplotlib in Blender's Python)",
+        ),
+    }
+
+
+def physics_settings_of(settings):
+    """The core's PhysicsSettings from the settings, or None when Physics is off."""
+    if not settings.use_physics:
+        return None
+    from ..core.physics.apply import PhysicsSettings
+
+    return PhysicsSettings(
+        target_mass=settings.target_mass,
+        target_height=settings.target_height or None,
+        source_mass=settings.source_mass,
+        sex=settings.body_model.lower(),
+        balance=settings.use_balance,
+        torques=settings.use_torque_limits,
+        momentum=settings.use_momentum,
+        stiffness=settings.stiffness,
+    )
 
 
 def options_of(settings):
@@ -139,6 +238,11 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         layout.use_property_split = True
         draw_retarget_options(layout, self)
         layout.prop(self, "use_bone_map")
+        header, body = layout.panel("MOCAP_OT_retarget_physics", default_closed=not self.use_physics)
+        header.use_property_split = False
+        header.prop(self, "use_physics")
+        if body is not None:
+            draw_physics_options(body, self, context.active_object)
 
     def execute(self, context):
         from .operators import target_of
@@ -155,20 +259,34 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         extract = None
         if self.extract_keyframes:
             extract = {"method": settings.method, "target": target_of(settings), "weights": settings.weights}
+        try:
+            physics = physics_settings_of(self)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         wm = context.window_manager
         wm.progress_begin(0, 100)
         try:
             report = retarget_armatures(source, target, mapping, options_of(self), extract,
-                                        progress=lambda x: wm.progress_update(int(100 * x)))  # fmt: skip
+                                        progress=lambda x: wm.progress_update(int(100 * x)), physics=physics,
+                                        plot=self.plot_physics)  # fmt: skip
         except ValueError as exc:
-            hint = " (the bone map in the Retarget panel does not fit: Auto-Map again)" if mapping else ""
+            physics_error = str(exc).startswith("Physics: ")
+            hint = (
+                " (the bone map in the Retarget panel does not fit: Auto-Map again)"
+                if mapping and not physics_error
+                else ""
+            )
             self.report({"ERROR"}, str(exc) + hint)
             return {"CANCELLED"}
         finally:
             wm.progress_end()
         settings.retarget.last_report = report.summary()
+        settings.retarget.last_physics_image = report.physics_image
         for note in report.notes:
             self.report({"WARNING"}, note)
+        if report.physics_plot_note:
+            self.report({"WARNING"}, report.physics_plot_note)
         self.report({"INFO"}, report.summary())
         return {"FINISHED"}
 
@@ -278,6 +396,32 @@ def draw_retarget_options(layout, settings) -> None:
     layout.prop(settings, "plant_feet")
     layout.prop(settings, "distribute_twist")
     layout.prop(settings, "extract_keyframes")
+
+
+def draw_physics_options(layout, settings, target=None) -> None:
+    """The Physics section as the sidebar and the redo panel show it (its checkbox is in the header)."""
+    layout.use_property_split = True
+    layout.active = settings.use_physics
+    column = layout.column()
+    column.prop(settings, "target_mass")
+    column.prop(settings, "target_height")
+    if settings.target_height == 0.0 and target is not None and target.type == "ARMATURE":
+        from ..core.physics.apply import PLAUSIBLE_HEIGHT
+        from .retarget import measured_height
+
+        height = measured_height(target)
+        text = f"Measured: {height:.3g} m" if height is not None else "Not measurable: set the height"
+        warn = height is None or not PLAUSIBLE_HEIGHT[0] <= height <= PLAUSIBLE_HEIGHT[1]
+        column.label(text=text + (" (not human-sized: set the height)" if height and warn else ""),
+                     icon="ERROR" if warn else "INFO")  # fmt: skip
+    column.prop(settings, "source_mass")
+    column.prop(settings, "body_model")
+    column = layout.column(heading="Constraints")
+    column.prop(settings, "use_balance")
+    column.prop(settings, "use_torque_limits")
+    column.prop(settings, "use_momentum")
+    layout.prop(settings, "stiffness")
+    layout.prop(settings, "plot_physics")
 
 
 classes = (

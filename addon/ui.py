@@ -7,7 +7,13 @@ from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProp
 
 from .editing_ui import MOCAP_PG_editing
 from .operators import MOCAP_OT_extract_keyframes, draw_settings, settings_properties
-from .retarget_operators import MOCAP_OT_retarget, draw_retarget_options, find_source, retarget_properties
+from .retarget_operators import (
+    MOCAP_OT_retarget,
+    draw_physics_options,
+    draw_retarget_options,
+    find_source,
+    retarget_properties,
+)
 
 
 class MOCAP_PG_bone_pair(bpy.types.PropertyGroup):
@@ -44,6 +50,9 @@ class MOCAP_PG_retarget(bpy.types.PropertyGroup):
             name="Show Unmapped", default=True, description="List target bones that have no source bone too"
         ),
         "last_report": StringProperty(name="Last Result", default=""),
+        "last_physics_image": StringProperty(
+            name="Physics Report", default="", description="Image with the last physics report's plot"
+        ),
     }
 
 
@@ -164,6 +173,28 @@ class MOCAP_PT_retarget_bone_map(_Sidebar, bpy.types.Panel):
         column.prop(settings, "show_unmapped", text="", icon="HIDE_OFF" if settings.show_unmapped else "HIDE_ON")
 
 
+class MOCAP_PT_retarget_physics(_Sidebar, bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_label = "Physics"
+    bl_parent_id = "MOCAP_PT_retarget"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_header(self, context):
+        self.layout.prop(context.scene.mocap_workbench.retarget, "use_physics", text="")
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_decorate = False
+        settings = context.scene.mocap_workbench.retarget
+        draw_physics_options(layout, settings, context.active_object)
+        layout.prop(context.window_manager, "mocap_physics_overlay", icon="OVERLAY")
+        name = settings.last_physics_image
+        if name and name in bpy.data.images:
+            box = layout.box()
+            box.label(text=f"Plot: '{name}'", icon="IMAGE_DATA")
+            box.label(text="Open it in an Image Editor")
+
+
 def draw_key_menu(self, context):
     self.layout.separator()
     self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
@@ -188,6 +219,7 @@ classes = (
     MOCAP_PT_keyframes_view3d,
     MOCAP_PT_retarget,
     MOCAP_PT_retarget_bone_map,
+    MOCAP_PT_retarget_physics,
 )
 MENUS = (
     (bpy.types.DOPESHEET_MT_key, draw_key_menu),

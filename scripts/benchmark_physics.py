@@ -38,8 +38,8 @@ from core.motion import Motion  # noqa: E402
 from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
+from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
 from core.physics.retarget import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
-from core.physics.support import to_ground  # noqa: E402
 from core.skeleton import Skeleton  # noqa: E402
 
 CMU_UNIT = 0.0254 / 0.45  # metres per CMU scene unit (ASF "length 0.45", inches)
@@ -80,59 +80,6 @@ def scaled(motion: Motion, factor: float) -> Motion:
     return Motion(big, motion.translations * factor, motion.rotations.copy(), motion.fps)
 
 
-def plot_zmp(path: Path, title: str, analyses: dict, unit: float) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(len(analyses), 1, figsize=(13, 3.2 * len(analyses)), squeeze=False)
-    for ax, (label, an) in zip(axes[:, 0], analyses.items()):
-        sup = an.support
-        for t in range(0, len(an.zmp), max(1, len(an.zmp) // 150)):
-            hull = sup.hull(t) * unit
-            if len(hull):
-                ax.fill(hull[:, 0], hull[:, 1], color="0.6", alpha=0.08, lw=0)
-        z = to_ground(an.zmp, sup.basis) * unit
-        inside = sup.query(to_ground(an.zmp, sup.basis))[0]
-        com = to_ground(an.com / unit, sup.basis) * unit
-        ax.plot(com[:, 0], com[:, 1], color="tab:blue", lw=1, label="CoM")
-        ax.plot(z[:, 0], z[:, 1], color="tab:red", lw=0.6, alpha=0.6, label="ZMP")
-        out = ~inside & sup.any & ~an.free_fall
-        ax.scatter(z[out, 0], z[out, 1], s=5, color="black", label="ZMP outside", zorder=3)
-        share = inside[sup.any & ~an.free_fall].mean() if (sup.any & ~an.free_fall).any() else 1.0
-        ax.set_title(f"{title} — {label}: ZMP inside {100 * share:.1f} % of contact frames")
-        ax.set_aspect("equal", adjustable="datalim")
-        ax.set_xlabel("ground e1 (m)")
-        ax.set_ylabel("ground e2 (m)")
-        ax.legend(loc="upper right", fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def plot_torques(path: Path, title: str, analyses: dict, body, fps: float) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    joints = [j for role in ("hip", "knee", "ankle") for j in body.roles.get(role, [])]
-    fig, axes = plt.subplots(len(joints), 1, figsize=(13, 1.7 * len(joints)), sharex=True, squeeze=False)
-    for ax, j in zip(axes[:, 0], joints):
-        for (label, an), color in zip(analyses.items(), ("tab:gray", "tab:green")):
-            t = np.arange(len(an.torques)) / fps
-            ax.plot(t, np.linalg.norm(an.torques[:, j], axis=-1), color=color, lw=0.8, label=label)
-        ax.axhline(body.torque_limits[j], color="tab:red", lw=1, ls="--", label="limit")
-        ax.set_ylabel(f"{body.skeleton.names[j]}\nN·m", fontsize=7)
-    axes[0, 0].legend(loc="upper right", fontsize=7)
-    axes[0, 0].set_title(f"{title}: joint torque norms vs limits")
-    axes[-1, 0].set_xlabel("s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
 def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
     rel, first, stop = spec
     source = read_bvh(mocap / rel).frames(slice(first, stop))
@@ -143,13 +90,12 @@ def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
     source_contacts = with_toes(source, detect_contacts(source))
     source_report = report(analyse(source, source_contacts, source_body), source_body, source)
     start = time.perf_counter()
-    result, rep = physics_retarget(motion, contacts, body, PhysicsOptions())
+    result, rep = physics_retarget(motion, contacts, body, PhysicsOptions(), series=True)
     total = time.perf_counter() - start
-    toes = with_toes(motion, contacts)
-    before = analyse(motion, toes, body)
-    after = analyse(result, toes, body, ground=before.support.ground)
-    plot_zmp(out_dir / f"{name}_zmp.png", name, {"before": before, "after": after}, body.unit)
-    plot_torques(out_dir / f"{name}_torques.png", name, {"before": before, "after": after}, body, motion.fps)
+    runs = rep.pop("series")
+    plot_zmp(out_dir / f"{name}_zmp.png", name, runs)
+    plot_torques(out_dir / f"{name}_torques.png", name, runs)
+    after = analyse(result, with_toes(motion, contacts), body, ground=runs["after"].ground)
     ratios = torque_ratios(after.torques, body)
     return {
         "clip": rel,

@@ -3,6 +3,7 @@
     python scripts/retarget.py walk.bvh bandai.bvh -o out/walk_on_bandai.bvh
     python scripts/retarget.py walk.bvh rig.blend --target-armature Rig -o out/walk.blend --map rig_map.json
     python scripts/retarget.py captures/ rig.blend --target-armature Rig -o out/ --in-place
+    python scripts/retarget.py walk.bvh tall.bvh -o out/tall.bvh --physics --target-mass 90 --target-height 1.99 --plot out/tall.png
     blender -b -P scripts/retarget.py -- walk.bvh rig.blend --target-armature Rig -o out/walk.blend
 
 SOURCE: a .bvh or .amc file (its ASF found beside it), a .blend with an animated armature
@@ -12,6 +13,14 @@ the bpy module or ``blender -b``; the target gets a new action keyed on every fr
 (plain Python when both inputs are files, else through Blender); a folder for a batch (--format).
 Each output gets a JSON report beside it; a batch also writes summary.json and exits with 1
 if any file failed.
+
+--physics makes the result physically plausible for the target's body (core/physics/apply.py,
+the operator's Physics section): balance, torque limits and momentum in flight, each with a
+--no-… switch; masses in kg, --target-height in metres (default: measured, the skeleton's
+standing height in file or scene units taken as metres — × the scene's Unit Scale in a .blend),
+--stiffness (1: default filter noise; higher keeps closer to the retargeted motion). The report
+gets the figures under "physics"; --plot writes the ZMP/torque plot (needs matplotlib; in a
+batch PATH is a folder for <name>_physics.png).
 """
 
 from __future__ import annotations
@@ -50,7 +59,33 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--rotate-mode", default="NATIVE", choices=["NATIVE", "QUATERNION"], help="Blender BVH import rotation mode"
     )
     p.add_argument("--report", help="JSON report path (single source; default beside the output)")
+    g = p.add_argument_group("physics")
+    g.add_argument("--physics", action="store_true", help="make the result physically plausible for the target's body")
+    g.add_argument("--target-mass", type=float, default=70.0, help="target body mass in kg (default 70)")
+    g.add_argument("--target-height", type=float, help="target standing height in m (default: measured)")
+    g.add_argument("--source-mass", type=float, default=60.0, help="performer's body mass in kg (default 60)")
+    g.add_argument("--body-model", choices=["male", "female"], default="male", help="de Leva's column (default male)")
+    g.add_argument("--no-balance", action="store_true", help="do not keep the ZMP inside the support polygon")
+    g.add_argument("--no-torque", action="store_true", help="do not keep joint torques within their limits")
+    g.add_argument("--no-momentum", action="store_true", help="do not correct the CoM path and momentum in flight")
+    g.add_argument("--stiffness", type=float, default=1.0, help="how firmly the result holds to the retargeted motion (default 1)")  # fmt: skip
+    g.add_argument("--plot", help="PNG of the physics report (ZMP over the support polygons, torques vs limits)")
     return p.parse_args(argv)
+
+
+def physics_of(args: argparse.Namespace):
+    """The core's PhysicsSettings from the arguments, or None without --physics."""
+    if not args.physics:
+        return None
+    from mocap_workbench.core.physics.apply import PhysicsSettings
+
+    try:
+        return PhysicsSettings(target_mass=args.target_mass, target_height=args.target_height,
+                               source_mass=args.source_mass, sex=args.body_model, balance=not args.no_balance,
+                               torques=not args.no_torque, momentum=not args.no_momentum,
+                               stiffness=args.stiffness)  # fmt: skip
+    except ValueError as exc:
+        raise SystemExit(f"--physics: {exc}") from None
 
 
 def options_of(args: argparse.Namespace):
@@ -64,6 +99,7 @@ def options_of(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(_package.script_args(argv))
     _package.load()
+    args.physics_settings = physics_of(args)
     sources, out = _sources(args), Path(args.output)
     batch = Path(args.source).is_dir()
     suffix = _output_suffix(args, out, batch)
@@ -73,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         path = out / f"{Path(source).stem}{suffix}" if batch else out
         path.parent.mkdir(parents=True, exist_ok=True)
         report_path = Path(args.report) if args.report and not batch else path.with_suffix(".json")
+        plot = None
+        if args.plot:
+            plot = Path(args.plot) / f"{Path(source).stem}_physics.png" if batch else Path(args.plot)
         try:
-            report = run_one(args, source, path, mapping)
+            report = run_one(args, source, path, mapping, plot)
         except Exception as exc:  # one bad file must not stop a batch
             failures += 1
             detail = str(exc) if isinstance(exc, (ValueError, OSError, RuntimeError)) else traceback.format_exc()
@@ -103,6 +142,10 @@ def _line(report: dict) -> str:
     if "skating_before" in f:
         after = f"{f['skating_after']:.3g}" if f["skating_after"] > 1e-9 else "0"
         text += f", foot skating {f['skating_before']:.3g} → {after} per s"
+    if "physics" in report:
+        from mocap_workbench.core.physics.apply import summary
+
+        text += f", {summary(report['physics'])}"
     return text + f", {report['seconds']:.2f} s"
 
 
@@ -143,17 +186,33 @@ def _files_only(source: str, target: str) -> bool:
     return Path(source).suffix.lower() in MOTION_SUFFIXES and Path(target).suffix.lower() in (".bvh", ".asf")
 
 
-def run_one(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
+def run_one(args: argparse.Namespace, source: str, out: Path, mapping: dict | None, plot: Path | None = None) -> dict:
     """Retarget one source; returns the JSON report."""
     start = time.perf_counter()
     if out.suffix == ".bvh" and _files_only(source, args.target):
-        report = _run_core(args, source, out, mapping)
+        report, series = _run_core(args, source, out, mapping)
     elif _package.have_bpy():
-        report = _run_blender(args, source, out, mapping)
+        report, series = _run_blender(args, source, out, mapping)
     else:
         raise ValueError(f"{source}: .blend input or output needs Blender (the bpy module or blender -b)")
+    if series and plot is not None:
+        _plot(report, series, plot)
     report["seconds"] = time.perf_counter() - start
     return report
+
+
+def _plot(report: dict, series: dict, path: Path) -> None:
+    """The physics report's plot at ``path``, or a note (and a warning) when matplotlib is missing."""
+    from mocap_workbench.core.physics import plot
+
+    if not plot.available():
+        note = f"no plot: {plot.MISSING} (the figures are in the report)"
+        report["notes"].append(note)
+        print(f"warning: {note}", file=sys.stderr)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    title = f"Physics Report – {Path(report['input']).stem} on {Path(report['target']).stem}"
+    report["physics_plot"] = str(plot.plot_report(path, title, series["before"], series["after"]))
 
 
 def _target_skeleton(path: str):
@@ -177,10 +236,19 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
     motion = load_motion(source)
     skeleton, up = _target_skeleton(args.target)
     result = retarget(motion, skeleton, mapping, options_of(args), target_up=up)
+    extra, series = {}, {}
+    if args.physics_settings is not None:
+        from mocap_workbench.core.physics.apply import apply_physics
+
+        outcome = apply_physics(result.motion, args.physics_settings, up=result.up, source=motion)
+        result.motion = outcome.motion
+        result.notes.extend(outcome.notes)
+        extra["physics"], series = outcome.figures, outcome.series
     write_bvh(result.motion, out)
     figures = retarget_metrics(motion, result)
-    return _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
-                   result.notes)  # fmt: skip
+    report = _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
+                     result.notes, **extra)  # fmt: skip
+    return report, series
 
 
 def _report(source, target, out, frames, fps, mapping, scale, figures, notes, **extra) -> dict:
@@ -288,7 +356,8 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     extract = None
     if args.extract_ratio:
         extract = {"method": "threshold", "target": {"ratio": args.extract_ratio}}
-    report = retarget_armatures(source_obj, target, mapping, options_of(args), extract)
+    report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
+                                physics=args.physics_settings)  # fmt: skip
     if out.suffix == ".bvh":
         from mocap_workbench.addon.extract import read_clip
         from mocap_workbench.core.io.bvh import write_bvh
@@ -296,10 +365,12 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
         write_bvh(read_clip(target).motion, out)
     else:
         bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
-    return _report(source, args.target, out, len(report.frames), scene_fps(bpy.context.scene), report.mapping,
-                   report.scale, report.figures, report.notes, armature=target.name, source_armature=source_obj.name,
-                   result_action=report.result_action, extraction=report.extraction,
-                   blender=bpy.app.version_string)  # fmt: skip
+    extra = {"physics": report.physics} if report.physics else {}
+    out_report = _report(source, args.target, out, len(report.frames), scene_fps(bpy.context.scene), report.mapping,
+                         report.scale, report.figures, report.notes, armature=target.name,
+                         source_armature=source_obj.name, result_action=report.result_action,
+                         extraction=report.extraction, blender=bpy.app.version_string, **extra)  # fmt: skip
+    return out_report, report.physics_series
 
 
 if __name__ == "__main__":

@@ -13,14 +13,14 @@ from ..motion import Motion
 from .distance import PoseMetric
 
 
-def jump_frames(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
-    """Frames on both sides of every jump, sorted (0-based).
+def jump_steps(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
+    """Frames t (0-based, sorted) where the step t → t+1 is a jump.
 
-    A step t → t+1 is a jump when its pose distance exceeds ``factor`` × the clip's median
-    step and ``isolation`` × the largest of the two steps before and after it (fast but
-    smooth motion has neighbours of similar size). On the CMU captures the added T-pose is
-    19–70× the median and ≥ 10× its neighbours; the fastest real moves reach 26× the median
-    but no more than 2.5× their neighbours, except isolated single-frame glitches.
+    A step is a jump when its pose distance exceeds ``factor`` × the clip's median step and
+    ``isolation`` × the largest of the two steps before and after it (fast but smooth motion
+    has neighbours of similar size). On the CMU captures the added T-pose is 19–70× the median
+    and ≥ 10× its neighbours; the fastest real moves reach 26× the median but no more than
+    2.5× their neighbours, except isolated single-frame glitches.
     """
     if motion.n_frames < 3:
         return np.zeros(0, dtype=int)
@@ -29,5 +29,10 @@ def jump_frames(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolat
     padded = np.pad(step, 2, constant_values=0.0)
     neighbours = np.max(np.stack((padded[:-4], padded[1:-3], padded[3:-1], padded[4:])), axis=0)
     median = np.median(step)
-    jumps = np.flatnonzero((step > factor * median) & (step > isolation * neighbours) & (step > 0))
+    return np.flatnonzero((step > factor * median) & (step > isolation * neighbours) & (step > 0))
+
+
+def jump_frames(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
+    """Frames on both sides of every jump (:func:`jump_steps`), sorted (0-based)."""
+    jumps = jump_steps(motion, metric, factor, isolation)
     return np.unique(np.concatenate((jumps, jumps + 1)))

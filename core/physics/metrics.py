@@ -1,4 +1,9 @@
-"""Physical plausibility metrics of a clip: balance, torque limits, flight, jerk, deviation from a source."""
+"""Physical plausibility metrics of a clip: balance, torque limits, flight, jerk, deviation from a source.
+
+:func:`report` gives the figures (plain floats), :func:`combine_reports` merges the figures of
+several stretches of one clip, :func:`series` the per-frame data behind them for plots and
+overlays (:class:`PhysicsSeries`).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from .dynamics import (
     torque_ratios,
     zmp,
 )
-from .support import Support, to_ground
+from .support import Support, convex_hull, from_ground, to_ground
 
 
 class Analysis(NamedTuple):
@@ -84,6 +89,128 @@ def ballistic_bridge(
     duration = (n - 1) / fps
     v0 = (end - start + 0.5 * g * duration**2 * up) / max(duration, 1e-12)
     return start + t[:, None] * v0 - 0.5 * g * (t**2)[:, None] * up
+
+
+class PhysicsSeries(NamedTuple):
+    """Per-frame data behind :func:`report`, for plots and overlays (:func:`series`).
+
+    zmp, com (T, 2): ground coordinates in metres (ZMP NaN where undefined); inside (T,): ZMP
+    inside the support polygon; counted (T,): frames the ZMP-inside share counts (support and
+    no free fall); support_points (T, P, 2) metres and support_active (T, P): the candidate
+    hull points of each frame (:meth:`hull`); torque_joints (K,) names, torques (T, K) N·m
+    norms and torque_limits (K,) N·m of the hip, knee and ankle joints; basis (2, 3), up (3,),
+    ground (scene units) and unit (metres per scene unit) place the ground plane in the
+    motion's space (:meth:`to_scene`); fps.
+    """
+
+    zmp: np.ndarray
+    com: np.ndarray
+    inside: np.ndarray
+    counted: np.ndarray
+    support_points: np.ndarray
+    support_active: np.ndarray
+    torque_joints: list
+    torques: np.ndarray
+    torque_limits: np.ndarray
+    basis: np.ndarray
+    up: np.ndarray
+    ground: float
+    unit: float
+    fps: float
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.zmp)
+
+    def hull(self, frame: int) -> np.ndarray:
+        """(H, 2) counter-clockwise support polygon of one frame in metres (empty without support)."""
+        active = self.support_active[frame]
+        return convex_hull(self.support_points[frame][active]) if active.any() else np.zeros((0, 2))
+
+    def to_scene(self, points2: np.ndarray) -> np.ndarray:
+        """Ground points (..., 2) in metres as points (..., 3) on the ground plane in scene units."""
+        return from_ground(np.asarray(points2) / self.unit, self.basis, self.up, self.ground)
+
+    def inside_share(self) -> float:
+        """Share of the counted frames whose ZMP is inside the support polygon (1 when none)."""
+        return float(self.inside[self.counted].mean()) if self.counted.any() else 1.0
+
+
+def series(analysis: Analysis, body: BodyModel) -> PhysicsSeries:
+    """The :class:`PhysicsSeries` of an :class:`Analysis`."""
+    a, sup = analysis, analysis.support
+    q2 = to_ground(a.zmp, sup.basis)
+    joints = [j for role in ("hip", "knee", "ankle") for j in body.roles.get(role, [])]
+    return PhysicsSeries(
+        q2 * body.unit,
+        to_ground(a.com / body.unit, sup.basis) * body.unit,
+        sup.query(q2)[0],
+        sup.any & ~a.free_fall,
+        sup.points * body.unit,
+        sup.active.copy(),
+        [body.skeleton.names[j] for j in joints],
+        np.linalg.norm(a.torques[:, joints], axis=-1),
+        body.torque_limits[joints].astype(float),
+        sup.basis,
+        sup.up,
+        sup.ground,
+        body.unit,
+        a.kin.fps,
+    )
+
+
+def stitch_series(parts: list[tuple[int, PhysicsSeries]], n_frames: int) -> PhysicsSeries:
+    """One :class:`PhysicsSeries` of ``n_frames`` from parts placed at their first frame; frames no
+    part covers get NaN positions and torques, no support and are not counted."""
+    first = parts[0][1]
+    zmp = np.full((n_frames, 2), np.nan)
+    com = np.full((n_frames, 2), np.nan)
+    inside = np.zeros(n_frames, dtype=bool)
+    counted = np.zeros(n_frames, dtype=bool)
+    points = np.zeros((n_frames, *first.support_points.shape[1:]))
+    active = np.zeros((n_frames, first.support_active.shape[1]), dtype=bool)
+    torques = np.full((n_frames, first.torques.shape[1]), np.nan)
+    for start, part in parts:
+        stop = start + part.n_frames
+        zmp[start:stop], com[start:stop] = part.zmp, part.com
+        inside[start:stop], counted[start:stop] = part.inside, part.counted
+        points[start:stop], active[start:stop] = part.support_points, part.support_active
+        torques[start:stop] = part.torques
+    return first._replace(zmp=zmp, com=com, inside=inside, counted=counted, support_points=points,
+                          support_active=active, torques=torques)  # fmt: skip
+
+
+def combine_reports(reports: list[dict]) -> dict:
+    """The figures of several stretches of one clip (each a :func:`report`) as one :func:`report`.
+
+    Shares and means are weighted by the frames they count (contact frames for the ZMP, flight
+    frames for the flight error and drift, frames otherwise); counts add up; worst ratios take
+    the maximum.
+    """
+    if len(reports) == 1:
+        return dict(reports[0])
+    out: dict = {}
+
+    def weighted(key: str, weight: str, rms: bool = False) -> float:
+        w = np.array([r[weight] for r in reports], dtype=float)
+        x = np.array([r[key] for r in reports], dtype=float)
+        if w.sum() <= 0:
+            return float(x.mean()) if not rms else 0.0
+        return float(np.sqrt((w * x**2).sum() / w.sum())) if rms else float((w * x).sum() / w.sum())
+
+    for key in ("frames", "contact_frames", "free_fall_contact_frames", "torque_violations",
+                "torque_violation_frames", "flight_phases", "flight_frames"):  # fmt: skip
+        out[key] = int(sum(r[key] for r in reports))
+    worst = max(reports, key=lambda r: r["torque_worst_ratio"])
+    out["zmp_inside_share"] = weighted("zmp_inside_share", "contact_frames")
+    out["zmp_outside_mean_m"] = weighted("zmp_outside_mean_m", "contact_frames")
+    out["torque_worst_ratio"], out["torque_worst_joint"] = worst["torque_worst_ratio"], worst["torque_worst_joint"]
+    out["flight_error_m"] = weighted("flight_error_m", "flight_frames", rms=True)
+    out["flight_momentum_drift"] = weighted("flight_momentum_drift", "flight_frames", rms=True)
+    out["jerk_m_s3"] = weighted("jerk_m_s3", "frames")
+    if all("deviation" in r for r in reports):
+        out["deviation"] = weighted("deviation", "frames")
+    return {k: out[k] for k in reports[0] if k in out}
 
 
 def report(

@@ -119,3 +119,68 @@ def test_blender_blend_source_to_bvh(files, tmp_path):
     assert back.n_frames == 120 and back.skeleton.n_joints == 21
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["scale"] == pytest.approx(1.0 / 1.4, rel=1e-4) and report["figures"]["direction_error_max_deg"] < 0.01
+
+
+def test_physics_on_a_real_walk_plain_python(tmp_path):
+    """--physics with the paper's setting: CMU 02_01 (60 kg) onto its skeleton 1.4× (90 kg, 1.99 m)."""
+    source = shared_file("cmu_bvh_cgspeed/02_01.bvh")
+    walk = read_bvh(source)
+    sk = walk.skeleton
+    tall = type(sk)(sk.names, sk.parents, sk.rest_translations * 1.4, sk.rest_rotations, sk.channels,
+                    sk.end_site_parents, sk.end_site_offsets * 1.4)  # fmt: skip
+    write_bvh(Motion.rest(tall, 2, walk.fps), tmp_path / "tall.bvh")
+    out, plot = tmp_path / "walk_tall.bvh", tmp_path / "plots" / "walk_tall.png"
+    proc = run(source, tmp_path / "tall.bvh", "-o", out, "--physics", "--target-mass", 90, "--target-height", 1.99,
+               "--source-mass", 60, "--plot", plot, blender=False)  # fmt: skip
+    assert "physics (90 kg, 1.99 m): ZMP inside" in proc.stdout
+    report = json.loads(out.with_suffix(".json").read_text())
+    physics = report["physics"]
+    before, after = physics["before"], physics["after"]
+    assert after["zmp_inside_share"] > before["zmp_inside_share"] + 0.2 and after["deviation"] < 0.02
+    assert physics["stretches"] == [[1, 344]] and physics["source_height_m"] == pytest.approx(1.99 / 1.4)
+    assert physics["balance"] and physics["torques"] and physics["momentum"] and physics["stiffness"] == 1.0
+    assert any("frames 0 kept as retargeted" in n for n in report["notes"])
+    assert read_bvh(out).n_frames == 344
+    if report.get("physics_plot"):  # matplotlib available in this Python
+        assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_physics_switches_and_no_matplotlib(files, tmp_path):
+    folder, _ = files
+    out = tmp_path / "walk.bvh"
+    hide = NO_BPY.replace("sys.modules['bpy'] = None", "sys.modules['bpy'] = sys.modules['matplotlib'] = None")
+    proc = subprocess.run(
+        [sys.executable, "-c", hide, str(SCRIPT), str(folder / "walk.bvh"), str(folder / "tall.bvh"), "-o", str(out),
+         "--physics", "--no-torque", "--no-momentum", "--stiffness", "3", "--body-model", "female",
+         "--plot", str(tmp_path / "p.png")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "matplotlib is not installed" in proc.stderr and not (tmp_path / "p.png").exists()
+    report = json.loads(out.with_suffix(".json").read_text())
+    physics = report["physics"]
+    assert physics["balance"] and not physics["torques"] and not physics["momentum"]
+    assert physics["stiffness"] == 3.0 and physics["body_model"] == "female" and physics["target_height_measured"]
+    assert any("matplotlib" in n for n in report["notes"])
+    bad = run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--physics", "--stiffness", "0", check=False,
+              blender=False)  # fmt: skip
+    assert bad.returncode != 0 and "stiffness must be positive" in bad.stderr
+
+
+@pytest.mark.blender
+def test_physics_through_blender(files, tmp_path):
+    pytest.importorskip("bpy")
+    folder, _ = files
+    out = tmp_path / "walk.blend"
+    run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--physics", "--target-mass", 80, "--plot",
+        tmp_path / "walk.png")  # fmt: skip
+    report = json.loads(out.with_suffix(".json").read_text())
+    physics = report["physics"]
+    assert physics["target_mass_kg"] == 80.0 and physics["target_height_measured"]
+    assert physics["target_height_m"] == pytest.approx(
+        1.4 * 1.7, rel=0.01
+    )  # the humanoid's 1.7 units × 1.4, Unit Scale 1
+    assert physics["after"]["zmp_inside_share"] >= physics["before"]["zmp_inside_share"]
+    assert blend_contents(out)["tall"][0] == "walk_tall"
+    if report.get("physics_plot"):
+        assert (tmp_path / "walk.png").stat().st_size > 0

@@ -1,0 +1,242 @@
+"""Physics on a retargeted clip from the settings a user gives (the Retarget operator's Physics
+section and ``scripts/retarget.py --physics`` share it).
+
+- **Body models**: the target's from its mass, body-model column (de Leva's male or female)
+  and stature — given in metres, or measured: the standing height of the skeleton
+  (:func:`.body.standing_height`) times the metres per scene unit the caller knows (Blender:
+  the scene's Unit Scale times the object's scale). The source's model (its own mass, same
+  metres per unit unless told otherwise) only gives reference figures: how plausible the
+  capture is on the performer's body.
+- **Stretches between jumps**: a capture can jump between two frames (the T-pose that the
+  CMU BVH conversions add as frame 0, a teleport): the derivatives across such a step are
+  meaningless (the ZMP flies off, a "flight" appears). The clip is cut at every jump
+  (:func:`core.keyframes.jumps.jump_steps`); stretches of at least ``min_seconds`` go through
+  :func:`.retarget.physics_retarget` one by one, shorter ones are kept as retargeted and
+  named in the notes. The figures combine the stretches (:func:`.metrics.combine_reports`).
+- **Figures** (:func:`summary` gives the line users read): ZMP-inside share of the contact
+  frames, torque-limit frames, worst torque ratio, CoM flight-path error, deviation from the
+  retargeted clip (mean joint error / stature), before → after; JSON-ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..contacts import Contacts, detect_contacts
+from ..keyframes.distance import PoseMetric
+from ..keyframes.jumps import jump_steps
+from ..motion import Motion
+from .body import body_model, standing_height
+from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
+from .retarget import PhysicsOptions, physics_retarget, with_toes
+
+PLAUSIBLE_HEIGHT = (0.5, 3.0)  # metres; a measured stature outside this range gets a note
+FIGURES = (
+    "zmp_inside_share",
+    "zmp_outside_mean_m",
+    "torque_violations",
+    "torque_violation_frames",
+    "torque_worst_ratio",
+    "torque_worst_joint",
+    "flight_frames",
+    "flight_error_m",
+    "flight_momentum_drift",
+    "jerk_m_s3",
+    "deviation",
+)
+
+
+@dataclass
+class PhysicsSettings:
+    """What the user chooses. Masses in kg; target_height in metres (None: measured)."""
+
+    target_mass: float = 70.0
+    target_height: float | None = None
+    source_mass: float = 60.0
+    sex: str = "male"  # de Leva's column: "male" or "female"
+    balance: bool = True
+    torques: bool = True
+    momentum: bool = True  # ballistic CoM and conserved angular momentum in flight
+    stiffness: float = 1.0  # PhysicsOptions.stiffness: Q = Q₀/s, R = s·R₀
+
+    def __post_init__(self) -> None:
+        if not (self.target_mass > 0 and self.source_mass > 0):
+            raise ValueError("masses must be positive")
+        if self.target_height is not None and not self.target_height > 0:
+            raise ValueError(f"target height must be positive, got {self.target_height}")
+        if self.sex not in ("male", "female"):
+            raise ValueError(f"body model must be 'male' or 'female', got {self.sex!r}")
+        if not self.stiffness > 0:
+            raise ValueError(f"stiffness must be positive, got {self.stiffness}")
+
+    def options(self) -> PhysicsOptions:
+        return PhysicsOptions(balance=self.balance, torques=self.torques, flight=self.momentum,
+                              stiffness=self.stiffness)  # fmt: skip
+
+
+@dataclass
+class PhysicsOutcome:
+    """The physics result: the new motion, JSON-ready figures, per-frame series of the whole clip
+    (``{"before": PhysicsSeries, "after": PhysicsSeries}``, frames kept as retargeted are NaN)
+    and notes for the user."""
+
+    motion: Motion
+    figures: dict
+    series: dict[str, PhysicsSeries]
+    notes: list[str] = field(default_factory=list)
+
+
+def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """[start, stop) frame ranges between jumps: those with at least ``min_frames`` frames, and the others."""
+    cuts = jump_steps(motion, PoseMetric.for_motion(motion)) + 1
+    bounds = [0, *[int(c) for c in cuts], motion.n_frames]
+    spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return [s for s in spans if s[1] - s[0] >= min_frames], [s for s in spans if s[1] - s[0] < min_frames]
+
+
+def contacts_frames(contacts: Contacts, start: int, stop: int) -> Contacts:
+    """The contacts of frames [start, stop)."""
+    return Contacts(contacts.joints, contacts.flags[start:stop], contacts.anchors[start:stop], contacts.up,
+                    contacts.floor, contacts.height_threshold, contacts.speed_threshold, contacts.fps)  # fmt: skip
+
+
+def _frames_text(spans: list[tuple[int, int]], first: int) -> str:
+    return ", ".join(f"{a + first}" if b - a == 1 else f"{a + first}–{b - 1 + first}" for a, b in spans)
+
+
+def apply_physics(
+    motion: Motion,
+    settings: PhysicsSettings,
+    contacts: Contacts | None = None,
+    up: np.ndarray | None = None,
+    unit: float = 1.0,
+    source: Motion | None = None,
+    source_unit_ratio: float = 1.0,
+    first_frame: int = 0,
+    min_seconds: float = 0.5,
+    progress: Callable[[float], None] | None = None,
+) -> PhysicsOutcome:
+    """Physically plausible version of a retargeted ``motion`` (module notes).
+
+    contacts: its foot contacts (default: detected on each stretch, since a jump disturbs the
+    detection's smoothed speeds around it); up: its world up axis (default detected);
+    unit: metres per scene unit of ``motion``, used when ``settings.target_height`` is None;
+    source: the source clip (same frames) for reference figures, in units ``source_unit_ratio``
+    times the target's metres per unit; first_frame: number of the first frame in notes;
+    progress: called with the share done (0–1). Raises ValueError when the skeleton has no feet.
+    """
+    step = progress or (lambda _x: None)
+    notes: list[str] = []
+    sk = motion.skeleton
+    if up is None:
+        up = contacts.up if contacts is not None else detect_contacts(motion).up
+    up = np.asarray(up, dtype=float)
+    stand = standing_height(sk, up)
+    measured = settings.target_height is None
+    if not measured:
+        unit = settings.target_height / stand
+    body = body_model(sk, settings.target_mass, unit=unit, sex=settings.sex, up=up)
+    if measured and not PLAUSIBLE_HEIGHT[0] <= body.height <= PLAUSIBLE_HEIGHT[1]:
+        notes.append(f"target height measured as {body.height:.3g} m (scene units × unit scale): "
+                     "set the height for a human-sized body")  # fmt: skip
+    if body.missing:
+        notes.append(f"body segments not found (their mass is spread over the others): {', '.join(body.missing)}")
+    solved, kept = stretches(motion, max(int(round(min_seconds * motion.fps)), 8))
+    if not solved:
+        raise ValueError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve")
+    if kept:
+        notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
+                     "cut them off")  # fmt: skip
+    out = motion.copy()
+    opts = settings.options()
+    reports, before, after = [], [], []
+    total = sum(b - a for a, b in solved)
+    done = 0
+    for a, b in solved:
+        share = (b - a) / total
+
+        def part(x: float, d=done / total, w=share) -> None:
+            step(0.9 * (d + w * x))
+
+        clip = motion.frames(slice(a, b))
+        feet = detect_contacts(clip, up=up) if contacts is None else contacts_frames(contacts, a, b)
+        result, rep = physics_retarget(clip, feet, body, opts, progress=part, series=True)
+        out.translations[a:b], out.rotations[a:b] = result.translations, result.rotations
+        reports.append(rep)
+        before.append((a, rep["series"]["before"]))
+        after.append((a, rep["series"]["after"]))
+        done += b - a
+    figures = {
+        "target_mass_kg": float(settings.target_mass),
+        "target_height_m": float(body.height),
+        "target_height_measured": bool(measured),
+        "unit_m": float(body.unit),
+        "body_model": settings.sex,
+        "source_mass_kg": float(settings.source_mass),
+        "balance": bool(settings.balance),
+        "torques": bool(settings.torques),
+        "momentum": bool(settings.momentum),
+        "stiffness": float(settings.stiffness),
+        "frames": int(motion.n_frames),
+        "frames_solved": int(total),
+        "stretches": [[int(a), int(b)] for a, b in solved],
+        "before": _pick(combine_reports([r["before"] for r in reports])),
+        "after": _pick(combine_reports([r["after"] for r in reports])),
+        "seconds": float(sum(r["seconds"] for r in reports)),
+    }
+    figures["frames_per_second"] = total / max(figures["seconds"], 1e-9)
+    if source is not None:
+        try:
+            figures.update(_source_figures(source, settings, body.unit * source_unit_ratio, solved))
+        except ValueError as exc:
+            notes.append(f"no source figures: {exc}")
+    step(1.0)
+    series = {"before": stitch_series(before, motion.n_frames), "after": stitch_series(after, motion.n_frames)}
+    return PhysicsOutcome(out, figures, series, notes)
+
+
+def _source_figures(source: Motion, settings: PhysicsSettings, unit: float, solved) -> dict:
+    """The source clip's figures on its own body (same stretches)."""
+    body = body_model(source.skeleton, settings.source_mass, unit=unit, sex=settings.sex)
+    reports = []
+    for a, b in solved:
+        clip = source.frames(slice(a, b))
+        contacts = with_toes(clip, detect_contacts(clip, up=body.up))
+        reports.append(report(analyse(clip, contacts, body), body, clip))
+    return {"source_height_m": float(body.height), "source": _pick(combine_reports(reports))}
+
+
+def _pick(figures: dict) -> dict:
+    return {k: figures[k] for k in FIGURES if k in figures}
+
+
+def summary(figures: dict) -> str:
+    """The figures as the report reads them, parts joined by "; " (the sidebar shows one a line):
+    ``physics (90 kg, 1.99 m): ZMP inside 72.9% → 98.8% of contact frames; torque-limit frames …``."""
+    b, a = figures["before"], figures["after"]
+    parts = [
+        f"physics ({figures['target_mass_kg']:.3g} kg, {figures['target_height_m']:.3g} m"
+        f"{' measured' if figures['target_height_measured'] else ''}): "
+        f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames",
+        f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}",
+    ]
+    if a["flight_frames"] or b["flight_frames"]:
+        parts.append(f"flight CoM error {100 * b['flight_error_m']:.2g} → {100 * a['flight_error_m']:.2g} cm")
+    else:
+        parts.append("no flight")
+    parts.append(f"deviation {100 * a['deviation']:.2g}% of height")
+    return "; ".join(parts)
+
+
+def ground_drawing(s: PhysicsSeries) -> dict:
+    """What an overlay draws of a :class:`PhysicsSeries`, in the motion's space (scene units):
+    ``zmp`` (T, 3) on the ground plane (NaN where undefined), ``inside`` (T,), and the support
+    polygons as ``polygons`` (N, 3) with ``offsets`` (T + 1,): frame t's polygon is
+    ``polygons[offsets[t]:offsets[t + 1]]`` (counter-clockwise; empty without support)."""
+    hulls = [s.hull(t) for t in range(s.n_frames)]
+    offsets = np.concatenate(([0], np.cumsum([len(h) for h in hulls]))).astype(int)
+    flat = np.concatenate([h for h in hulls if len(h)]) if offsets[-1] else np.zeros((0, 2))
+    return {"zmp": s.to_scene(s.zmp), "inside": s.inside.copy(), "polygons": s.to_scene(flat), "offsets": offsets}

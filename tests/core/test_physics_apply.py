@@ -1,0 +1,146 @@
+"""Physics on a retargeted clip from user settings: stiffness, progress, per-frame series,
+stretches between jumps, combined figures, plots."""
+
+import json
+
+import numpy as np
+import pytest
+
+from core import quaternion as quat
+from core import synthetic
+from core.contacts import detect_contacts
+from core.motion import Motion
+from core.physics.apply import PhysicsSettings, apply_physics, stretches, summary
+from core.physics.body import body_model
+from core.physics.metrics import combine_reports, stitch_series
+from core.physics.retarget import PhysicsOptions, physics_retarget
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return synthetic.walk(150)
+
+
+@pytest.fixture(scope="module")
+def solved(walk):
+    body = body_model(walk.skeleton, 90.0, height=1.99)
+    calls = []
+    out, rep = physics_retarget(walk, detect_contacts(walk), body, progress=calls.append, series=True)
+    return body, out, rep, calls
+
+
+def with_t_pose(motion: Motion) -> Motion:
+    """The motion with a rest-pose frame, turned a quarter, put before it (like the CMU BVH
+    conversions' T-pose frame 0)."""
+    first = Motion.rest(motion.skeleton, 1, motion.fps)
+    first.translations[0, 0] = motion.translations[0, 0]
+    first.rotations[0, 0] = quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), np.pi / 2)
+    return Motion(motion.skeleton, np.concatenate((first.translations, motion.translations)),
+                  np.concatenate((first.rotations, motion.rotations)), motion.fps)  # fmt: skip
+
+
+def test_progress_rises_to_one(solved):
+    *_, calls = solved
+    assert len(calls) > 10 and calls[-1] == 1.0 and np.all(np.diff(calls) >= 0) and calls[0] > 0
+
+
+def test_series_match_the_report(solved, walk):
+    body, _, rep, _ = solved
+    before, after = rep["series"]["before"], rep["series"]["after"]
+    assert before.n_frames == after.n_frames == walk.n_frames
+    assert before.inside_share() == pytest.approx(rep["before"]["zmp_inside_share"])
+    assert after.inside_share() == pytest.approx(rep["after"]["zmp_inside_share"])
+    assert before.torque_joints == ["LeftUpLeg", "RightUpLeg", "LeftLeg", "RightLeg", "LeftFoot", "RightFoot"]
+    ratios = after.torques / after.torque_limits
+    assert int((ratios > 1).any(axis=1).sum()) <= rep["after"]["torque_violation_frames"]
+    # support polygons in metres, back on the motion's ground plane in scene units
+    t = int(np.flatnonzero(before.counted)[0])
+    hull = before.hull(t)
+    assert len(hull) >= 3 and np.all(np.isfinite(hull))
+    ground = before.to_scene(hull)
+    assert np.allclose(ground @ before.up, before.ground)
+    assert np.allclose(before.to_scene(before.zmp[t]) @ before.up, before.ground)
+    with pytest.raises(TypeError):
+        json.dumps(rep)  # the series are arrays: callers pop them before writing JSON
+    json.dumps({k: v for k, v in rep.items() if k != "series"})
+
+
+def test_stiffness_keeps_the_pose_closer_to_its_prediction(walk):
+    body = body_model(walk.skeleton, 90.0, height=1.99)
+    contacts = detect_contacts(walk)
+    deviation = [
+        physics_retarget(walk, contacts, body, PhysicsOptions(stiffness=s))[1]["after"]["deviation"] for s in (0.1, 10)
+    ]
+    assert deviation[1] < deviation[0]
+    with pytest.raises(ValueError, match="stiffness"):
+        PhysicsOptions(stiffness=0.0)
+
+
+def test_combined_reports_weigh_by_the_frames_they_count(solved):
+    _, _, whole, _ = solved
+    assert combine_reports([whole["before"]]) == whole["before"]
+    a, b = dict(whole["after"]), dict(whole["after"])
+    a.update(zmp_inside_share=1.0, contact_frames=30, torque_worst_ratio=2.0, torque_worst_joint="LeftLeg")
+    b.update(zmp_inside_share=0.5, contact_frames=10, flight_frames=4, flight_error_m=0.02)
+    both = combine_reports([a, b])
+    assert both["zmp_inside_share"] == pytest.approx(0.875) and both["contact_frames"] == 40
+    assert both["torque_worst_joint"] == "LeftLeg" and both["frames"] == 2 * whole["after"]["frames"]
+    assert both["flight_error_m"] == pytest.approx(0.02) and list(both) == list(whole["after"])
+
+
+def test_stitched_series_leave_gaps(solved):
+    _, _, rep, _ = solved
+    part = rep["series"]["after"]
+    whole = stitch_series([(1, part)], part.n_frames + 3)
+    assert whole.n_frames == part.n_frames + 3 and np.isnan(whole.zmp[0]).all() and np.isnan(whole.torques[-1]).all()
+    assert not whole.counted[0] and not whole.support_active[0].any() and len(whole.hull(0)) == 0
+    assert whole.inside_share() == pytest.approx(part.inside_share())
+
+
+def test_apply_physics_solves_between_jumps(walk):
+    clip = with_t_pose(walk)
+    solved_spans, kept = stretches(clip, 30)
+    assert solved_spans == [(1, clip.n_frames)] and kept == [(0, 1)]
+    calls = []
+    settings = PhysicsSettings(target_mass=90.0, target_height=1.99, source_mass=60.0, stiffness=2.0)
+    out = apply_physics(clip, settings, source=clip, first_frame=1, progress=calls.append)
+    f = out.figures
+    assert f["target_height_m"] == pytest.approx(1.99) and not f["target_height_measured"]
+    assert f["frames"] == clip.n_frames and f["frames_solved"] == walk.n_frames and f["stretches"] == [[1, 151]]
+    assert f["after"]["zmp_inside_share"] > f["before"]["zmp_inside_share"]
+    assert f["source_height_m"] == pytest.approx(1.99) and "zmp_inside_share" in f["source"]
+    assert f["stiffness"] == 2.0 and f["body_model"] == "male"
+    assert any("frames 1 kept as retargeted" in n for n in out.notes)
+    assert np.array_equal(out.motion.rotations[0], clip.rotations[0])  # the T-pose frame is untouched
+    assert not np.allclose(out.motion.translations[1:], clip.translations[1:])
+    assert np.isnan(out.series["after"].zmp[0]).all() and out.series["after"].n_frames == clip.n_frames
+    assert calls[-1] == 1.0
+    json.dumps(f)
+    line = summary(f)
+    assert line.startswith("physics (90 kg, 1.99 m): ZMP inside") and "no flight" in line and "deviation" in line
+
+
+def test_apply_physics_measures_the_height_and_warns_when_it_is_not_human(walk):
+    settings = PhysicsSettings(target_mass=70.0, balance=False, torques=False, momentum=False)
+    out = apply_physics(walk, settings, unit=20.0)  # a 1.7-unit humanoid at 20 m a unit
+    assert out.figures["target_height_measured"] and out.figures["target_height_m"] > 30
+    assert any("set the height" in n for n in out.notes) and "measured" in summary(out.figures)
+    assert "source" not in out.figures
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"target_mass": 0.0}, {"target_height": -1.0}, {"sex": "other"}, {"stiffness": 0.0}]
+)
+def test_settings_are_checked(kwargs):
+    with pytest.raises(ValueError):
+        PhysicsSettings(**kwargs)
+
+
+def test_report_plot(solved, tmp_path):
+    pytest.importorskip("matplotlib")
+    from core.physics.plot import available, plot_report
+
+    _, _, rep, _ = solved
+    assert available()
+    path = plot_report(tmp_path / "report.png", "walk", rep["series"]["before"], rep["series"]["after"])
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
