@@ -31,7 +31,10 @@ largest and summed error by about (n+1)², its width by n+1 (hence 1, 2, 3 for L
 
 A count target runs steps 1-2 with the natural parameters, then removes or inserts keys
 by the same error criterion (:func:`~.local_search.fit_to_count`: the key whose removal
-adds the least error, the frame whose insertion removes the most) and runs step 3.
+adds the least error, the frame whose insertion removes the most) and runs step 3 with
+exchanges (:func:`~.local_search.exchange_search`, ``exchange=True``, beyond the patent):
+step 3's moves stay inside (previous, next key), so a key is never taken from where it is
+cheapest to lose to where it is most needed; an exchange does that, at the same count.
 
 How the defaults were chosen (scripts/tune_activity.py: the seven CMU cgspeed clips the
 tests do not use, 2/5/10 % keys, position_mean over that of uniform keys at the same
@@ -70,7 +73,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from .distance import PoseMetric, joint_weights
-from .local_search import SegmentCost, fit_to_count, local_search
+from .local_search import CachedCost, SegmentCost, exchange_search, fit_to_count, local_search
 from .segments import SegmentErrors
 
 
@@ -92,6 +95,7 @@ class ActivityParams:
     lsw_levels: tuple[float, float, float] = (1.0, 2.0, 3.0)
     max_combinations: int = 256  # beyond this, peaks are added greedily one at a time
     refine: bool = True  # run the local search (step 3)
+    exchange: bool = True  # count targets: also exchange keys across the clip (beyond the patent)
 
 
 # ---- step 1: the activity signal ------------------------------------------------------
@@ -258,10 +262,13 @@ def activity_keys(
     scale = motion.skeleton.size() if p.error == "position" else 1.0
     keys, info = natural_keys(errors, peaks, signal[peaks], p.error_bound * scale, p)
     info.update(peaks=len(peaks), natural_count=len(keys), window_frames=max(1, int(round(p.window * motion.fps))))
+    cost = CachedCost(errors.costs, n)
     if count is not None:
-        keys = fit_to_count(keys, errors.costs, count)
-    if p.refine:
-        keys = local_search(motion, keys, errors.costs)
+        keys = fit_to_count(keys, cost, count)
+    if p.refine and count is not None and p.exchange:
+        keys = exchange_search(motion, keys, cost)
+    elif p.refine:
+        keys = local_search(motion, keys, cost)
     return keys, info
 
 
