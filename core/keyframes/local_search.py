@@ -18,6 +18,25 @@ from .segments import SegmentErrors
 SegmentCost = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+class CachedCost:
+    """A segment cost that computes each segment (a, b) once: searches revisit the same segments."""
+
+    def __init__(self, cost: SegmentCost, n_frames: int):
+        self.cost, self.n_frames, self.memo = cost, int(n_frames), {}
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        codes = (a * self.n_frames + b).ravel()
+        values = np.array([self.memo.get(c, np.nan) for c in codes.tolist()], dtype=float)
+        missing = np.isnan(values)
+        if missing.any():
+            new_codes, where = np.unique(codes[missing], return_inverse=True)
+            new = np.asarray(self.cost(new_codes // self.n_frames, new_codes % self.n_frames), dtype=float)
+            self.memo.update(zip(new_codes.tolist(), new.tolist()))
+            values[missing] = new[where]
+        return values.reshape(a.shape)
+
+
 def total_cost(keys: np.ndarray, cost: SegmentCost) -> float:
     """Σ over consecutive key pairs of their segment cost."""
     keys = np.asarray(keys, dtype=int)
@@ -73,6 +92,43 @@ def local_search(
             moved = idx[move]
             dirty[np.clip(np.r_[moved - 1, moved + 1], 1, len(keys) - 2)] = True
     return keys
+
+
+def exchange_search(
+    motion: Motion, keys: np.ndarray, cost: SegmentCost | None = None, max_rounds: int = 10_000
+) -> np.ndarray:
+    """Local search plus key exchanges: while dropping one key and inserting one elsewhere
+    lowers the total error, do the best such exchange and re-run :func:`local_search`.
+
+    The count stays; the result is a set that no single move or exchange improves (an
+    exchange pairs the cheapest removal with the best insertion in a segment it does not
+    touch). Segment costs are memoised, so each round mostly re-reads known segments.
+    """
+    cost = CachedCost(cost or SegmentErrors(motion).costs, motion.n_frames)
+    keys = local_search(motion, keys, cost)
+    for _ in range(max_rounds):
+        if len(keys) < 3:
+            break
+        seg = cost(keys[:-1], keys[1:])
+        removal = cost(keys[:-2], keys[2:]) - seg[:-1] - seg[1:]  # dropping key i+1 merges segments i, i+1
+        where, best = _best_inner_frames(keys[:-1], keys[1:], cost)
+        gain = seg - best  # inserting where[s] into segment s
+        pair = _best_exchange(removal, gain)
+        if pair is None or gain[pair[1]] - removal[pair[0]] <= 1e-12 * max(1.0, seg.sum()):
+            break
+        i, s = pair
+        keys = local_search(motion, np.sort(np.r_[np.delete(keys, i + 1), where[s]]), cost)
+    return keys
+
+
+def _best_exchange(removal: np.ndarray, gain: np.ndarray, top: int = 4) -> tuple[int, int] | None:
+    """(removal i, segment s) with the largest gain − removal among the best few, s ∉ {i, i+1}."""
+    best, pair = -np.inf, None
+    for i in np.argsort(removal, kind="stable")[:top]:
+        for s in np.argsort(-gain, kind="stable")[:top]:
+            if s not in (i, i + 1) and np.isfinite(gain[s]) and gain[s] - removal[i] > best:
+                best, pair = gain[s] - removal[i], (int(i), int(s))
+    return pair
 
 
 def greedy_remove(keys: np.ndarray, cost: SegmentCost, count: int) -> np.ndarray:

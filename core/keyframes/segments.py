@@ -53,7 +53,7 @@ class SegmentErrors:
 
     motion: the original clip (T frames, J joints). kind: ``"position"`` or ``"pose"``.
     metric: the pose metric for ``kind="pose"`` (default :meth:`PoseMetric.for_motion`).
-    chunk: rebuilt frames per vectorised batch (memory ≈ chunk · J · 60 bytes).
+    chunk: rebuilt frames per vectorised batch (memory ≈ chunk · J · 70 bytes).
     """
 
     def __init__(self, motion: Motion, kind: str = "position", metric: PoseMetric | None = None, chunk: int = 8192):

@@ -22,7 +22,14 @@ from core.keyframes.activity import (
     vote,
 )
 from core.keyframes.baselines import simplify_keys
-from core.keyframes.local_search import greedy_insert, greedy_remove, local_search, total_cost
+from core.keyframes.local_search import (
+    CachedCost,
+    exchange_search,
+    greedy_insert,
+    greedy_remove,
+    local_search,
+    total_cost,
+)
 from core.keyframes.optimal import optimal_curve, optimal_keys, segment_table, solve
 from core.keyframes.segments import SegmentErrors
 from core.kinematics import forward_kinematics
@@ -183,6 +190,38 @@ def test_local_search_reaches_a_local_optimum(clip):
         c = np.arange(p + 1, n)
         span = cost(np.full(len(c), p), c) + cost(c, np.full(len(c), n))
         assert span.min() >= cost(p, keys[i]) + cost(keys[i], n) - 1e-9
+
+
+def test_exchanges_move_keys_where_they_are_needed(clip):
+    # held first half, motion after it: uniform keys waste half the budget on the hold
+    m = clip.frames(np.r_[np.zeros(60, dtype=int), np.arange(0, 70)])
+    cost = CachedCost(SegmentErrors(m).costs, m.n_frames)
+    start = extract_keyframes(m, "uniform", count=10).keys
+    moved = local_search(m, start, cost)
+    keys = exchange_search(m, start, cost)
+    assert len(keys) == 10 and keys[0] == 0 and keys[-1] == m.n_frames - 1
+    assert total_cost(keys, cost) < 0.9 * total_cost(moved, cost)
+    assert np.sum(keys < 60) < np.sum(moved < 60)
+    # no single exchange improves the result (one moved inside its span is a local-search move)
+    here = total_cost(keys, cost)
+    for i in range(1, len(keys) - 1):
+        for c in np.setdiff1d(np.arange(m.n_frames), keys):
+            assert total_cost(np.sort(np.r_[np.delete(keys, i), c]), cost) >= here - 1e-9 * here
+
+
+def test_cached_cost_computes_each_segment_once(clip):
+    calls = []
+    errors = SegmentErrors(clip)
+
+    def counting(a, b):
+        calls.append(len(a))
+        return errors.costs(a, b)
+
+    cost = CachedCost(counting, clip.n_frames)
+    a, b = np.array([0, 5, 0, 7]), np.array([10, 9, 10, 30])
+    assert np.allclose(cost(a, b), errors.costs(a, b))
+    assert np.allclose(cost(a[::-1], b[::-1]), errors.costs(a[::-1], b[::-1]))
+    assert calls == [3]
 
 
 def test_greedy_insert_and_remove(clip):
