@@ -9,7 +9,7 @@ several methods; both are method-independent, so they live apart from the method
 from .activity import ActivityParams, activity_keys
 from .baselines import simplify_keys, uniform_keys
 from .distance import PoseMetric, joint_weights
-from .error import evaluate, position_errors, rotation_errors, summarize
+from .error import evaluate, evaluate_keys, position_errors, rotation_errors, summarize
 from .extract import METHODS, KeyframeResult, extract_keyframes, target_count
 from .local_search import local_search
 from .optimal import optimal_curve, optimal_keys
@@ -24,6 +24,7 @@ __all__ = [
     "SegmentErrors",
     "activity_keys",
     "evaluate",
+    "evaluate_keys",
     "extract_keyframes",
     "joint_weights",
     "local_search",

@@ -43,3 +43,30 @@ def evaluate(original: Motion, rebuilt: Motion, metric: PoseMetric) -> tuple[dic
     """Summary figures and the per-frame mean joint position error (T,)."""
     position = position_errors(original, rebuilt)
     return summarize(position, rotation_errors(original, rebuilt, metric)), position.mean(axis=1)
+
+
+def evaluate_keys(motion: Motion, keys: np.ndarray, metric: PoseMetric) -> tuple[dict[str, float], np.ndarray]:
+    """:func:`evaluate` of the slerp rebuild from ``keys``, block by block without building it whole.
+
+    Same figures as ``evaluate(motion, reconstruct(motion, keys), metric)``; on long clips it
+    is several times faster because no clip-sized temporary is ever allocated.
+    """
+    from ..kinematics import CHUNK, forward_kinematics
+    from .reconstruct import reconstruct
+
+    n, j = motion.n_frames, motion.skeleton.n_joints
+    position = np.empty((n, j))
+    rotation = np.empty(n)
+    sk = motion.skeleton
+    for start in range(0, n, CHUNK):
+        frames = np.arange(start, min(start + CHUNK, n))
+        rebuilt = reconstruct(motion, keys, frames)
+        original = forward_kinematics(sk, motion.translations[frames], motion.rotations[frames], need_rotations=False)[
+            0
+        ]
+        played = forward_kinematics(sk, rebuilt.translations, rebuilt.rotations, need_rotations=False)[0]
+        position[frames] = np.sqrt(np.einsum("tjc,tjc->tj", original - played, original - played))
+        rotation[frames] = metric(
+            motion.rotations[frames], motion.translations[frames], rebuilt.rotations, rebuilt.translations
+        )
+    return summarize(position, rotation), position.mean(axis=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import quaternion as quat
+from ..kinematics import CHUNK
 from ..motion import Motion
 
 
@@ -34,7 +35,12 @@ def reconstruct(motion: Motion, keys: np.ndarray, frames: np.ndarray | None = No
     keys = check_keys(keys, motion.n_frames)
     frames = np.arange(motion.n_frames) if frames is None else np.asarray(frames, dtype=int)
     a, b, u = interpolation_weights(keys, frames)
-    rotations = quat.slerp(motion.rotations[a], motion.rotations[b], u[:, None])
-    uu = u[:, None, None]
-    translations = (1.0 - uu) * motion.translations[a] + uu * motion.translations[b]
+    rotations = np.empty((len(frames), *motion.rotations.shape[1:]))
+    translations = np.empty((len(frames), *motion.translations.shape[1:]))
+    for start in range(0, len(frames), CHUNK):  # blocks stay in cache (see kinematics.CHUNK)
+        block = slice(start, start + CHUNK)
+        ab, bb, ub = a[block], b[block], u[block]
+        rotations[block] = quat.slerp(motion.rotations[ab], motion.rotations[bb], ub[:, None])
+        uu = ub[:, None, None]
+        translations[block] = (1.0 - uu) * motion.translations[ab] + uu * motion.translations[bb]
     return Motion(motion.skeleton, translations, rotations, motion.fps)

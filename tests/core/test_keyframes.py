@@ -156,3 +156,15 @@ def test_jumps_are_found_only_where_the_pose_jumps():
     assert jump_frames(teleport, metric).tolist() == [199, 200]
     keys = extract_keyframes(teleport, "uniform", count=10).keys
     assert {199, 200} <= set(keys.tolist()) and len(keys) == 10
+
+
+def test_blockwise_evaluation_equals_the_whole_rebuild(clip, monkeypatch):
+    import core.kinematics
+    from core.keyframes import evaluate_keys
+
+    monkeypatch.setattr(core.kinematics, "CHUNK", 37)  # many uneven blocks
+    keys = extract_keyframes(clip, "uniform", count=15).keys
+    metric = PoseMetric.for_motion(clip)
+    whole, per_frame = evaluate(clip, reconstruct(clip, keys), metric)
+    blocks, per_frame_blocks = evaluate_keys(clip, keys, metric)
+    assert blocks == pytest.approx(whole, rel=1e-12) and np.allclose(per_frame, per_frame_blocks)
