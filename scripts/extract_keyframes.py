@@ -322,8 +322,14 @@ def write_plot(report: dict, path: Path) -> None:
         label=f"keyframes ({len(keys)})",
     )
     e = report["error"]
+    per_channel = report["params"].get("keys_per_channel")
+    kept = (
+        f"{per_channel}/{report['frames']} keys per channel on {len(keys)} poses"
+        if per_channel
+        else f"{len(keys)}/{report['frames']} keys"
+    )
     ax.set_title(
-        f"{Path(report['input']).name}: {len(keys)}/{report['frames']} keys, {report['method']}, mean {e['position_mean']:.4g}, max {e['position_max']:.4g}"
+        f"{Path(report['input']).name}: {kept}, {report['method']}, mean {e['position_mean']:.4g}, max {e['position_max']:.4g}"
     )
     ax.set_xlabel("frame (0-based)")
     ax.set_ylabel("mean joint position error (scene units)")
