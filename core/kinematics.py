@@ -97,18 +97,18 @@ def _fk_block(skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarra
     n = translations.shape[0]
     world_rot = np.empty((skeleton.n_joints, 4, n))
     world_pos = np.empty((skeleton.n_joints, 3, n))
+    unturned = np.all(rest == [1.0, 0.0, 0.0, 0.0], axis=1)  # BVH: every joint
     for j, p in enumerate(skeleton.parents):
-        if not (need_rotations or has_children[j]) and p >= 0:
-            world_pos[j] = world_pos[p] + np.stack(_rotate(tuple(world_rot[p]), tuple(trans[j])))
-            continue
-        local = _mul(tuple(rest[j, :, None]), tuple(rot[j]))
-        if p < 0:
-            world_pos[j] = trans[j]
-            world_rot[j] = np.stack(local)
+        if p >= 0:
+            for c, offset in enumerate(_rotate(tuple(world_rot[p]), tuple(trans[j]))):
+                np.add(world_pos[p, c], offset, out=world_pos[j, c])
         else:
-            parent = tuple(world_rot[p])
-            world_pos[j] = world_pos[p] + np.stack(_rotate(parent, tuple(trans[j])))
-            world_rot[j] = np.stack(_mul(parent, local))
+            world_pos[j] = trans[j]
+        if not (need_rotations or has_children[j]) and p >= 0:
+            continue
+        local = tuple(rot[j]) if unturned[j] else _mul(tuple(rest[j, :, None]), tuple(rot[j]))
+        for c, value in enumerate(local if p < 0 else _mul(tuple(world_rot[p]), local)):
+            world_rot[j, c] = value
     return world_pos.transpose(2, 0, 1), (world_rot.transpose(2, 0, 1) if need_rotations else None)
 
 

@@ -52,21 +52,18 @@ def evaluate_keys(motion: Motion, keys: np.ndarray, metric: PoseMetric) -> tuple
     is several times faster because no clip-sized temporary is ever allocated.
     """
     from ..kinematics import CHUNK, forward_kinematics
-    from .reconstruct import reconstruct
+    from .reconstruct import Rebuild
 
     n, j = motion.n_frames, motion.skeleton.n_joints
     position = np.empty((n, j))
     rotation = np.empty(n)
     sk = motion.skeleton
+    rebuild = Rebuild(motion, keys)
     for start in range(0, n, CHUNK):
         frames = np.arange(start, min(start + CHUNK, n))
-        rebuilt = reconstruct(motion, keys, frames)
-        original = forward_kinematics(sk, motion.translations[frames], motion.rotations[frames], need_rotations=False)[
-            0
-        ]
-        played = forward_kinematics(sk, rebuilt.translations, rebuilt.rotations, need_rotations=False)[0]
+        trans, rot = rebuild(frames)
+        original = forward_kinematics(sk, motion.translations[frames], motion.rotations[frames], False)[0]
+        played = forward_kinematics(sk, trans, rot, False)[0]
         position[frames] = np.sqrt(np.einsum("tjc,tjc->tj", original - played, original - played))
-        rotation[frames] = metric(
-            motion.rotations[frames], motion.translations[frames], rebuilt.rotations, rebuilt.translations
-        )
+        rotation[frames] = metric(motion.rotations[frames], motion.translations[frames], rot, trans)
     return summarize(position, rotation), position.mean(axis=1)
