@@ -331,3 +331,31 @@ def _angle_about(q: np.ndarray, axis: str) -> np.ndarray:
     """Angle in (-π, π] of rotations about one coordinate axis."""
     angle = 2.0 * np.arctan2(q[..., 1 + AXES.index(axis)], q[..., 0])
     return np.mod(angle + np.pi, 2.0 * np.pi) - np.pi
+
+
+def multiply_parts(a: tuple, b: tuple) -> tuple:
+    """Hamilton product a·b of quaternions split into their components (w, x, y, z).
+
+    The split form lets hot loops (forward kinematics, segment tables) work on contiguous
+    per-component arrays instead of strided (..., 4) ones.
+    """
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def rotate_parts(q: tuple, v: tuple) -> tuple:
+    """Vector components (x, y, z) rotated by unit-quaternion components (w, x, y, z)."""
+    w, qx, qy, qz = q
+    vx, vy, vz = v
+    tx, ty, tz = 2 * (qy * vz - qz * vy), 2 * (qz * vx - qx * vz), 2 * (qx * vy - qy * vx)
+    return (
+        vx + w * tx + qy * tz - qz * ty,
+        vy + w * ty + qz * tx - qx * tz,
+        vz + w * tz + qx * ty - qy * tx,
+    )

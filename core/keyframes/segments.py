@@ -207,14 +207,14 @@ class SegmentErrors:
             p = self.parents[j]
             if self._owner[j] == j:
                 t = self._translation(j, batch)
-                pj = t if p < 0 else tuple(pp + r for pp, r in zip(pos[p], _rotate(world[p], t)))
+                pj = t if p < 0 else tuple(pp + r for pp, r in zip(pos[p], quat.rotate_parts(world[p], t)))
                 dist = np.sqrt(sum((pc - oc) ** 2 for pc, oc in zip(pj, batch.take(self._pos[j]))))
                 err += dist if self._mult[j] == 1 else self._mult[j] * dist
             else:
                 pj = pos[p]
             if self._has_children[j]:
                 q = self._local(j, batch, wa, wb)
-                world[j] = q if p < 0 else _qmul(world[p], q)
+                world[j] = q if p < 0 else quat.multiply_parts(world[p], q)
                 pos[j] = pj
             if p >= 0 and self._last_child[p] == j:  # free the parent's arrays while warm in cache
                 del world[p], pos[p]
@@ -276,29 +276,3 @@ def _group_by_gap(gaps: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     values, first = np.unique(gaps[order], return_index=True)
     for gap, idx in zip(values, np.split(order, first[1:])):
         yield int(gap), idx
-
-
-def _qmul(a: tuple, b: tuple) -> tuple:
-    """Hamilton product a·b of quaternions given as 4 component arrays (w, x, y, z)."""
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    )
-
-
-def _rotate(q: tuple, v: tuple) -> tuple:
-    """Vector v (3 components) rotated by unit quaternion q (4 components): v + w·t + u×t, t = 2 u×v."""
-    w, x, y, z = q
-    vx, vy, vz = v
-    tx = 2.0 * (y * vz - z * vy)
-    ty = 2.0 * (z * vx - x * vz)
-    tz = 2.0 * (x * vy - y * vx)
-    return (
-        vx + w * tx + (y * tz - z * ty),
-        vy + w * ty + (z * tx - x * tz),
-        vz + w * tz + (x * ty - y * tx),
-    )
