@@ -86,7 +86,7 @@ def drop_channel_keys(
     levers: np.ndarray,
     budget: int,
     forced: np.ndarray | None = None,
-    batch: float = 0.1,
+    batch: float = 0.25,
 ) -> list[np.ndarray]:
     """Per channel, the subset of ``keys`` to keep so that ``budget`` keys remain in all.
 
