@@ -59,6 +59,10 @@ class Motion:
     def copy(self) -> Motion:
         return Motion(self.skeleton, self.translations.copy(), self.rotations.copy(), self.fps)
 
+    def scaled(self, factor: float) -> Motion:
+        """The same movement on a skeleton ``factor`` times larger: offsets and root path scaled, same timing."""
+        return Motion(self.skeleton.scaled(factor), self.translations * factor, self.rotations.copy(), self.fps)
+
 
 def rest_world_rotations(skeleton: Skeleton) -> np.ndarray:
     """(J, 4) world orientation of every joint in the rest pose."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -136,6 +136,12 @@ class Skeleton:
             if p >= 0:
                 total[p] += total[j] + lengths[j]
         return total
+
+    def scaled(self, factor: float) -> Skeleton:
+        """The same skeleton ``factor`` times larger (rest offsets and End Sites; limits kept as they are)."""
+        return replace(
+            self, rest_translations=self.rest_translations * factor, end_site_offsets=self.end_site_offsets * factor
+        )
 
     def reach(self) -> np.ndarray:
         """(J,) largest rest distance from each joint to a joint or End Site below it (scene units).

@@ -34,13 +34,12 @@ sys.path.insert(0, str(ROOT))
 
 from core.contacts import detect_contacts  # noqa: E402
 from core.io.bvh import read_bvh  # noqa: E402
-from core.motion import Motion  # noqa: E402
+from core.physics.apply import FIGURES  # noqa: E402
 from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
 from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
 from core.physics.retarget import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
-from core.skeleton import Skeleton  # noqa: E402
 
 CMU_UNIT = 0.0254 / 0.45  # metres per CMU scene unit (ASF "length 0.45", inches)
 # name: (file, first frame, stop frame); frame 0 of the cgspeed files is a synthetic T-pose.
@@ -50,40 +49,12 @@ CLIPS = {
     "jump_01_01": ("cmu_bvh_cgspeed/01_01.bvh", 1, 800),
     "dance_05_02": ("cmu_bvh_cgspeed/05_02.bvh", 1, None),
 }
-KEYS = (
-    "zmp_inside_share",
-    "zmp_outside_mean_m",
-    "torque_violations",
-    "torque_violation_frames",
-    "torque_worst_ratio",
-    "torque_worst_joint",
-    "flight_frames",
-    "flight_error_m",
-    "flight_momentum_drift",
-    "jerk_m_s3",
-    "deviation",
-)
-
-
-def scaled(motion: Motion, factor: float) -> Motion:
-    """The motion on a skeleton ``factor`` times larger: offsets, End Sites and root path scaled."""
-    sk = motion.skeleton
-    big = Skeleton(
-        sk.names,
-        sk.parents,
-        sk.rest_translations * factor,
-        sk.rest_rotations,
-        sk.channels,
-        sk.end_site_parents,
-        sk.end_site_offsets * factor,
-    )
-    return Motion(big, motion.translations * factor, motion.rotations.copy(), motion.fps)
 
 
 def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
     rel, first, stop = spec
     source = read_bvh(mocap / rel).frames(slice(first, stop))
-    motion = scaled(source, args.scale)
+    motion = source.scaled(args.scale)
     source_body = body_model(source.skeleton, args.source_mass, unit=CMU_UNIT)
     body = body_model(motion.skeleton, args.target_mass, unit=CMU_UNIT)
     contacts = detect_contacts(motion)
@@ -103,9 +74,9 @@ def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
         "fps": motion.fps,
         "source_height_m": source_body.height,
         "target_height_m": body.height,
-        "source_60kg": {k: source_report.get(k) for k in KEYS},
-        "before": {k: rep["before"].get(k) for k in KEYS},
-        "after": {k: rep["after"].get(k) for k in KEYS},
+        "source_60kg": {k: source_report.get(k) for k in FIGURES},
+        "before": {k: rep["before"].get(k) for k in FIGURES},
+        "after": {k: rep["after"].get(k) for k in FIGURES},
         "solve_seconds": rep["seconds"],
         "frames_per_second": rep["frames_per_second"],
         "frames_per_second_with_metrics": motion.n_frames / total,

@@ -45,11 +45,6 @@ def renamed(skeleton: Skeleton, convention: str) -> Skeleton:
                     skeleton.end_site_parents, skeleton.end_site_offsets)  # fmt: skip
 
 
-def scaled(skeleton: Skeleton, factor: float) -> Skeleton:
-    return Skeleton(skeleton.names, skeleton.parents, skeleton.rest_translations * factor, skeleton.rest_rotations,
-                    skeleton.channels, skeleton.end_site_parents, skeleton.end_site_offsets * factor)  # fmt: skip
-
-
 def targets(cgspeed: Skeleton) -> dict[str, tuple[Skeleton, str | None, bool]]:
     """name → (target skeleton, its up axis, whether a naive rotation copy is meaningful) for a
     source on the cgspeed skeleton ``cgspeed``."""
@@ -61,7 +56,7 @@ def targets(cgspeed: Skeleton) -> dict[str, tuple[Skeleton, str | None, bool]]:
             "y",
             False,
         ),
-        "→ cgspeed skeleton × 1.4": (scaled(cgspeed, 1.4), "y", True),
+        "→ cgspeed skeleton × 1.4": (cgspeed.scaled(1.4), "y", True),
     }
 
 

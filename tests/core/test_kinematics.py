@@ -99,3 +99,11 @@ def test_reach_is_the_longest_lever():
     # left forearm: elbow → wrist 0.25 → hand end site +0.18
     assert np.isclose(reach[sk.index("LeftForeArm")], 0.43)
     assert reach[sk.index("Hips")] > reach[sk.index("LeftUpLeg")] > reach[sk.index("LeftFoot")] > 0
+
+
+def test_scaled_motion_scales_every_position_and_keeps_rotations():
+    m = synthetic.walk(20)
+    big = m.scaled(1.4)
+    assert np.allclose(big.world_positions(), 1.4 * m.world_positions())
+    assert np.array_equal(big.rotations, m.rotations) and big.skeleton.names == m.skeleton.names
+    assert np.isclose(big.skeleton.size(), 1.4 * m.skeleton.size())

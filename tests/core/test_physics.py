@@ -301,16 +301,6 @@ def test_ukf_pose_arithmetic_recovers_a_rotation_from_positions():
 # --- physics-aware retargeting ------------------------------------------------------------------
 
 
-def scaled(motion: Motion, factor: float) -> Motion:
-    """The motion on a skeleton ``factor`` times larger (offsets and root path scaled, same timing)."""
-    sk = motion.skeleton
-    big = Skeleton(
-        sk.names, sk.parents, sk.rest_translations * factor, sk.rest_rotations, sk.channels,
-        sk.end_site_parents, sk.end_site_offsets * factor,
-    )  # fmt: skip
-    return Motion(big, motion.translations * factor, motion.rotations.copy(), motion.fps)
-
-
 def test_physics_retarget_balances_a_scaled_real_walk():
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
@@ -318,7 +308,7 @@ def test_physics_retarget_balances_a_scaled_real_walk():
     from tests.conftest import shared_file
 
     source = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh")).frames(slice(1, 360))  # frame 0: T-pose
-    motion = scaled(source, 1.4)
+    motion = source.scaled(1.4)
     body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45)
     out, rep = physics_retarget(motion, detect_contacts(motion), body)
     before, after = rep["before"], rep["after"]

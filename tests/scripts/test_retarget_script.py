@@ -125,9 +125,7 @@ def test_physics_on_a_real_walk_plain_python(tmp_path):
     """--physics with the paper's setting: CMU 02_01 (60 kg) onto its skeleton 1.4× (90 kg, 1.99 m)."""
     source = shared_file("cmu_bvh_cgspeed/02_01.bvh")
     walk = read_bvh(source)
-    sk = walk.skeleton
-    tall = type(sk)(sk.names, sk.parents, sk.rest_translations * 1.4, sk.rest_rotations, sk.channels,
-                    sk.end_site_parents, sk.end_site_offsets * 1.4)  # fmt: skip
+    tall = walk.skeleton.scaled(1.4)
     write_bvh(Motion.rest(tall, 2, walk.fps), tmp_path / "tall.bvh")
     out, plot = tmp_path / "walk_tall.bvh", tmp_path / "plots" / "walk_tall.png"
     proc = run(source, tmp_path / "tall.bvh", "-o", out, "--physics", "--target-mass", 90, "--target-height", 1.99,
