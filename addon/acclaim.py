@@ -39,7 +39,7 @@ from ..core.io.convert import AcclaimTakes
 from ..core.motion import Motion, change_rest, rest_world_rotations, transform_world, with_rest_orientations
 from ..core.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
 from . import animdata
-from .armature import build_armature, pose_values, scene_fps, skeleton_from_armature, write_values
+from .armature import build_armature, pose_values, scene_fps, set_scene_fps, skeleton_from_armature, write_values
 
 META = "acclaim"  # custom property of the armature datablock
 Y_UP_TO_Z_UP = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)  # Blender's BVH default
@@ -167,12 +167,6 @@ def _remove_new(before: list[set[int]]) -> None:
     for collection, existing in zip(_collections(), before):
         for block in [b for b in collection if b.as_pointer() not in existing]:
             collection.remove(block)
-
-
-def set_scene_fps(scene: Any, fps: float) -> None:
-    """Make the scene play at ``fps`` the way Blender's BVH importer does (integer rate and base)."""
-    scene.render.fps = max(1, round(fps))
-    scene.render.fps_base = scene.render.fps / fps
 
 
 # --- what export needs to give an Acclaim file back its own skeleton ---------------------

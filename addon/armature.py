@@ -188,6 +188,12 @@ def scene_fps(scene: Any) -> float:
     return scene.render.fps / scene.render.fps_base
 
 
+def set_scene_fps(scene: Any, fps: float) -> None:
+    """Make the scene play at ``fps`` the way Blender's BVH importer does (integer rate and base)."""
+    scene.render.fps = max(1, round(fps))
+    scene.render.fps_base = scene.render.fps / fps
+
+
 def roll_targets(frames: np.ndarray, directions: np.ndarray) -> np.ndarray:
     """(J, 3) vectors for ``EditBone.align_roll`` that turn each bone about its own axis
     (``directions``) so its frame comes closest to ``frames`` (J, 4 world orientations).

@@ -14,6 +14,7 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
 from . import animdata
+from .armature import scene_fps, set_scene_fps
 
 PIVOT_ITEMS = [
     ("FIRST_FRAME", "First Frame Root", "The vertical through the root bone at the action's first frame"),
@@ -656,13 +657,11 @@ class MOCAP_OT_time_scale_motion(_RangeOperator, bpy.types.Operator):
         if self.scale_mode == "FACTOR":
             return time_scale_action(obj, self.factor, None, *frame_range_of(self, context))
         report = time_scale_action(obj, fps=self.fps)
-        render = context.scene.render
         if self.update_scene_fps:
-            render.fps = max(1, round(self.fps))
-            render.fps_base = render.fps / self.fps
+            set_scene_fps(context.scene, self.fps)
             report.text += f"; scene frame rate set to {self.fps:.4g}"
         else:
-            report.text += f"; play it at {self.fps:.4g} fps (the scene runs at {render.fps / render.fps_base:.4g})"
+            report.text += f"; play it at {self.fps:.4g} fps (the scene runs at {scene_fps(context.scene):.4g})"
         return report
 
 
