@@ -12,29 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 
-def fit_segment(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Least-squares Bezier handles for one segment and its largest deviation.
-
-    y: (n+1, C) values from the first to the last key of the segment (endpoints fixed),
-    handle times at the thirds. Returns h1, h2 and max |curve − y|, each (C,).
-    """
-    n = y.shape[0] - 1
-    s = np.arange(n + 1) / n
-    b1, b2 = 3 * (1 - s) ** 2 * s, 3 * (1 - s) * s**2
-    ya, yb = y[0], y[-1]
-    base = np.outer((1 - s) ** 3, ya) + np.outer(s**3, yb)
-    line1, line2 = ya + (yb - ya) / 3, ya + 2 * (yb - ya) / 3
-    ridge = 1e-6
-    m11, m12, m22 = b1 @ b1 + ridge, b1 @ b2, b2 @ b2 + ridge
-    r1 = b1 @ (y - base) + ridge * line1
-    r2 = b2 @ (y - base) + ridge * line2
-    det = m11 * m22 - m12 * m12
-    h1 = (m22 * r1 - m12 * r2) / det
-    h2 = (m11 * r2 - m12 * r1) / det
-    curve = base + np.outer(b1, h1) + np.outer(b2, h2)
-    return h1, h2, np.abs(curve - y).max(axis=0)
-
-
 class _SegmentFits:
     """Batched Bezier segment fits of many (channel, start, stop) spans at once.
 
