@@ -63,6 +63,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--bvh", action="store_true", help="also write the rebuilt motion as BVH")
     p.add_argument("--no-blender", action="store_true", help="core only, even when bpy is available")
     args = p.parse_args(argv)
+    if args.bvh and args.replace:
+        p.error("--bvh needs the original action; do not combine it with --replace")
     if not args.input and not args.demo and not (_package.have_bpy() and _blend_loaded()):
         p.error("give an input file or folder, or --demo")
     return args
@@ -273,29 +275,16 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     bpy.ops.wm.save_as_mainfile(filepath=str(blend_path.resolve()))
     out["outputs"] = {"blend": str(blend_path)}
     if args.bvh:
+        from mocap_workbench.addon import animdata
         from mocap_workbench.addon.extract import read_clip
         from mocap_workbench.core.io.bvh import write_bvh
         from mocap_workbench.core.keyframes import reconstruct
 
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
-        if args.replace:
-            raise ValueError("--bvh needs the original action; do not combine it with --replace")
-        clip = _source_clip(obj, report, read_clip)
+        clip = read_clip(obj, animdata.action_channels(obj, bpy.data.actions[report.source_action]))
         write_bvh(reconstruct(clip.motion, report.keys), path)
         out["outputs"]["bvh"] = str(path)
     return out
-
-
-def _source_clip(obj, report, read_clip):
-    """The dense clip of the source action (temporarily reassigned to read it)."""
-    import bpy
-
-    result = obj.animation_data.action
-    obj.animation_data.action = bpy.data.actions[report.source_action]
-    try:
-        return read_clip(obj)
-    finally:
-        obj.animation_data.action = result
 
 
 def write_plot(report: dict, path: Path) -> None:
