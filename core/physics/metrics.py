@@ -56,11 +56,16 @@ def analyse(
     ground: float | None = None,
     heel: float = 0.25,
     width: float = 0.5,
+    support: Support | None = None,
 ) -> Analysis:
-    """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model."""
+    """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
+
+    support: the polygons, when known (a motion whose planted feet did not move); else from the contacts.
+    """
     kin = segment_kinematics(motion, body, smooth)
-    world = (kin.joint_pos / body.unit, kin.joint_rot)
-    support = support_from(motion, contacts, ground, heel, width, world)
+    if support is None:
+        world = (kin.joint_pos / body.unit, kin.joint_rot)
+        support = support_from(motion, contacts, ground, heel, width, world)
     p, flag = zmp(kin, body, support.ground, free_fall)
     dynamics = inverse_dynamics(kin, body, support, free_fall)
     return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), momentum(kin, body)[1])

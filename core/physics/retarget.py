@@ -5,11 +5,14 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
 
 1. Analysis (:func:`.metrics.analyse`): segment kinematics, support polygons (feet, and toes
    when ``toes``: a heel lifted before toe-off still supports on the forefoot), ZMP, torques.
-2. Balance plan (:mod:`.balance`): a smooth horizontal shift δ(t) of the body that puts the
-   ZMP inside the support polygon under the cart-table model with the clip's own
-   accelerations. The reference motion is the input with its placement joint shifted by δ.
-   In flight phases the reference is also moved so its CoM follows the ballistic parabola
+2. Flight: in flight phases the input is moved so its CoM follows the ballistic parabola
    bridging take-off and landing (zero shift at both ends; a rigid shift is exact in flight).
+   Balance plan (:mod:`.balance`): a smooth horizontal shift δ(t) of the placement joint, the
+   feet planted again, solved by Gauss–Newton on the exact ZMP and inverse-dynamics torques of
+   the shifted motion, so that the ZMP stays ``margin`` inside the support polygon and the
+   hip, knee, ankle and spine torques under their limits (the per-frame filter cannot foresee
+   the accelerations its own corrections cause; the plan sees them). The reference motion is
+   the input with the plan applied.
 3. Unscented Kalman filter, one step per key frame (``key_rate`` per second). State (reduced,
    to keep it fast): the placement joint's translation and the rotations of the pelvis (body
    root), up to ``spine_joints`` spine joints, hips, knees and ankles — 3 + 3·K tangent
@@ -17,8 +20,8 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    at once. Prediction: the displacement-mapped reference frame, x_t = ref_t ⊕ ρ·(x_{t−1} ⊖
    ref_{t−1}) with ρ = exp(−Δt/``decay``) (displacements fade back to the reference), process
    noise ``sigma_root``, ``sigma_rotation`` per √s. Measurements ("goals", their noise being
-   stiffness knobs): contact joints (feet, toes) at their anchors; the ZMP of the cart-table
-   model at its planned point inside the polygon (i.e. the CoM at the planned shift); torques
+   stiffness knobs): contact joints (feet, toes) at their anchors; the ZMP (moved as much as
+   the CoM moves from the reference's) at the reference's ZMP projected into the polygon; torques
    of hips, knees, ankles and spine clamped to their limits (rows only for joints over
    ``1 − torque_margin`` of the limit; torques from a reduced, quasi-static measure: the
    reference frame's body forces and ground forces held fixed, moment arms from the sigma
@@ -30,11 +33,9 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    multiplied by √s. The Kalman gain follows the ratio of prior to measurement covariance,
    which s divides by s²: a stiffer filter keeps the pose closer to its prediction (the
    reference: the input with the balance plan and flight corrections), a softer one follows
-   the per-frame goals further. Measured on CMU captures retargeted 1.4× (90 kg), from s = 0.1
-   to 10: walk 02_01 deviation 1.3 % → 0.7 % of the stature, ZMP inside 96 % → 100 %,
-   torque-limit frames 17 → 26; jumps 01_01 (frames 1–799) deviation 2.6 % → 1.7 %, ZMP
-   inside 91 % → 98 %, worst torque ratio 1.7 → 2.4 (the torque goal is the one the reference
-   does not already meet); walk 05_01, balanced at any s, changes little.
+   the per-frame goals further. Measured with the Retarget operator on CMU 02_01 retargeted
+   1.4× (90 kg), s = 0.3 / 1 / 3: ZMP inside 90.7 / 99.4 / 99.4 % of contact frames,
+   deviation 1.1 / 0.8 / 0.7 % of the stature, torque-limit frames 23 / 24 / 24.
 4. Smoothing + displacement mapping: the filtered displacements at the key frames are fitted
    with a penalised cubic B-spline (control every key, ``smoothing`` the second-difference
    weight), which removes frame-to-frame jitter, and the reference motion is warped by it
@@ -60,10 +61,10 @@ from ..ik.plant import placement_joint, plant_feet
 from ..kinematics import forward_kinematics
 from ..limbs import find_feet, limb_chain
 from ..motion import Motion
-from .balance import BalancePlan, plan_balance
+from .balance import BalancePlan, Measures, plan_balance
 from .body import BodyModel, G
 from .derivatives import window_half
-from .displacement import displace, displacement_curve
+from .displacement import displace, displacement_curve, evaluate
 from .dynamics import FREE_FALL, body_torques
 from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
 from .metrics import series as physics_series
@@ -83,10 +84,15 @@ class PhysicsOptions:
     free_fall: float = FREE_FALL  # vertical force below this share of the weight: ZMP undefined
     heel: float = 0.25  # foot box behind the ankle, share of the ankle → toe-tip length
     width: float = 0.5  # foot box width, same unit
-    margin: float = 0.02  # planned ZMP this far inside the polygon (absorbs what the cart-table model misses)
+    margin: float = 0.02  # planned ZMP this far inside the polygon (absorbs what the filter and smoothing change)
     plan_spacing: float = 1 / 30  # seconds between balance-plan control points
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
+    plan_iterations: int = 4  # Gauss–Newton iterations of the plan
+    plan_torque_weight: float = 0.05  # heights of ZMP error worth one unit of |τ|/limit over the limit
+    plan_vertical: bool = False  # the plan may also raise or lower the body (knee bend: knee torques)
+    plan_vertical_deviation: float = 1e-1  # weight of the vertical |δ|²
+    plant_reach: float = 0.2  # seconds: how far planting spreads a change (its blend)
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
     sigma_root: float = 0.05  # process noise of the root translation, heights per √s
@@ -173,37 +179,65 @@ def _shift_root(motion: Motion, root: int, shift: np.ndarray) -> Motion:
     return out
 
 
-def _balance(motion: Motion, an: Analysis, body: BodyModel, opts: PhysicsOptions) -> BalancePlan:
-    """The balance plan of the analysed motion (module step 2)."""
-    sup = an.support
-    z2 = to_ground(an.zmp, sup.basis)
-    fn = np.einsum("tjc,c->t", body.masses[:, None] * (an.kin.acc + G * body.up), body.up)
-    height = an.com @ body.up - sup.ground * body.unit
-    k = body.mass * height / np.maximum(fn, opts.free_fall * body.mass * G)
-    half = window_half(opts.smooth, motion.fps, 3) if opts.smooth > 0 else 1
-    order = 3 if opts.smooth > 0 else 2
-    spacing = max(opts.plan_spacing * motion.fps, 1.0)
-    margin = opts.margin * body.height / body.unit
-    return plan_balance(
-        z2,
-        k,
+def _balance(
+    ref: Motion,
+    ref_an: Analysis,
+    contacts: Contacts,
+    feet: Contacts,
+    body: BodyModel,
+    opts: PhysicsOptions,
+    measure: dict,
+    progress,
+) -> tuple[Motion, BalancePlan]:
+    """The balance plan of ``ref`` (module step 2) and the motion that realises it."""
+    sup = ref_an.support
+    root = state_joints(body, opts.spine_joints)[0]
+    limited = np.flatnonzero(np.isfinite(body.torque_limits))
+    spacing = max(opts.plan_spacing * ref.fps, 1.0)
+    half = window_half(opts.smooth, ref.fps, 3) if opts.smooth > 0 else 1
+    t = ref.n_frames
+
+    def realise(controls: np.ndarray) -> Motion:
+        shift = evaluate(controls, t, spacing)
+        world = shift[:, :2] @ sup.basis
+        if shift.shape[1] > 2:
+            world = world + shift[:, 2:3] * body.up
+        moved = _shift_root(ref, root, world)
+        return plant_feet(moved, feet) if opts.plant else moved
+
+    def measures(motion: Motion) -> Measures:
+        an = analyse(motion, contacts, body, support=sup, **measure)
+        return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
+
+    hu = body.height / body.unit
+    vertical = (opts.plan_vertical_deviation,) if opts.plan_vertical else ()
+    plan = plan_balance(
+        realise,
+        measures,
         sup,
-        motion.fps,
+        body.torque_limits[limited],
         spacing,
-        margin,
-        half,
-        order,
-        deviation=opts.plan_deviation,
+        2 * spacing + 2 * half + (opts.plant_reach * ref.fps if opts.plant else 0),
+        opts.margin * hu,
+        dims=2 + len(vertical),
+        balance=opts.balance,
+        torque_margin=opts.torque_margin,
+        torque_weight=(opts.plan_torque_weight * hu) if opts.torques else 0.0,
+        deviation=(opts.plan_deviation, opts.plan_deviation, *vertical),
         smoothness=opts.plan_smoothness,
+        free_gain=0.55 * body.height / G,
+        fps=ref.fps,
+        iterations=opts.plan_iterations,
+        eps=1e-3 * hu,
+        progress=progress,
     )
+    return realise(plan.controls), plan
 
 
 class _Goals:
     """Per-frame measurement data of the reference motion, precomputed for the whole clip (vectorised)."""
 
-    def __init__(
-        self, ref: Motion, an: Analysis, contacts: Contacts, body: BodyModel, plan, opts: PhysicsOptions, world
-    ):
+    def __init__(self, ref: Motion, an: Analysis, contacts: Contacts, body: BodyModel, opts: PhysicsOptions, world):
         sk = body.skeleton
         self.input_world = world
         self.body, self.opts, self.contacts = body, opts, contacts
@@ -212,8 +246,7 @@ class _Goals:
         self.basis = sup.basis
         self.com_ref2 = to_ground(an.com / body.unit, sup.basis)
         self.zmp_valid = sup.any & ~an.free_fall & opts.balance
-        planned = plan.zmp if plan is not None else to_ground(an.zmp, sup.basis)
-        self.zmp_plan = np.where(self.zmp_valid[:, None], planned, 0.0)
+        self.zmp_plan = np.where(self.zmp_valid[:, None], to_ground(an.zmp, sup.basis), 0.0)
         self.zmp_goal = np.where(self.zmp_valid[:, None], sup.project(self.zmp_plan, 0.0), 0.0)
         # Reduced torque measure: body and ground forces of the reference held fixed.
         limited = [j for r in ("hip", "knee", "ankle", "spine") for j in body.roles.get(r, [])]
@@ -429,23 +462,26 @@ def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np
     return shift if len(phases) else None
 
 
+PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
+
+
 def _pass(
-    motion: Motion, an: Analysis, contacts, body, opts, measure, keys, stride, progress
+    motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress
 ) -> tuple[Motion, _Filter]:
-    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: of the filter."""
+    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass done."""
+    step = progress or (lambda _x: None)
     ref, ref_an = motion, an
     root = state_joints(body, opts.spine_joints)[0]
     flight = _flight_shift(an, body, motion.fps, opts.flight_blend) if opts.flight else None
     if flight is not None:
         ref = _shift_root(ref, root, flight / body.unit)
         ref_an = analyse(ref, contacts, body, **measure)
-    plan = _balance(ref, ref_an, body, opts) if opts.balance else None
-    if plan is not None:
-        ref = _shift_root(ref, root, plan.delta @ an.support.basis)
+    if opts.balance or opts.torques:
+        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, lambda x: step(PLAN_SHARE * x))
         ref_an = analyse(ref, contacts, body, **measure)
-    goals = _Goals(ref, ref_an, contacts, body, plan, opts, an.kin.joint_pos / body.unit)
+    goals = _Goals(ref, ref_an, contacts, body, opts, an.kin.joint_pos / body.unit)
     filt = _Filter(ref, goals, body, opts)
-    states = filt.run(keys, progress)
+    states = filt.run(keys, lambda x: step(PLAN_SHARE + (1 - PLAN_SHARE) * x))
     shifts = filt.residual(states, filt.ref_state[keys])
     spacing = max(float(stride), opts.spline_spacing * motion.fps)
     curve = displacement_curve(keys, shifts, motion.n_frames, spacing=spacing, smoothness=opts.smoothing)
@@ -493,7 +529,7 @@ def physics_retarget(
         step(0.1)
         for k in range(passes):
             done = 0.1 + 0.85 * k / passes
-            out, filt = _pass(out, an, contacts, body, opts, measure, keys, stride,
+            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride,
                               lambda x, d=done: step(d + 0.85 * x / passes))  # fmt: skip
             if opts.plant:
                 out = plant_feet(out, feet)

@@ -108,14 +108,21 @@ def polygon_query(
     scale = np.maximum(np.abs(start).max(axis=(-1, -2)), 1.0)
     inside = np.all(np.where(valid, side >= -EPS * scale[..., None] ** 2, True), axis=-1)
     inside &= valid.any(axis=-1) & np.all(np.isfinite(q), axis=-1)
+    d, boundary, _ = _nearest_on_boundary(start, end, valid, qq)
+    nearest = np.where(inside[..., None], q, boundary)
+    return inside, np.where(inside, -d, d), nearest
+
+
+def _nearest_on_boundary(start: np.ndarray, end: np.ndarray, valid: np.ndarray, qq: np.ndarray):
+    """Distance (...,) to the nearest boundary point (..., 2) of q (..., 1, 2), inside or not (inf,
+    NaN: no edge), and the inward normal (..., 2) of that point's edge (counter-clockwise: left)."""
     closest = _segment_closest(qq, start, end)
     dist = np.where(valid, np.linalg.norm(closest - qq, axis=-1), np.inf)
-    best = np.argmin(dist, axis=-1)
-    d = np.take_along_axis(dist, best[..., None], axis=-1)[..., 0]
-    nearest = np.take_along_axis(closest, best[..., None, None], axis=-2)[..., 0, :]
-    nearest = np.where(inside[..., None], q, nearest)
-    nearest = np.where(np.isfinite(d)[..., None], nearest, np.nan)
-    return inside, np.where(inside, -d, d), nearest
+    best = np.argmin(dist, axis=-1)[..., None]
+    d = np.take_along_axis(dist, best, axis=-1)[..., 0]
+    nearest = np.take_along_axis(closest, best[..., None], axis=-2)[..., 0, :]
+    edge = np.take_along_axis(end - start, best[..., None], axis=-2)[..., 0, :]
+    return d, np.where(np.isfinite(d)[..., None], nearest, np.nan), np.stack((-edge[..., 1], edge[..., 0]), axis=-1)
 
 
 def project_inside(
@@ -123,17 +130,24 @@ def project_inside(
 ) -> np.ndarray:
     """q (..., 2) moved to the nearest point at least ``margin`` inside the polygon (unchanged when already there).
 
-    The margin is taken toward the centroid of the polygon's vertices and never past it
-    (near sharp corners the result can be less than ``margin`` from the other edge).
+    The goal is ``margin`` from the nearest boundary point along the inward normal there (that
+    edge's normal for a point on the boundary) and never farther than the centroid of the
+    polygon's vertices (near sharp corners the result can be less than ``margin`` from the other
+    edge), so a point ``d`` inside moves by ``margin − d``: the distance to the goal is
+    continuous in q.
     """
-    _, signed, nearest = polygon_query(start, end, valid, q)
+    inside, signed, _ = polygon_query(start, end, valid, q)
+    _, boundary, edge_normal = _nearest_on_boundary(start, end, valid, q[..., None, :])
     n = np.maximum(valid.sum(axis=-1, keepdims=True), 1)
     centroid = np.sum(np.where(valid[..., None], start, 0.0), axis=-2) / n
-    to_c = centroid - nearest
+    to_c = centroid - boundary
     span = np.linalg.norm(to_c, axis=-1)
-    step = np.minimum(margin, span)
-    unit = np.divide(to_c, span[..., None], out=np.zeros_like(to_c), where=span[..., None] > 1e-12)
-    goal = nearest + step[..., None] * unit
+    normal = np.where(inside[..., None], q - boundary, boundary - q)
+    length = np.linalg.norm(normal, axis=-1)
+    direction = np.where((length > 1e-9 * np.maximum(span, 1.0))[..., None], normal, edge_normal)
+    size = np.linalg.norm(direction, axis=-1)
+    unit = np.divide(direction, size[..., None], out=np.zeros_like(direction), where=size[..., None] > 1e-12)
+    goal = boundary + np.minimum(margin, span)[..., None] * unit
     return np.where((signed <= -margin)[..., None], q, goal)
 
 

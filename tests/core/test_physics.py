@@ -316,3 +316,23 @@ def test_physics_retarget_balances_a_scaled_real_walk():
     assert after["torque_worst_ratio"] < before["torque_worst_ratio"]
     assert after["deviation"] < 0.02  # mean joint error under 2 % of the stature
     assert out.n_frames == motion.n_frames and rep["frames_per_second"] > 30
+
+
+def test_physics_retarget_balances_real_jumps_and_lowers_their_torques():
+    """CMU 01_01 (jumps) retargeted 1.4× onto 90 kg: balance, ballistic flight and torques all improve."""
+    from core.contacts import detect_contacts
+    from core.io.bvh import read_bvh
+    from core.physics.retarget import physics_retarget
+    from tests.conftest import shared_file
+
+    source = read_bvh(shared_file("cmu_bvh_cgspeed/01_01.bvh")).frames(slice(1, 500))
+    motion = source.scaled(1.4)
+    body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45)
+    out, rep = physics_retarget(motion, detect_contacts(motion), body)
+    before, after = rep["before"], rep["after"]
+    assert before["flight_phases"] >= 2 and after["flight_phases"] == before["flight_phases"]
+    assert after["zmp_inside_share"] >= 0.95 > before["zmp_inside_share"]
+    assert after["flight_error_m"] < 0.25 * before["flight_error_m"]
+    assert after["torque_violation_frames"] < 0.75 * before["torque_violation_frames"]
+    assert after["torque_worst_ratio"] < before["torque_worst_ratio"]
+    assert after["deviation"] < 0.02

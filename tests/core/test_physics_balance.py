@@ -1,0 +1,113 @@
+"""The balance plan: coloured finite-difference Jacobians, projection into the support polygon,
+and the Gauss–Newton plan on a model whose answer is known."""
+
+import numpy as np
+import pytest
+
+from core.physics.balance import Measures, coloured_jacobian, plan_balance
+from core.physics.derivatives import savgol
+from core.physics.displacement import evaluate, n_controls
+from core.physics.support import Support, ground_basis
+
+UP = np.array([0.0, 0.0, 1.0])
+
+
+def _square_support(t: int, half: float = 1.0, flags: np.ndarray | None = None) -> Support:
+    """One square foot box [−half, half]² on every frame (contact everywhere unless ``flags``)."""
+    box = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+    flags = np.ones((t, 1), dtype=bool) if flags is None else flags.reshape(t, 1)
+    return Support(np.broadcast_to(box, (t, 1, 4, 2)).copy(), flags, np.array([0]), ground_basis(UP), UP, 0.0)
+
+
+def test_coloured_jacobian_equals_one_control_at_a_time():
+    t, spacing, half = 90, 4.0, 6
+    n = n_controls(t, spacing)
+    rng = np.random.default_rng(3)
+    c0 = rng.normal(size=(n, 2))
+
+    def f(c):  # local in time: a smoothed second derivative of the spline, then pointwise nonlinear
+        x = evaluate(c, t, spacing)
+        acc = savgol(x, half, 3, 2)
+        return np.concatenate((np.sin(x), x[:, :1] * acc), axis=1)
+
+    reach = 2 * spacing + 2 * half
+    index, jac = coloured_jacobian(f, c0, spacing, reach, 1e-6)
+    assert index.shape[1] < n  # fewer evaluations than controls
+    base = f(c0)
+    for i in range(n):
+        for d in range(2):
+            moved = c0.copy()
+            moved[i, d] += 1e-6
+            full = (f(moved) - base) / 1e-6  # (T, M)
+            colour = np.where(index == i, 1.0, 0.0)  # frames credit control i through one colour at most
+            got = np.einsum("tmc,tc->tm", jac[..., d], colour)
+            np.testing.assert_allclose(got, full, atol=1e-6)
+
+
+@pytest.mark.parametrize("depth", [0.0, 0.05, 0.15, 0.25])
+def test_projection_moves_a_point_by_what_it_lacks_of_the_margin(depth):
+    sup = _square_support(1)
+    margin = 0.2
+    q = np.array([[1.0 - depth, 0.3]])  # depth inside the right edge
+    goal = sup.project(q, margin)
+    expected = q if depth >= margin else np.array([[1.0 - margin, 0.3]])
+    np.testing.assert_allclose(goal, expected, atol=1e-12)
+    outside = sup.project(np.array([[1.5, 0.3]]), margin)  # from outside: to the margin, straight in
+    np.testing.assert_allclose(outside, [[0.8, 0.3]], atol=1e-12)
+
+
+def test_plan_brings_a_cart_table_zmp_inside_and_a_torque_under_its_limit():
+    """ZMP = z₀ + δ − k δ̈ (cart-table: exact for a rigid shift) over a unit square; a torque that
+    grows with the ZMP's distance along x from the ankle at the origin, as an ankle's does."""
+    fps, t, spacing, half = 60.0, 180, 2.0, 3
+    k = 0.08  # s²: CoM 0.8 m high
+    time = np.arange(t) / fps
+    z0 = np.stack((1.4 * np.sin(2 * np.pi * time / 3.0), 0.3 * np.cos(2 * np.pi * time / 3.0)), axis=1)
+    sup = _square_support(t)
+    limit = np.array([100.0])
+
+    def realise(c):
+        return evaluate(c, t, spacing)
+
+    def measure(delta):
+        acc = savgol(delta, half, 3, 2, 1.0 / fps)
+        z = z0 + delta - k * acc
+        tau = np.zeros((t, 1, 3))
+        tau[:, 0, 1] = 150.0 * z[:, 0]  # N·m per unit of lever arm
+        return Measures(z, tau)
+
+    before = measure(np.zeros((t, 2)))
+    assert np.abs(before.zmp[:, 0]).max() > 1.3 and np.abs(before.torques).max() > 1.9 * limit[0]
+    margin = 0.05
+    plan = plan_balance(
+        realise, measure, sup, limit, spacing, 2 * spacing + 2 * half, margin,
+        torque_margin=0.05, torque_weight=1.0, deviation=1e-4, smoothness=1e-4, fps=fps, iterations=4,
+    )  # fmt: skip
+    after = measure(realise(plan.controls))
+    inside, signed, _ = sup.query(after.zmp)
+    assert inside.all() and signed.max() < -0.5 * margin
+    ratio = np.linalg.norm(after.torques, axis=-1)[:, 0] / limit[0]
+    assert ratio.max() < 1.0  # the torque goal (|x| ≤ 0.63) is tighter than the polygon's here
+    np.testing.assert_allclose(plan.shift, realise(plan.controls))
+
+
+def test_plan_does_not_accelerate_the_shift_in_flight():
+    """Without support the plan's shift must stay unaccelerated (the flight stays ballistic)."""
+    fps, t, spacing, half = 60.0, 120, 2.0, 3
+    flags = np.ones(t, dtype=bool)
+    flags[50:70] = False
+    sup = _square_support(t, flags=flags)
+    z0 = np.tile([1.3, 0.0], (t, 1))
+
+    def measure(delta):
+        z = z0 + delta - 0.08 * savgol(delta, half, 3, 2, 1.0 / fps)
+        z[~flags] = np.nan
+        return Measures(z, np.zeros((t, 0, 3)))
+
+    plan = plan_balance(
+        lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + 2 * half, 0.05,
+        free_gain=0.08, fps=fps, iterations=3,
+    )  # fmt: skip
+    assert sup.query(measure(plan.shift).zmp)[0][flags].all()
+    acc = evaluate(plan.controls, t, spacing, 2) * fps**2
+    assert np.abs(acc[55:65]).max() < 0.05 * np.abs(acc[flags]).max()
