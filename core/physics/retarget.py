@@ -90,8 +90,6 @@ class PhysicsOptions:
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
     plan_iterations: int = 4  # Gauss–Newton iterations of the plan
     plan_torque_weight: float = 0.05  # heights of ZMP error worth one unit of |τ|/limit over the limit
-    plan_vertical: bool = False  # the plan may also raise or lower the body (knee bend: knee torques)
-    plan_vertical_deviation: float = 1e-1  # weight of the vertical |δ|²
     plant_reach: float = 0.2  # seconds: how far planting spreads a change (its blend)
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
@@ -199,10 +197,7 @@ def _balance(
 
     def realise(controls: np.ndarray) -> Motion:
         shift = evaluate(controls, t, spacing)
-        world = shift[:, :2] @ sup.basis
-        if shift.shape[1] > 2:
-            world = world + shift[:, 2:3] * body.up
-        moved = _shift_root(ref, root, world)
+        moved = _shift_root(ref, root, shift @ sup.basis)
         return plant_feet(moved, feet) if opts.plant else moved
 
     def measures(motion: Motion) -> Measures:
@@ -210,7 +205,6 @@ def _balance(
         return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
 
     hu = body.height / body.unit
-    vertical = (opts.plan_vertical_deviation,) if opts.plan_vertical else ()
     plan = plan_balance(
         realise,
         measures,
@@ -219,11 +213,10 @@ def _balance(
         spacing,
         2 * spacing + 2 * half + (opts.plant_reach * ref.fps if opts.plant else 0),
         opts.margin * hu,
-        dims=2 + len(vertical),
         balance=opts.balance,
         torque_margin=opts.torque_margin,
         torque_weight=(opts.plan_torque_weight * hu) if opts.torques else 0.0,
-        deviation=(opts.plan_deviation, opts.plan_deviation, *vertical),
+        deviation=opts.plan_deviation,
         smoothness=opts.plan_smoothness,
         free_gain=0.55 * body.height / G,
         fps=ref.fps,
