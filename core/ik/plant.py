@@ -39,6 +39,8 @@ from ..skeleton import Skeleton
 from .common import is_ancestor, smoothstep
 from .two_link import DEFAULT_SOFTNESS, apply_two_link
 
+BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
+
 
 def blended_offsets(
     positions: np.ndarray, flags: np.ndarray, anchors: np.ndarray, blend: int
@@ -142,7 +144,7 @@ def plant_feet(
     motion: Motion,
     contacts: Contacts,
     legs: list[tuple[int, int, int]] | None = None,
-    blend: float = 0.2,
+    blend: float = BLEND,
     keep_foot_orientation: bool = True,
     out_of_reach: str | None = "lift",
     max_drop: float = 0.05,

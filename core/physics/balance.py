@@ -171,7 +171,7 @@ def plan_balance(
         r = np.where(za[:, None], z - support.project(z, margin), 0.0)
         excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / limits - (1.0 - torque_margin), 0.0)
         x = controls.ravel()
-        return float(np.nansum(r**2) + (torque_weight * excess[ta]) ** 2 @ np.ones(ta.sum()) + x @ reg @ x)
+        return float(np.nansum(r**2) + ((torque_weight * excess[ta]) ** 2).sum() + x @ reg @ x)
 
     def step_to(controls: np.ndarray, m: Measures, index, jac, za, ta) -> np.ndarray:
         """Gauss–Newton target controls for the active sets (goals held where they are now)."""

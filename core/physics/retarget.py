@@ -57,6 +57,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..contacts import Contacts, detect_contacts
+from ..ik.plant import BLEND as PLANT_BLEND
 from ..ik.plant import placement_joint, plant_feet
 from ..kinematics import forward_kinematics
 from ..limbs import find_feet, limb_chain
@@ -90,7 +91,6 @@ class PhysicsOptions:
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
     plan_iterations: int = 4  # Gauss–Newton iterations of the plan
     plan_torque_weight: float = 0.05  # heights of ZMP error worth one unit of |τ|/limit over the limit
-    plant_reach: float = 0.2  # seconds: how far planting spreads a change (its blend)
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
     sigma_root: float = 0.05  # process noise of the root translation, heights per √s
@@ -211,7 +211,7 @@ def _balance(
         sup,
         body.torque_limits[limited],
         spacing,
-        2 * spacing + 2 * half + (opts.plant_reach * ref.fps if opts.plant else 0),
+        2 * spacing + 2 * half + (PLANT_BLEND * ref.fps if opts.plant else 0),
         opts.margin * hu,
         balance=opts.balance,
         torque_margin=opts.torque_margin,
