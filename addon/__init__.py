@@ -1,37 +1,24 @@
-"""The Blender side of Mocap Workbench: everything that imports bpy."""
+"""The Blender side of Mocap Workbench: everything that imports bpy, one folder a feature.
+
+Each feature folder registers its own classes and menu entries; this module only calls them in
+order, then registers the scene settings they contribute to (``scene.mocap_workbench``).
+"""
 
 from __future__ import annotations
 
-import bpy
+from . import acclaim, editing, keyframes, retarget
+from .common import settings
 
-
-def _classes():
-    from . import editing_operators, editing_ui, io_acclaim, operators, retarget_operators, ui
-
-    return (
-        *editing_ui.property_classes,
-        *ui.classes,
-        *operators.classes,
-        *io_acclaim.classes,
-        *retarget_operators.classes,
-        *editing_operators.classes,
-        *editing_ui.classes,
-    )
+FEATURES = (retarget, editing, keyframes, acclaim)
 
 
 def register() -> None:
-    from . import physics_overlay, ui
-
-    for cls in _classes():
-        bpy.utils.register_class(cls)
-    ui.register_ui()
-    physics_overlay.register()
+    for feature in FEATURES:
+        feature.register()
+    settings.register({name: prop for feature in FEATURES for name, prop in feature.scene_settings().items()})
 
 
 def unregister() -> None:
-    from . import physics_overlay, ui
-
-    physics_overlay.unregister()
-    ui.unregister_ui()
-    for cls in reversed(_classes()):
-        bpy.utils.unregister_class(cls)
+    settings.unregister()
+    for feature in reversed(FEATURES):
+        feature.unregister()

@@ -102,7 +102,7 @@ def bench_blender(args) -> None:
         return
     import bpy
 
-    from mocap_workbench.addon import animdata
+    from mocap_workbench.addon.common import animdata
 
     bpy.ops.wm.read_homefile(use_empty=True)
     obj = bpy.data.objects.new("Bench", None)

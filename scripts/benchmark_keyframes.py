@@ -38,14 +38,14 @@ def import_clip(path: Path):
 
 def stored_keys(obj, channels) -> int:
     """Keys stored on the bone channels of an action."""
-    from mocap_workbench.addon.armature import BoneCurves
+    from mocap_workbench.addon.common.armature import BoneCurves
 
     curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
     return sum(len(fc.keyframe_points) for fc in curves.by_channel.values())
 
 
 def playback_errors(clip, channels):
-    from mocap_workbench.addon.extract import played_motion
+    from mocap_workbench.addon.common.clip import played_motion
     from mocap_workbench.core.keyframes import position_errors
 
     err = position_errors(clip.motion, played_motion(clip, channels))
@@ -53,8 +53,8 @@ def playback_errors(clip, channels):
 
 
 def run_method(obj, clip, source, method: str, ratio: float) -> dict:
-    from mocap_workbench.addon import animdata
-    from mocap_workbench.addon.extract import extract_on_armature
+    from mocap_workbench.addon.common import animdata
+    from mocap_workbench.addon.keyframes.extract_action import extract_on_armature
 
     obj.animation_data.action = source
     start = time.perf_counter()
@@ -69,7 +69,7 @@ def run_method(obj, clip, source, method: str, ratio: float) -> dict:
 def run_decimate(obj, clip, source, ratio: float) -> dict:
     import bpy
 
-    from mocap_workbench.addon import animdata
+    from mocap_workbench.addon.common import animdata
 
     copy = source.copy()
     copy.name = f"{source.name}_decimate"
@@ -158,7 +158,7 @@ def main() -> int:
     p.add_argument("--results", type=Path, default=_package.ROOT / "results" / "keyframes")
     args = p.parse_args(_package.script_args())
     _package.load()
-    from mocap_workbench.addon.extract import read_clip
+    from mocap_workbench.addon.common.clip import read_clip
     from mocap_workbench.core.keyframes import METHODS
 
     methods = args.methods or ["hybrid", *METHODS]

@@ -5,7 +5,7 @@
 The paper's setting (Jin et al. 2014): a 60 kg source retargeted to a 1.4× taller, 90 kg
 character. Until the geometric retargeter lands, the "retargeted" motion is the capture with
 its skeleton offsets and root path scaled by 1.4 (same timing). For each clip it runs
-:func:`core.physics.retarget.physics_retarget` and writes to RESULTS_DIR:
+:func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
 
 - ``summary.json`` and ``summary.md``: ZMP-inside share over contact frames, torque-limit
   violations (count, frames, worst ratio), CoM flight-path error, jerk and deviation, before
@@ -39,7 +39,7 @@ from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
 from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
-from core.physics.retarget import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
+from core.physics.solve import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
 
 CMU_UNIT = 0.0254 / 0.45  # metres per CMU scene unit (ASF "length 0.45", inches)
 # name: (file, first frame, stop frame); frame 0 of the cgspeed files is a synthetic T-pose.

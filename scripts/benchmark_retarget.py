@@ -107,7 +107,7 @@ def blender_timing() -> dict | None:
         import bpy  # noqa: I001  (bpy first: addon_utils exists only once bpy is imported)
         import addon_utils
 
-        from mocap_workbench.addon.retarget import retarget_armatures
+        from mocap_workbench.addon.retarget.retarget_action import retarget_armatures
     except ImportError:
         return None
     bpy.ops.wm.read_homefile(use_empty=True)

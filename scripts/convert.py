@@ -90,7 +90,7 @@ def _from_blend(source: Path, target: Path, args: argparse.Namespace):
     import bpy
 
     _package.load()
-    from mocap_workbench.addon import acclaim
+    from mocap_workbench.addon.acclaim import armature_io as acclaim
     from mocap_workbench.core.io.convert import save_motion as save
 
     bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))

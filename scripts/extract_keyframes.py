@@ -217,7 +217,7 @@ def _load_armature(args: argparse.Namespace, source: str | None):
     import addon_utils
     import bpy
 
-    from mocap_workbench.addon.armature import create_animated_armature
+    from mocap_workbench.addon.common.armature import create_animated_armature
     from mocap_workbench.core.synthetic import demo_clip
 
     if source is None:
@@ -258,8 +258,8 @@ def _load_armature(args: argparse.Namespace, source: str | None):
 def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: Path) -> dict:
     import bpy
 
-    from mocap_workbench.addon.armature import scene_fps
-    from mocap_workbench.addon.extract import extract_on_armature
+    from mocap_workbench.addon.common.armature import scene_fps
+    from mocap_workbench.addon.keyframes.extract_action import extract_on_armature
 
     obj = _load_armature(args, source)
     args.method = args.method or ("hybrid" if {"count", "ratio"} & set(target_of(args)) else "optimal")
@@ -275,8 +275,8 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     bpy.ops.wm.save_as_mainfile(filepath=str(blend_path.resolve()))
     out["outputs"] = {"blend": str(blend_path)}
     if args.bvh:
-        from mocap_workbench.addon import animdata
-        from mocap_workbench.addon.extract import read_clip
+        from mocap_workbench.addon.common import animdata
+        from mocap_workbench.addon.common.clip import read_clip
         from mocap_workbench.core.io.bvh import write_bvh
         from mocap_workbench.core.keyframes import reconstruct
 

@@ -315,7 +315,7 @@ def _load_target(args: argparse.Namespace):
     if target.lower().endswith(".bvh"):
         return _import_bvh(str(Path(target).resolve()), args.rotate_mode)
     if target.lower().endswith(".asf"):
-        from mocap_workbench.addon.armature import build_armature
+        from mocap_workbench.addon.common.armature import build_armature
         from mocap_workbench.core.io.asf_amc import read_asf
 
         obj = build_armature(read_asf(target), Path(target).stem, bpy.context.scene.collection)
@@ -331,7 +331,7 @@ def _load_source(args: argparse.Namespace, source: str):
     if source.lower().endswith(".bvh"):
         return _import_bvh(path, args.rotate_mode)
     if source.lower().endswith(".amc"):
-        from mocap_workbench.addon.armature import create_animated_armature
+        from mocap_workbench.addon.common.armature import create_animated_armature
         from mocap_workbench.core.io.convert import load_motion
 
         motion = load_motion(path)
@@ -348,8 +348,8 @@ def _load_source(args: argparse.Namespace, source: str):
 def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
     import bpy
 
-    from mocap_workbench.addon.armature import scene_fps
-    from mocap_workbench.addon.retarget import retarget_armatures
+    from mocap_workbench.addon.common.armature import scene_fps
+    from mocap_workbench.addon.retarget.retarget_action import retarget_armatures
 
     target = _load_target(args)
     source_obj = _load_source(args, source)
@@ -359,7 +359,7 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
                                 physics=args.physics_settings)  # fmt: skip
     if out.suffix == ".bvh":
-        from mocap_workbench.addon.extract import read_clip
+        from mocap_workbench.addon.common.clip import read_clip
         from mocap_workbench.core.io.bvh import write_bvh
 
         write_bvh(read_clip(target).motion, out)
@@ -369,7 +369,7 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     out_report = _report(source, args.target, out, len(report.frames), scene_fps(bpy.context.scene), report.mapping,
                          report.scale, report.figures, report.notes, armature=target.name,
                          source_armature=source_obj.name, result_action=report.result_action,
-                         extraction=report.extraction, blender=bpy.app.version_string, **extra)  # fmt: skip
+                         extraction=report.extraction.summary() if report.extraction else "", blender=bpy.app.version_string, **extra)  # fmt: skip
     return out_report, report.physics_series
 
 

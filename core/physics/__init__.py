@@ -15,7 +15,7 @@ numpy only, like the rest of ``core`` (Blender ships no scipy); threadpoolctl is
 from .body import BodyModel, body_model
 from .dynamics import center_of_mass, inverse_dynamics, momentum, segment_kinematics, support_from, zmp
 from .metrics import analyse, report
-from .retarget import PhysicsOptions, physics_retarget
+from .solve import PhysicsOptions, physics_retarget
 
 __all__ = [
     "BodyModel",

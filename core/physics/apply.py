@@ -31,7 +31,7 @@ from ..keyframes.jumps import jump_steps
 from ..motion import Motion
 from .body import body_model, standing_height
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
-from .retarget import PhysicsOptions, physics_retarget, with_toes
+from .solve import PhysicsOptions, physics_retarget, with_toes
 
 PLAUSIBLE_HEIGHT = (0.5, 3.0)  # metres; a measured stature outside this range gets a note
 FIGURES = (
@@ -213,9 +213,9 @@ def _pick(figures: dict) -> dict:
     return {k: figures[k] for k in FIGURES if k in figures}
 
 
-def summary(figures: dict) -> str:
-    """The figures as the report reads them, parts joined by "; " (the sidebar shows one a line):
-    ``physics (90 kg, 1.99 m): ZMP inside 72.9% → 98.8% of contact frames; torque-limit frames …``."""
+def summary_lines(figures: dict) -> list[str]:
+    """The figures as the report reads them, one row each:
+    ``physics (90 kg, 1.99 m): ZMP inside 72.9% → 98.8% of contact frames``, ``torque-limit frames …``."""
     b, a = figures["before"], figures["after"]
     parts = [
         f"physics ({figures['target_mass_kg']:.3g} kg, {figures['target_height_m']:.3g} m"
@@ -228,7 +228,12 @@ def summary(figures: dict) -> str:
     else:
         parts.append("no flight")
     parts.append(f"deviation {100 * a['deviation']:.2g}% of height")
-    return "; ".join(parts)
+    return parts
+
+
+def summary(figures: dict) -> str:
+    """:func:`summary_lines` on one line, joined by "; " (scripts print it)."""
+    return "; ".join(summary_lines(figures))
 
 
 def ground_drawing(s: PhysicsSeries) -> dict:

@@ -2,7 +2,7 @@
 
 from .mapping import CANONICAL, CONVENTIONS, auto_map, label_skeleton, load_preset, mapping_pairs, save_preset
 from .metrics import copy_rotations, retarget_metrics
-from .retarget import RetargetOptions, RetargetResult, retarget
+from .pipeline import RetargetOptions, RetargetResult, retarget
 
 __all__ = [
     "CANONICAL",

@@ -24,7 +24,7 @@ from ..motion import Motion
 from ..skeleton import Skeleton
 from .body import standing_height
 from .mapping import mapping_pairs
-from .retarget import RetargetResult
+from .pipeline import RetargetResult
 from .transfer import mapped_ancestors, rest_world
 
 

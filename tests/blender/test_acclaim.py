@@ -16,9 +16,10 @@ import pytest
 from tests.blender.conftest import PACKAGE
 from tests.conftest import shared_file
 
-acclaim = import_module(PACKAGE + ".addon.acclaim")
-animdata = import_module(PACKAGE + ".addon.animdata")
-extract = import_module(PACKAGE + ".addon.extract")
+acclaim = import_module(PACKAGE + ".addon.acclaim.armature_io")
+animdata = import_module(PACKAGE + ".addon.common.animdata")
+extract = import_module(PACKAGE + ".addon.keyframes.extract_action")
+clips = import_module(PACKAGE + ".addon.common.clip")
 asf_amc = import_module(PACKAGE + ".core.io.asf_amc")
 kinematics = import_module(PACKAGE + ".core.kinematics")
 keyframes = import_module(PACKAGE + ".core.keyframes")
@@ -95,7 +96,7 @@ def test_operators_are_in_the_file_menus(menu, idname):
 
 def test_export_poll_explains_what_is_missing():
     assert not bpy.ops.export_anim.acclaim.poll()
-    io_acclaim = import_module(PACKAGE + ".addon.io_acclaim")
+    io_acclaim = import_module(PACKAGE + ".addon.acclaim.operators")
     assert io_acclaim.export_poll_message(bpy.context) == "Select an armature with an action"
 
 
@@ -128,7 +129,7 @@ def test_cmu_import_plays_the_amc_exactly():
     head, foot = names.index("head"), names.index("ltoes")
     assert np.all(heads[:, head, 2] > heads[:, foot, 2] + 0.5 * size)
     # read_clip (the path Extract Keyframes and export take) sees the same motion
-    clip = extract.read_clip(obj)
+    clip = clips.read_clip(obj)
     assert np.abs(clip.motion.world_positions() - pos[:, idx]).max() < PLAYBACK_TOLERANCE * size
     print(f"\nCMU 01_01 import: {seconds:.2f} s; playback max error {err.max():.2e} units (size {size:.1f})")
     assert seconds < 10
@@ -351,7 +352,7 @@ def test_cmu_export_round_trip(tmp_path, scale):
 def test_export_of_an_armature_not_made_from_acclaim(tmp_path):
     """A generated Y-up walk on an armature (bones with Blender's default rolls, hips starting
     away from the root): world-aligned axes, ``_link`` bones where needed, positions kept."""
-    armature = import_module(PACKAGE + ".addon.armature")
+    armature = import_module(PACKAGE + ".addon.common.armature")
     motion = synthetic.walk(40, fps=30.0)
     motion = motion_mod.transform_world(motion, acclaim.Y_UP_TO_Z_UP)  # Z-up armature space
     obj = armature.create_animated_armature(motion, "Walker", bpy.context.scene.collection, "XYZ", y_up=False)
@@ -361,7 +362,7 @@ def test_export_of_an_armature_not_made_from_acclaim(tmp_path):
     back = asf_amc.read_asf_amc(tmp_path / "walker.asf", tmp_path / "walker.amc")
     assert np.allclose(back.fps, bpy.context.scene.render.fps)
     assert np.allclose(back.skeleton.rest_rotations[1:], [1, 0, 0, 0])  # axis 0 0 0 (root: orientation 0 0 0)
-    clip = extract.read_clip(obj)
+    clip = clips.read_clip(obj)
     expected = motion_mod.transform_world(clip.motion, quat.inverse(acclaim.Y_UP_TO_Z_UP), 10.0)
     pa, ea = all_positions(expected)
     pb, eb = all_positions(back)
@@ -374,7 +375,7 @@ def test_export_of_an_armature_not_made_from_acclaim(tmp_path):
 
 
 def test_export_refuses_several_roots(tmp_path):
-    armature = import_module(PACKAGE + ".addon.armature")
+    armature = import_module(PACKAGE + ".addon.common.armature")
     obj = armature.create_animated_armature(synthetic.walk(5), "Rig", bpy.context.scene.collection)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="EDIT")
@@ -394,7 +395,7 @@ def test_extract_keyframes_on_an_imported_cmu_armature():
     obj = bpy.context.active_object
     count = round(0.05 * 2751)
     assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=count) == {"FINISHED"}
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     assert info["keyframes"] == count and bpy.data.actions["01_01"].use_fake_user
     curves = animdata.object_channels(obj).fcurves
     keys = np.array(animdata.read_keys(curves[0])[:, 0], dtype=int) - 1
@@ -410,4 +411,4 @@ def test_extract_keyframes_on_an_imported_cmu_armature():
 def test_extract_keyframes_on_an_imported_generated_take(walk_files):
     import_files(walk_files, "walk.asf", "walk.amc", rotate_mode="ZXY")
     assert bpy.ops.mocap.extract_keyframes(method="optimal", target="COUNT", count=8) == {"FINISHED"}
-    assert bpy.context.active_object.animation_data.action["mocap_workbench"]["keyframes"] == 8
+    assert bpy.context.active_object.animation_data.action["mocap_workbench"]["keyframes"]["keyframes"] == 8

@@ -11,11 +11,12 @@ from tests.blender.conftest import PACKAGE
 from tests.blender.test_retarget import FakeLayout
 from tests.conftest import shared_file
 
-armature = import_module(PACKAGE + ".addon.armature")
-animdata = import_module(PACKAGE + ".addon.animdata")
-editing = import_module(PACKAGE + ".addon.editing")
-edit_ops = import_module(PACKAGE + ".addon.editing_operators")
-extract = import_module(PACKAGE + ".addon.extract")
+armature = import_module(PACKAGE + ".addon.common.armature")
+animdata = import_module(PACKAGE + ".addon.common.animdata")
+editing = import_module(PACKAGE + ".addon.editing.edit_actions")
+edit_ops = import_module(PACKAGE + ".addon.editing.operators")
+extract = import_module(PACKAGE + ".addon.keyframes.extract_action")
+clips = import_module(PACKAGE + ".addon.common.clip")
 synthetic = import_module(PACKAGE + ".core.synthetic")
 quat = import_module(PACKAGE + ".core.quaternion")
 
@@ -155,7 +156,7 @@ def test_poll_explains_why_the_buttons_are_grey():
     bpy.context.scene.frame_set(200)
     assert not bpy.ops.mocap.smoothed_pose_edit.poll()
     # the pickers only offer actions that animate the armature's bones
-    ui = import_module(PACKAGE + ".addon.editing_ui")
+    ui = import_module(PACKAGE + ".addon.editing.panels")
     activate(obj)
     assert ui._animates_active(None, obj.animation_data.action)
     assert not ui._animates_active(None, bpy.data.actions.new("Camera move"))
@@ -183,7 +184,7 @@ def test_rotate_turns_the_played_motion_about_the_vertical(pivot):
     assert np.abs(heads(obj, frames) - expected).max() < 1e-4
     assert same_keys(before, snapshot(obj, source))
     assert "Rotated 120 frames of 'Walk' by 90°" in last_report()
-    assert result["mocap_workbench"]["operation"] == "rotate"
+    assert result["mocap_workbench"]["edit"]["operation"] == "rotate"
 
 
 # --- transition --------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def test_transition_makes_a_new_action_and_reports_the_join():
     assert bpy.ops.mocap.transition("INVOKE_DEFAULT", window=0.4) == {"FINISHED"}
     result = obj.animation_data.action
     assert result.name == "Walk_Jump" and walk.use_fake_user
-    info = result["mocap_workbench"]
+    info = result["mocap_workbench"]["edit"]
     assert info["window"] == 24 and info["sources"] == ["Walk", "Jump"]
     a, b = info["frame_a"], info["frame_b"]
     assert info["frames"] == (a - 1) + (120 - (b - 1))
@@ -215,7 +216,7 @@ def test_transition_makes_a_new_action_and_reports_the_join():
     assert "feet slide" in summary and "hard cut" in summary
     assert same_keys(before[0], snapshot(obj, walk)) and same_keys(before[1], snapshot(obj, jump))
     # what Blender plays is the core's transition
-    clip = extract.read_clip(obj)
+    clip = clips.read_clip(obj)
     assert len(clip.frames) == info["frames"]
 
 
@@ -232,7 +233,7 @@ def test_transition_as_nla_strips_plays_the_crossfade(mode):
     assert upper.blend_in == 18 and lower.blend_out == 0
     assert lower.frame_start == 1 and lower.frame_end == 150 and upper.frame_start == 133
     assert same_keys(before, snapshot(obj, jump))
-    info = upper.action["mocap_workbench"]
+    info = upper.action["mocap_workbench"]["edit"]
     assert info["output"] == "NLA" and info["frame_a"] == 133 and info["frame_b"] == 1 and info["window"] == 18
     assert "strips 'Walk' and 'Jump' on the NLA" in last_report()
     # Blender's NLA plays A, then both mixed channel by channel, then the aligned B
@@ -262,7 +263,7 @@ def test_blend_body_part_takes_the_branch_from_the_other_action():
     s = settings()
     s.blend_from, s.bone, s.soft_edge = jump, "LeftArm", 0.0
     assert bpy.ops.mocap.blend_body_part("INVOKE_DEFAULT") == {"FINISHED"}
-    result = extract.read_clip(obj)
+    result = clips.read_clip(obj)
     assert result.channels.action.name == "Walk_LeftArm" and len(result.frames) == 120
     sk = result.motion.skeleton
     source_a, source_b = editing.read_actions(obj, [bpy.data.actions["Walk"], jump])
@@ -274,7 +275,7 @@ def test_blend_body_part_takes_the_branch_from_the_other_action():
     ):
         j = sk.index(bone)
         assert angle(result.motion.rotations[:, j], expected.motion.rotations[:, j]).max() < 1e-5, bone
-    info = result.channels.action["mocap_workbench"]
+    info = result.channels.action["mocap_workbench"]["edit"]
     assert info["bones"] == 3 and info["max_degrees"] > 10
     assert "Blended 'LeftArm' and 2 bones below it from 'Jump'" in last_report()
 
@@ -284,7 +285,7 @@ def test_interpolate_reports_matched_events_and_lands_between():
     fast = add_action(obj, synthetic.walk(300, speed=1.8, stride_hz=1.1), "Fast")
     settings().interpolate_with = fast
     assert bpy.ops.mocap.interpolate_actions("INVOKE_DEFAULT", coefficient=0.5) == {"FINISHED"}
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["edit"]
     assert info["events"] >= 4 and len(info["events_a"]) == len(info["events_b"]) == info["events"]
     slow_speed, speed, fast_speed = info["pelvis_speeds"]
     assert slow_speed < speed < fast_speed
@@ -300,7 +301,7 @@ def test_pca_synthesis_from_a_list_reports_explained_variance():
     assert bpy.ops.mocap.pca_list_fill() == {"FINISHED"}
     assert [item.action.name for item in s.pca_actions] == ["Walk_fast", "Walk_mid", "Walk_slow"]
     assert bpy.ops.mocap.pca_synthesis("INVOKE_DEFAULT", position=0.5, cycles=3) == {"FINISHED"}
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["edit"]
     explained = info["explained_variance"]
     assert info["actions"] == 3 and info["cycles_found"] >= 6
     assert explained[-1] == pytest.approx(1.0) and all(np.diff(explained) >= -1e-12)
@@ -315,7 +316,7 @@ def test_pca_synthesis_from_a_list_reports_explained_variance():
     bpy.data.actions.remove(obj.animation_data.action)
     assert bpy.ops.mocap.pca_synthesis(pca_source="FILTER", name_filter="WALK_*", parameter="PROPERTY",
                                        property_name="style", use_range_position=False, value=2.5) == {"FINISHED"}  # fmt: skip
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["edit"]
     assert list(info["parameter_range"]) == [1.0, 3.0] and info["parameter"] == 2.5
     assert "'style' 2.5 (cycles 1–3" in last_report()
     assert list(info["sources"]) == ["Walk_fast", "Walk_mid", "Walk_slow"]
@@ -329,7 +330,7 @@ def test_smoothed_pose_edit_spreads_the_posed_bone(in_place):
     obj = make_rig(synthetic.walk(120))
     source = obj.animation_data.action
     before = snapshot(obj, source)
-    original = extract.read_clip(obj).motion
+    original = clips.read_clip(obj).motion
     scene = bpy.context.scene
     scene.frame_set(60)
     with pytest.raises(RuntimeError, match="no keyed bone is posed away from 'Walk' at frame 60"):
@@ -341,7 +342,7 @@ def test_smoothed_pose_edit_spreads_the_posed_bone(in_place):
     assert (obj.animation_data.action == source) == in_place
     if not in_place:
         assert same_keys(before, snapshot(obj, source))
-    edited = extract.read_clip(obj).motion
+    edited = clips.read_clip(obj).motion
     j = edited.skeleton.index("LeftArm")
     assert angle(edited.rotations[59, j], new) < 1e-5
     changed = np.flatnonzero(angle(edited.rotations[:, j], original.rotations[:, j]) > 1e-5)
@@ -365,12 +366,12 @@ def test_reverse_and_time_scale_make_new_actions():
     assert np.abs(heads(obj, 101 - frames) - original).max() < 1e-5
     obj.animation_data.action = source
     assert bpy.ops.mocap.time_scale_motion(scale_mode="FACTOR", factor=2.0) == {"FINISHED"}
-    assert extract.read_clip(obj).motion.n_frames == 199
+    assert clips.read_clip(obj).motion.n_frames == 199
     assert np.abs(heads(obj, 2 * frames - 1) - original).max() < 1e-5
     assert "×2" in last_report() and "100 → 199 frames" in last_report()
     obj.animation_data.action = source
     assert bpy.ops.mocap.time_scale_motion(scale_mode="FRAME_RATE", fps=30.0) == {"FINISHED"}
-    assert extract.read_clip(obj).motion.n_frames == 50 and "play it at 30 fps" in last_report()
+    assert clips.read_clip(obj).motion.n_frames == 50 and "play it at 30 fps" in last_report()
 
 
 def test_cut_then_paste_back_gives_the_original():
@@ -382,7 +383,7 @@ def test_cut_then_paste_back_gives_the_original():
     scene.use_preview_range, scene.frame_preview_start, scene.frame_preview_end = True, 41, 80
     assert bpy.ops.mocap.cut_range(frame_range="PREVIEW") == {"FINISHED"}
     cut = obj.animation_data.action
-    assert cut.name == "Walk_cut" and extract.read_clip(obj).motion.n_frames == 100
+    assert cut.name == "Walk_cut" and clips.read_clip(obj).motion.n_frames == 100
     assert "Cut frames 41–80 (40 frames) out of 'Walk'" in last_report()
     s = settings()
     assert s.clipboard == source and (s.clipboard_start, s.clipboard_end) == (41, 80)
@@ -422,7 +423,7 @@ def test_cmu_walk_to_dance_transition():
     result = walk.animation_data.action
     assert result.name == "02_01_05_02" and result not in (walk_action, dance_action)
     assert same_keys(before[0], snapshot(walk, walk_action)) and same_keys(before[1], snapshot(dance, dance_action))
-    info = result["mocap_workbench"]
+    info = result["mocap_workbench"]["edit"]
     assert info["skating_after"] < 0.1 * info["skating_before"]
     for measure in ("pose_step", "joint_jump"):
         assert info[f"{measure}_ratio"] < 0.5 * info[f"hard_cut_{measure}_ratio"], measure
@@ -432,7 +433,7 @@ def test_cmu_walk_to_dance_transition():
     # window is smaller than the jump of a hard cut between the two actions' poses at the join
     a = info["frame_a"]
     window = info["window"]
-    clip = extract.read_clip(walk)
+    clip = clips.read_clip(walk)
     rot = clip.motion.rotations
     body = [j for j in range(clip.motion.skeleton.n_joints) if clip.motion.skeleton.parents[j] >= 0]
     steps = angle(rot[a - 2 : a + window, body], rot[a - 1 : a + window + 1, body]).max()

@@ -44,7 +44,7 @@ def test_poll_explains_why_the_button_is_grey():
     assert not bpy.ops.mocap.extract_keyframes.poll()
     from importlib import import_module
 
-    operators = import_module(PACKAGE + ".addon.operators")
+    operators = import_module(PACKAGE + ".addon.keyframes.operators")
     assert "Select an armature" in operators.armature_poll_message(bpy.context)
     data = bpy.data.armatures.new("Rig")
     obj = bpy.data.objects.new("Rig", data)
@@ -67,5 +67,5 @@ def test_build_and_install_zip(tmp_path):
     import zipfile
 
     names = zipfile.ZipFile(zips[0]).namelist()
-    assert "blender_manifest.toml" in names and "core/quaternion.py" in names and "addon/extract.py" in names
+    assert "blender_manifest.toml" in names and "core/quaternion.py" in names and "addon/keyframes/extract_action.py" in names
     assert not any(n.startswith(("tests/", "scripts/", ".venv")) for n in names)

@@ -10,9 +10,10 @@ import pytest
 from tests.blender.conftest import PACKAGE
 from tests.conftest import shared_file
 
-armature = import_module(PACKAGE + ".addon.armature")
-animdata = import_module(PACKAGE + ".addon.animdata")
-extract = import_module(PACKAGE + ".addon.extract")
+armature = import_module(PACKAGE + ".addon.common.armature")
+animdata = import_module(PACKAGE + ".addon.common.animdata")
+extract = import_module(PACKAGE + ".addon.keyframes.extract_action")
+clips = import_module(PACKAGE + ".addon.common.clip")
 synthetic = import_module(PACKAGE + ".core.synthetic")
 keyframes = import_module(PACKAGE + ".core.keyframes")
 bvh = import_module(PACKAGE + ".core.io.bvh")
@@ -34,7 +35,7 @@ def bone_curves(obj):
 @pytest.mark.parametrize("mode", ["QUATERNION", "XYZ", "ZXY", "YZX", "AXIS_ANGLE"])
 def test_armature_round_trips_the_motion(mode):
     obj, motion = make_rig(mode)
-    clip = extract.read_clip(obj)
+    clip = clips.read_clip(obj)
     assert clip.frames[0] == 1 and len(clip.frames) == motion.n_frames
     assert np.abs(clip.motion.world_positions() - motion.world_positions()).max() < 1e-5
 
@@ -51,7 +52,7 @@ def test_operator_keys_every_channel_on_exactly_the_extracted_frames():
     assert result != source and source.name in bpy.data.actions and source.use_fake_user
     channels, sparse = bone_curves(obj)
     assert len(sparse.by_channel) == n_curves
-    expected = extract.read_clip  # noqa: F841 (documenting the path used)
+    expected = clips.read_clip  # noqa: F841 (documenting the path used)
     core_keys = keyframes.extract_keyframes(motion, "threshold", count=25).keys
     frames = None
     for fcurve in sparse.by_channel.values():
@@ -68,7 +69,7 @@ def test_operator_keys_every_channel_on_exactly_the_extracted_frames():
             [animdata.read_keys(sparse.by_channel[(bone.name, "rotation_quaternion", i)])[:, 1] for i in range(4)], -1
         )
         assert np.all(np.sum(q[1:] * q[:-1], axis=-1) >= 0)
-    info = result["mocap_workbench"]
+    info = result["mocap_workbench"]["keyframes"]
     assert info["keyframes"] == 25 and info["source_action"] == source.name
     summary = bpy.context.scene.mocap_workbench.last_report
     assert "Kept 25 of 390 frames" in summary and "Blender playback" in summary
@@ -125,7 +126,7 @@ def test_new_action_copies_unused_channels_unchanged():
 def test_max_error_target_holds_in_blender_units():
     obj, motion = make_rig("QUATERNION")
     bpy.ops.mocap.extract_keyframes(target="MAX_ERROR", max_error=0.05, method="uniform")
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     assert info["position_max"] <= 0.05 and info["keyframes"] < motion.n_frames / 2
 
 
@@ -150,7 +151,7 @@ def test_real_capture_through_blenders_bvh_importer(rotate_mode):
     obj = bpy.context.active_object
     count = round(0.05 * 1124)
     assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=count) == {"FINISHED"}
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     assert info["keyframes"] == count
     _, curves = bone_curves(obj)
     frames = {tuple(animdata.read_keys(fc)[:, 0]) for fc in curves.by_channel.values()}
@@ -220,7 +221,7 @@ def test_hybrid_keeps_the_budget_and_the_grid():
     obj, motion = make_rig("QUATERNION")
     assert bpy.ops.mocap.extract_keyframes(method="hybrid", target="COUNT", count=20, grid=3.0) == {"FINISHED"}
     _, curves = bone_curves(obj)
-    info = obj.animation_data.action["mocap_workbench"]
+    info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     n_channels = len(curves.by_channel)
     assert info["stored_keys"] == 20 * n_channels and info["keyframes"] == 60
     all_frames = set()

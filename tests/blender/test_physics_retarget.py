@@ -15,15 +15,16 @@ from tests.blender.conftest import PACKAGE
 from tests.blender.test_retarget import FakeLayout, build_rigify_rig, key_snapshot, select_pair, walk_armature
 from tests.conftest import shared_file
 
-retarget_addon = import_module(PACKAGE + ".addon.retarget")
-operators = import_module(PACKAGE + ".addon.retarget_operators")
-extract = import_module(PACKAGE + ".addon.extract")
+retarget_addon = import_module(PACKAGE + ".addon.retarget.retarget_action")
+operators = import_module(PACKAGE + ".addon.retarget.operators")
+extract = import_module(PACKAGE + ".addon.keyframes.extract_action")
+clips = import_module(PACKAGE + ".addon.common.clip")
 apply = import_module(PACKAGE + ".core.physics.apply")
 body_mod = import_module(PACKAGE + ".core.physics.body")
 metrics = import_module(PACKAGE + ".core.physics.metrics")
 contacts_mod = import_module(PACKAGE + ".core.contacts")
-physics_retarget = import_module(PACKAGE + ".core.physics.retarget")
-overlay = import_module(PACKAGE + ".addon.physics_overlay")
+physics_retarget = import_module(PACKAGE + ".core.physics.solve")
+overlay = import_module(PACKAGE + ".addon.retarget.physics_overlay")
 
 WALK = "cmu_bvh_cgspeed/02_01.bvh"
 
@@ -47,9 +48,9 @@ def played_figures(target, geometric, physical, settings):
     """ZMP-inside share and deviation of what Blender plays back from the two written actions,
     measured by the core like the operator measures them (the jump-free stretch after frame 1)."""
     target.animation_data.action = geometric
-    before = extract.read_clip(target).motion.frames(slice(1, None))
+    before = clips.read_clip(target).motion.frames(slice(1, None))
     target.animation_data.action = physical
-    after = extract.read_clip(target).motion.frames(slice(1, None))
+    after = clips.read_clip(target).motion.frames(slice(1, None))
     up = np.array([0.0, 0.0, 1.0])
     unit = settings["target_height_m"] / body_mod.standing_height(before.skeleton, up)
     body = body_mod.body_model(before.skeleton, settings["target_mass_kg"], unit=unit, up=up)
@@ -85,7 +86,7 @@ def test_physics_operator_on_a_real_walk_onto_a_taller_heavier_copy():
     assert "physics (90 kg, 1.99 m): ZMP inside" in summary and "torque-limit frames" in summary
     physics = result["mocap_workbench"]["physics"].to_dict()
     before, after = physics["before"], physics["after"]
-    parts = summary.split("; ")  # the sidebar shows one part a line
+    parts = summary.splitlines()  # the sidebar shows one line a row
     assert "no flight" in parts and any(part.startswith("deviation ") for part in parts)
     assert f"torque-limit frames {before['torque_violation_frames']} → {after['torque_violation_frames']}" in parts
     assert after["zmp_inside_share"] >= before["zmp_inside_share"] + 0.2 and after["zmp_inside_share"] > 0.95
@@ -102,7 +103,7 @@ def test_physics_operator_on_a_real_walk_onto_a_taller_heavier_copy():
     if have_matplotlib():
         image = bpy.data.images[name]
         assert image.packed_file is not None and tuple(image.size)[0] > 500
-        assert result["mocap_workbench"]["physics_image"] == name == settings.last_physics_image
+        assert result["mocap_workbench"]["physics"]["image"] == name == settings.last_physics_image
         assert f"plot in image '{name}'" in summary
     else:
         assert name not in bpy.data.images and settings.last_physics_image == ""
@@ -260,7 +261,7 @@ def test_physics_that_cannot_run_writes_nothing():
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 60, 1.0
     synthetic = import_module(PACKAGE + ".core.synthetic")
-    armature = import_module(PACKAGE + ".addon.armature")
+    armature = import_module(PACKAGE + ".addon.common.armature")
     source = armature.create_animated_armature(synthetic.walk(20), "Short", scene.collection)  # 1/3 s
     target = build_rigify_rig()
     select_pair(source, target)

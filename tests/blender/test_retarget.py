@@ -11,10 +11,10 @@ from tests import rigs
 from tests.blender.conftest import PACKAGE
 from tests.conftest import shared_file
 
-armature = import_module(PACKAGE + ".addon.armature")
-animdata = import_module(PACKAGE + ".addon.animdata")
-retarget_addon = import_module(PACKAGE + ".addon.retarget")
-operators = import_module(PACKAGE + ".addon.retarget_operators")
+armature = import_module(PACKAGE + ".addon.common.armature")
+animdata = import_module(PACKAGE + ".addon.common.animdata")
+retarget_addon = import_module(PACKAGE + ".addon.retarget.retarget_action")
+operators = import_module(PACKAGE + ".addon.retarget.operators")
 synthetic = import_module(PACKAGE + ".core.synthetic")
 kinematics = import_module(PACKAGE + ".core.kinematics")
 
@@ -90,7 +90,7 @@ def test_operator_on_bvh_imported_armatures(modes):
     assert len(angles) >= 18 and angles.max() < 0.05
     summary = bpy.context.scene.mocap_workbench.retarget.last_report
     assert "344 frames" in summary and "31 of 31 bones mapped" in summary and "skating" not in summary
-    assert result["mocap_workbench"]["source_action"] == source.animation_data.action.name
+    assert result["mocap_workbench"]["retarget"]["source_action"] == source.animation_data.action.name
     target.animation_data.action = original  # the original is untouched
     after = key_snapshot(target)
     assert after.keys() == before.keys() and all(np.array_equal(before[k], after[k]) for k in before)
@@ -103,7 +103,7 @@ def test_planted_feet_on_bvh_imports_reduce_skating():
     report = retarget_addon.retarget_armatures(source, target)
     assert report.mapped == 21 and 5 < report.scale < 6
     assert report.figures["skating_after"] * 10 < report.figures["skating_before"]
-    info = target.animation_data.action["mocap_workbench"]
+    info = target.animation_data.action["mocap_workbench"]["retarget"]
     assert info["skating_after"] == pytest.approx(report.figures["skating_after"])
     # Bandai's importer keys location on every bone: the new action holds them at rest
     curves = armature.BoneCurves.of(animdata.object_channels(target).fcurves, {b.name for b in target.data.bones})
@@ -164,7 +164,7 @@ def test_operator_on_a_rigify_style_rig():
     select_pair(source, target)
     assert bpy.ops.mocap.retarget(plant_feet=False) == {"FINISHED"}
     action = target.animation_data.action
-    assert action is not None and action["mocap_workbench"]["mapped_bones"] == 21
+    assert action is not None and action["mocap_workbench"]["retarget"]["mapped_bones"] == 21
     mapping = retarget_addon.auto_bone_map(source, target)
     assert mapping["DEF-thigh.L"] == "LeftUpLeg" and mapping["DEF-spine"] == "Hips"
     frames = [1, 40, 75, 150]
@@ -180,7 +180,8 @@ def test_operator_on_a_rigify_style_rig():
     hips_t = h[:, names.index("DEF-spine")] @ np.array(target.matrix_world)[:3, :3].T
     hs = heads(source, frames)
     hips_s = hs[:, [b.name for b in source.pose.bones].index("Hips")] @ np.array(source.matrix_world)[:3, :3].T
-    scale = bpy.context.scene.mocap_workbench.retarget.last_report.split("root scale ")[1].split(";")[0]
+    scale = action["mocap_workbench"]["retarget"]["scale"]
+    assert f"root scale {scale:.3g}" in bpy.context.scene.mocap_workbench.retarget.last_report
     assert np.allclose(np.diff(hips_t, axis=0), float(scale) * np.diff(hips_s, axis=0), atol=2e-3)
 
 

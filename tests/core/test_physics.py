@@ -304,7 +304,7 @@ def test_ukf_pose_arithmetic_recovers_a_rotation_from_positions():
 def test_physics_retarget_balances_a_scaled_real_walk():
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
-    from core.physics.retarget import physics_retarget
+    from core.physics.solve import physics_retarget
     from tests.conftest import shared_file
 
     source = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh")).frames(slice(1, 360))  # frame 0: T-pose
@@ -322,7 +322,7 @@ def test_physics_retarget_balances_real_jumps_and_lowers_their_torques():
     """CMU 01_01 (jumps) retargeted 1.4× onto 90 kg: balance, ballistic flight and torques all improve."""
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
-    from core.physics.retarget import physics_retarget
+    from core.physics.solve import physics_retarget
     from tests.conftest import shared_file
 
     source = read_bvh(shared_file("cmu_bvh_cgspeed/01_01.bvh")).frames(slice(1, 500))

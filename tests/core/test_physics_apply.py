@@ -13,7 +13,7 @@ from core.motion import Motion
 from core.physics.apply import PhysicsSettings, apply_physics, stretches, summary
 from core.physics.body import body_model
 from core.physics.metrics import combine_reports, stitch_series
-from core.physics.retarget import PhysicsOptions, physics_retarget
+from core.physics.solve import PhysicsOptions, physics_retarget
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from core.retarget import (
     save_preset,
 )
 from core.retarget.metrics import direction_error
-from core.retarget.retarget import ground_height
+from core.retarget.pipeline import ground_height
 from core.retarget.topology import topology_labels
 from core.skeleton import Skeleton
 from tests import rigs

@@ -116,7 +116,7 @@ import sys
 sys.path.insert(0, {scripts!r})
 import _package, bpy
 _package.load()
-from mocap_workbench.addon import acclaim
+from mocap_workbench.addon.acclaim import armature_io as acclaim
 from mocap_workbench.core.io.convert import load_acclaim
 bpy.ops.wm.read_homefile(use_empty=True)
 takes = load_acclaim([{asf!r}, {amc!r}])

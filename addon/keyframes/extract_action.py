@@ -10,38 +10,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import bpy
 import numpy as np
 
-from ..core import quaternion as quat
-from ..core.keyframes import PoseMetric, evaluate, extract_keyframes, reconstruct, target_count
-from ..core.keyframes.bezier import evaluate as bezier_evaluate
-from ..core.keyframes.bezier import fit_handles
-from ..core.keyframes.hybrid import drop_channel_keys
-from ..core.motion import Motion
-from ..core.skeleton import Skeleton
-from . import animdata
-from .armature import (
-    BoneCurves,
-    frame_range,
+from ...core import quaternion as quat
+from ...core.keyframes import PoseMetric, evaluate, extract_keyframes, reconstruct, target_count
+from ...core.keyframes.bezier import evaluate as bezier_evaluate
+from ...core.keyframes.bezier import fit_handles
+from ...core.keyframes.hybrid import drop_channel_keys
+from ...core.motion import Motion
+from ..common import animdata, record
+from ..common.armature import (
     motion_from_values,
     rebuilt_channel_values,
-    sample_curves,
-    scene_fps,
-    skeleton_from_armature,
 )
-
-
-@dataclass
-class ArmatureClip:
-    """An armature's active action read into the core: curves, frames and the dense motion."""
-
-    obj: Any
-    channels: animdata.Channels
-    curves: BoneCurves
-    frames: np.ndarray
-    values: dict
-    motion: Motion
+from ..common.clip import ArmatureClip, played_motion, read_clip
 
 
 @dataclass
@@ -64,38 +46,26 @@ class ExtractionReport:
     def ratio(self) -> float:
         return len(self.keys) / len(self.frames)
 
-    def summary(self) -> str:
+    def lines(self) -> list[str]:
+        """The report as rows: keys kept, the errors (core and Blender playback), the action written."""
         kept = self.params.get("keys_per_channel")
+        n = len(self.frames)
         if kept is None:
-            text = f"Kept {len(self.keys)} of {len(self.frames)} frames ({self.ratio:.1%}); "
+            rows = [f"Kept {len(self.keys)} of {n} frames ({self.ratio:.1%})"]
         else:
-            text = f"Kept {kept} of {len(self.frames)} frames per channel ({kept / len(self.frames):.1%}) on a grid of {len(self.keys)} poses; "
-        text += f"mean error {self.error['position_mean']:.4g}, max {self.error['position_max']:.4g}"
+            rows = [f"Kept {kept} of {n} frames per channel ({kept / n:.1%}) on a grid of {len(self.keys)} poses"]
+        rows.append(f"mean error {self.error['position_mean']:.4g}, max {self.error['position_max']:.4g}")
         if self.playback_error:
-            text += f" (Blender playback: mean {self.playback_error['position_mean']:.4g}, max {self.playback_error['position_max']:.4g})"
+            rows[-1] += (f" (Blender playback: mean {self.playback_error['position_mean']:.4g}, "
+                         f"max {self.playback_error['position_max']:.4g})")  # fmt: skip
         if self.result_action != self.source_action:
-            return text + f"; new action '{self.result_action}', original '{self.source_action}' kept"
-        return text + f"; replaced keys in '{self.source_action}'"
+            rows.append(f"new action '{self.result_action}', original '{self.source_action}' kept")
+        else:
+            rows.append(f"replaced keys in '{self.source_action}'")
+        return rows
 
-
-def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Skeleton | None = None) -> ArmatureClip:
-    """Dense motion of an action of an armature (every integer frame of its range).
-
-    channels: the action's curves for ``obj`` (default its active action, see
-    :func:`.animdata.action_channels` for another one); skeleton: the armature's skeleton to read
-    it on (default one whose position channels are the bones this action moves).
-    """
-    channels = animdata.object_channels(obj) if channels is None else channels
-    if channels is None:
-        raise ValueError(f"'{obj.name}' has no action to read")
-    curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
-    if not curves.by_channel:
-        raise ValueError(f"action '{channels.action.name}' animates no bone of '{obj.name}'")
-    frames = frame_range(channels.action)
-    skeleton = skeleton or skeleton_from_armature(obj, curves.moving_bones())
-    values = sample_curves(curves, frames)
-    motion = motion_from_values(obj, skeleton, values, len(frames), scene_fps(bpy.context.scene))
-    return ArmatureClip(obj, channels, curves, frames, values, motion)
+    def summary(self) -> str:
+        return "; ".join(self.lines())
 
 
 def _continuous_quaternions(values: dict, keys: np.ndarray) -> dict:
@@ -192,6 +162,7 @@ def write_sparse_action(clip: ArmatureClip, plan: dict, replace: bool, name: str
         return clip.channels
     source = clip.channels.action
     target = animdata.new_action_for(clip.obj, name or f"{source.name}_keys")
+    record.inherit(target.action, source)
     channel_of = {(fc.data_path, fc.array_index): key for key, fc in clip.curves.by_channel.items()}
     for fcurve in clip.channels.fcurves:
         key = channel_of.get((fcurve.data_path, fcurve.array_index))
@@ -206,13 +177,6 @@ def write_sparse_action(clip: ArmatureClip, plan: dict, replace: bool, name: str
     source.use_fake_user = True  # the original must survive being unassigned
     animdata.assign(clip.obj, target)
     return target
-
-
-def played_motion(clip: ArmatureClip, channels: animdata.Channels) -> Motion:
-    """The motion Blender plays back from ``channels``: every curve evaluated at every frame."""
-    curves = BoneCurves.of(channels.fcurves, set(clip.motion.skeleton.names))
-    values = sample_curves(curves, clip.frames)
-    return motion_from_values(clip.obj, clip.motion.skeleton, values, len(clip.frames), clip.motion.fps)
 
 
 # The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
@@ -284,7 +248,7 @@ def extract_on_armature(
     )
     if measure_playback:
         report.playback_error, report.per_frame_playback_error = evaluate(motion, played_motion(clip, channels), metric)
-    channels.action["mocap_workbench"] = {
+    record.write(channels.action, "keyframes", {
         "source_action": source_name,
         "method": method,
         "keyframes": len(keys),
@@ -292,7 +256,7 @@ def extract_on_armature(
         "frames": len(clip.frames),
         "position_mean": error["position_mean"],
         "position_max": error["position_max"],
-    }
+    })  # fmt: skip
     step(1.0)
     report.seconds = time.perf_counter() - start
     return report

@@ -13,8 +13,8 @@ import math
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from . import animdata
-from .armature import scene_fps, set_scene_fps
+from ..common import animdata
+from ..common.armature import scene_fps, set_scene_fps
 
 PIVOT_ITEMS = [
     ("FIRST_FRAME", "First Frame Root", "The vertical through the root bone at the action's first frame"),
@@ -372,7 +372,7 @@ class _EditOperator:
             return {"CANCELLED"}
         finally:
             wm.progress_end()
-        context.scene.mocap_workbench.editing.last_report = report.summary()
+        context.scene.mocap_workbench.editing.last_report = "\n".join(report.lines())
         self.report({"INFO"}, report.summary())
         return {"FINISHED"}
 
@@ -402,7 +402,7 @@ class MOCAP_OT_rotate_motion(_EditOperator, bpy.types.Operator):
     __annotations__ = operator_properties(rotate_properties())
 
     def run(self, context):
-        from .editing import rotate_action
+        from .edit_actions import rotate_action
 
         return rotate_action(context.active_object, self.angle, self.pivot, tuple(context.scene.cursor.location))
 
@@ -434,7 +434,7 @@ class MOCAP_OT_transition(_EditOperator, bpy.types.Operator):
         layout.prop_search(self, "action_to", bpy.data, "actions")
 
     def run(self, context):
-        from .editing import active_action, transition_actions
+        from .edit_actions import active_action, transition_actions
 
         obj = context.active_object
         settings = context.scene.mocap_workbench.editing
@@ -482,7 +482,7 @@ class MOCAP_OT_blend_body_part(_EditOperator, bpy.types.Operator):
                 layout.prop(self, name)
 
     def run(self, context):
-        from .editing import blend_actions
+        from .edit_actions import blend_actions
 
         if not self.bone:
             raise ValueError("Choose the bone whose branch comes from the other action")
@@ -515,7 +515,7 @@ class MOCAP_OT_interpolate_actions(_EditOperator, bpy.types.Operator):
         layout.prop_search(self, "other_action", bpy.data, "actions")
 
     def run(self, context):
-        from .editing import interpolate_actions
+        from .edit_actions import interpolate_actions
 
         other = _chosen(self, context, "other_action", "interpolate_with", "action to interpolate with")
         return interpolate_actions(context.active_object, other, self.coefficient, self.speed)
@@ -569,7 +569,7 @@ class MOCAP_OT_pca_synthesis(_EditOperator, bpy.types.Operator):
             layout.label(text=", ".join(item.name for item in self.actions), icon="ACTION")
 
     def run(self, context):
-        from .editing import pca_actions
+        from .edit_actions import pca_actions
 
         names = [item.name for item in self.actions]
         actions = [_action(n, "actions") for n in names] or self.chosen(context, context.scene.mocap_workbench.editing)
@@ -602,7 +602,7 @@ class MOCAP_OT_smoothed_pose_edit(_EditOperator, bpy.types.Operator):
         return message is None
 
     def run(self, context):
-        from .editing import spread_pose
+        from .edit_actions import spread_pose
 
         return spread_pose(context.active_object, context.scene.frame_current, self.falloff, self.falloff_shape,
                            self.in_place)  # fmt: skip
@@ -625,7 +625,7 @@ class MOCAP_OT_reverse_motion(_RangeOperator, bpy.types.Operator):
     __annotations__ = operator_properties(range_properties())
 
     def run(self, context):
-        from .editing import reverse_action
+        from .edit_actions import reverse_action
 
         return reverse_action(context.active_object, *frame_range_of(self, context))
 
@@ -651,7 +651,7 @@ class MOCAP_OT_time_scale_motion(_RangeOperator, bpy.types.Operator):
             layout.prop(self, "update_scene_fps")
 
     def run(self, context):
-        from .editing import time_scale_action
+        from .edit_actions import time_scale_action
 
         obj = context.active_object
         if self.scale_mode == "FACTOR":
@@ -659,9 +659,9 @@ class MOCAP_OT_time_scale_motion(_RangeOperator, bpy.types.Operator):
         report = time_scale_action(obj, fps=self.fps)
         if self.update_scene_fps:
             set_scene_fps(context.scene, self.fps)
-            report.text += f"; scene frame rate set to {self.fps:.4g}"
+            report.parts.append(f"scene frame rate set to {self.fps:.4g}")
         else:
-            report.text += f"; play it at {self.fps:.4g} fps (the scene runs at {scene_fps(context.scene):.4g})"
+            report.parts.append(f"play it at {self.fps:.4g} fps (the scene runs at {scene_fps(context.scene):.4g})")
         return report
 
 
@@ -681,7 +681,7 @@ class MOCAP_OT_cut_range(_RangeOperator, bpy.types.Operator):
     __annotations__ = operator_properties(range_properties())
 
     def run(self, context):
-        from .editing import cut_range
+        from .edit_actions import cut_range
 
         obj = context.active_object
         source = obj.animation_data.action
@@ -702,7 +702,7 @@ class MOCAP_OT_copy_range(_RangeOperator, bpy.types.Operator):
     __annotations__ = operator_properties(range_properties())
 
     def run(self, context):
-        from .editing import EditReport, frame_span, read_clip
+        from .edit_actions import EditReport, frame_span, read_clip
 
         obj = context.active_object
         clip = read_clip(obj)
@@ -710,7 +710,7 @@ class MOCAP_OT_copy_range(_RangeOperator, bpy.types.Operator):
         first = int(clip.frames[0])
         _store_clipboard(context, clip.channels.action, first + s, first + e - 1)
         return EditReport(
-            f"Copied frames {first + s}–{first + e - 1} of '{clip.channels.action.name}' ({e - s} frames)"
+            [f"Copied frames {first + s}–{first + e - 1} of '{clip.channels.action.name}' ({e - s} frames)"]
         )
 
 
@@ -754,7 +754,7 @@ class MOCAP_OT_paste_range(_EditOperator, bpy.types.Operator):
         layout.prop(self, "frame")
 
     def run(self, context):
-        from .editing import paste_range
+        from .edit_actions import paste_range
 
         settings = context.scene.mocap_workbench.editing
         if self.source_action:

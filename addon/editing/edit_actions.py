@@ -28,12 +28,12 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import editing as ed
-from ..core import quaternion as quat
-from ..core.editing.root import chain_world, horizontal, pelvis_joint, place, track
-from ..core.motion import Motion
-from . import animdata
-from .armature import (
+from ...core import editing as ed
+from ...core import quaternion as quat
+from ...core.editing.root import chain_world, horizontal, pelvis_joint, place, track
+from ...core.motion import Motion
+from ..common import animdata, record
+from ..common.armature import (
     BoneCurves,
     motion_from_values,
     pose_values,
@@ -42,46 +42,32 @@ from .armature import (
     skeleton_from_armature,
     write_values,
 )
-from .extract import ArmatureClip, read_clip
-from .retarget import _figure, rotation_of
+from ..common.clip import ArmatureClip, read_clip
+from ..common.spaces import to_armature, to_world, vertical
+from ..common.units import figure as _figure
 
 PIVOTS = ("FIRST_FRAME", "ORIGIN", "CURSOR")
 
 
 @dataclass
 class EditReport:
-    """What an edit did: the one-line summary the user sees, the action written and the figures."""
+    """What an edit did: the report lines the user sees, the action written and the figures."""
 
-    text: str
+    parts: list[str]
     action: str = ""
     figures: dict = field(default_factory=dict)
     seconds: float = 0.0
     motion: Motion | None = None  # the result as the core made it (for NLA strips: as the NLA plays it)
 
+    def lines(self) -> list[str]:
+        """The report as rows: what was done, then each figure."""
+        return list(self.parts)
+
     def summary(self) -> str:
-        return self.text
+        return "; ".join(self.parts)
 
 
 # --- Blender ↔ core --------------------------------------------------------------------------
-
-
-def vertical(obj: Any) -> np.ndarray:
-    """(3,) the world's up axis (+Z) in the armature's space."""
-    return quat.rotate(quat.conjugate(rotation_of(obj)), np.array([0.0, 0.0, 1.0]))
-
-
-def _matrix_world(obj: Any) -> np.ndarray:
-    return np.array([list(row) for row in obj.matrix_world], dtype=float)
-
-
-def to_armature(obj: Any, point: Any) -> np.ndarray:
-    """A world-space point (3,) in the armature's space."""
-    return (np.linalg.inv(_matrix_world(obj)) @ np.append(np.asarray(point, dtype=float), 1.0))[:3]
-
-
-def to_world(obj: Any, point: np.ndarray) -> np.ndarray:
-    """An armature-space point (3,) in world space."""
-    return (_matrix_world(obj) @ np.append(point, 1.0))[:3]
 
 
 def other_actions(obj: Any) -> list[Any]:
@@ -137,7 +123,7 @@ def _record(action: Any, operation: str, sources: list[str], figures: dict) -> N
             info[key] = value
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
             info[key] = [float(v) for v in value]
-    action["mocap_workbench"] = info
+    record.write(action, "edit", info)
 
 
 def _name(clip: ArmatureClip) -> str:
@@ -201,11 +187,12 @@ def rotate_action(obj: Any, angle: float, pivot: str = "FIRST_FRAME", cursor: An
     world = np.round(world, 6) + 0.0  # no -0 or rounding noise in the report
     figures = {"frames": motion.n_frames, "degrees": degrees, "pivot": world.tolist()}
     _record(channels.action, "rotate", [_name(clip)], figures)
-    text = (
+    lines = [
         f"Rotated {motion.n_frames} frames of '{_name(clip)}' by {degrees:.4g}° about the vertical "
-        f"through ({world[0]:.3g}, {world[1]:.3g}); new action '{channels.action.name}'"
-    )
-    return _timed(start, EditReport(text, channels.action.name, figures))
+        f"through ({world[0]:.3g}, {world[1]:.3g})",
+        f"new action '{channels.action.name}'",
+    ]
+    return _timed(start, EditReport(lines, channels.action.name, figures))
 
 
 # --- Transition --------------------------------------------------------------------------------
@@ -370,12 +357,14 @@ def transition_actions(
         if nla
         else f"new action '{channels.action.name}'"
     )
-    text = (
+    lines = [
         f"Transition '{_name(a)}' frame {figures['frame_a']} → '{_name(b)}' frame {figures['frame_b']}, "
-        f"{tr.window}-frame window{' (best join)' if search else ''}, {result.n_frames} frames; "
-        f"{sliding} near the join; jumps over the clips' own (pose, root velocity, joint velocity): {jumps}; {where}"
-    )
-    return _timed(start, EditReport(text, channels.action.name, figures, motion=result))
+        f"{tr.window}-frame window{' (best join)' if search else ''}, {result.n_frames} frames",
+        f"{sliding} near the join",
+        f"jumps over the clips' own (pose, root velocity, joint velocity): {jumps}",
+        where,
+    ]
+    return _timed(start, EditReport(lines, channels.action.name, figures, motion=result))
 
 
 # --- Blend body part ---------------------------------------------------------------------------
@@ -421,12 +410,14 @@ def blend_actions(
         "max_degrees": float(turned.max()) if turned.size else 0.0,
     }
     _record(channels.action, "blend", [_name(a), _name(b)], figures)
-    text = (
+    lines = [
         f"Blended '{bone}' and {below} bones below it from '{_name(b)}' (weight {weight:.3g}, offset {offset}) "
-        f"into {motion.n_frames} frames of '{_name(a)}'; {figures['bones']} bones turned {figures['mean_degrees']:.3g}° "
-        f"on average, at most {figures['max_degrees']:.3g}°; new action '{channels.action.name}'"
-    )
-    return _timed(start, EditReport(text, channels.action.name, figures))
+        f"into {motion.n_frames} frames of '{_name(a)}'",
+        f"{figures['bones']} bones turned {figures['mean_degrees']:.3g}° "
+        f"on average, at most {figures['max_degrees']:.3g}°",
+        f"new action '{channels.action.name}'",
+    ]
+    return _timed(start, EditReport(lines, channels.action.name, figures))
 
 
 # --- Interpolate -------------------------------------------------------------------------------
@@ -455,14 +446,15 @@ def interpolate_actions(obj: Any, action_b: Any, coefficient: float = 0.5, speed
         "pelvis_speeds": speeds,
     }
     _record(channels.action, "interpolate", [_name(a), _name(b)], figures)
-    text = (
+    lines = [
         f"Interpolated '{_name(a)}' and '{_name(b)}' at {coefficient:.3g}, speed ×{speed:.3g}: "
         f"{len(events_a)} key events matched (foot strikes at frames {_frames_text(events_a)} "
-        f"and {_frames_text(events_b)}); {res.motion.n_frames} frames, pelvis speed "
-        f"{speeds[0]:.3g} / {speeds[1]:.3g} / {speeds[2]:.3g} per s (A / result / B); "
-        f"new action '{channels.action.name}'"
-    )
-    return _timed(start, EditReport(text, channels.action.name, figures))
+        f"and {_frames_text(events_b)})",
+        f"{res.motion.n_frames} frames, pelvis speed "
+        f"{speeds[0]:.3g} / {speeds[1]:.3g} / {speeds[2]:.3g} per s (A / result / B)",
+        f"new action '{channels.action.name}'",
+    ]
+    return _timed(start, EditReport(lines, channels.action.name, figures))
 
 
 # --- PCA synthesis -----------------------------------------------------------------------------
@@ -525,13 +517,14 @@ def pca_actions(
     _record(channels.action, "pca", [_name(c) for c in clips], figures)
     shares = ", ".join(f"{100 * s:.0f}" for s in explained[:4]) + (", …" if len(explained) > 4 else "")
     name = "speed" if parameter == "SPEED" else f"'{property_name}'"
-    text = (
+    lines = [
         f"PCA of {len(model.cycles)} cycles from {len(clips)} actions: {shares} % of the variance with 1, 2, … "
-        f"components ({figures['components_for_90_percent']} for 90 %, {used} used); {name} {target:.3g} "
-        f"(cycles {lo:.3g}–{hi:.3g}, fit R² {model.parameter_r2:.2f}); {cycles} cycles, {out.n_frames} frames; "
-        f"new action '{channels.action.name}'"
-    )
-    return _timed(start, EditReport(text, channels.action.name, figures))
+        f"components ({figures['components_for_90_percent']} for 90 %, {used} used)",
+        f"{name} {target:.3g} (cycles {lo:.3g}–{hi:.3g}, fit R² {model.parameter_r2:.2f})",
+        f"{cycles} cycles, {out.n_frames} frames",
+        f"new action '{channels.action.name}'",
+    ]
+    return _timed(start, EditReport(lines, channels.action.name, figures))
 
 
 # --- Smoothed pose edit ------------------------------------------------------------------------
@@ -607,11 +600,12 @@ def spread_pose(
     }
     _record(action, "pose_edit", [_name(clip)], {k: v for k, v in figures.items() if k != "bones"})
     listed = ", ".join(bones[:4]) + (", …" if len(bones) > 4 else "")
-    text = (
+    lines = [
         f"Spread the pose of {len(bones)} bone{'s' if len(bones) > 1 else ''} ({listed}) at frame {frame} over frames "
-        f"{first + affected[0]}–{first + affected[-1]} ({len(affected)} frames); {where}"
-    )
-    return _timed(start, EditReport(text, action.name, figures))
+        f"{first + affected[0]}–{first + affected[-1]} ({len(affected)} frames)",
+        where,
+    ]
+    return _timed(start, EditReport(lines, action.name, figures))
 
 
 # --- Clip operations ---------------------------------------------------------------------------
@@ -654,8 +648,8 @@ def reverse_action(obj: Any, start: int | None = None, end: int | None = None) -
     channels = write_action(obj, out, _first(clip), f"{_name(clip)}_reversed")
     figures = {"range": [_first(clip) + s, _first(clip) + e - 1], "frames": out.n_frames}
     _record(channels.action, "reverse", [_name(clip)], figures)
-    text = f"Reversed {_range_text(clip, s, e)} of '{_name(clip)}'; new action '{channels.action.name}'"
-    return _timed(t0, EditReport(text, channels.action.name, figures))
+    lines = [f"Reversed {_range_text(clip, s, e)} of '{_name(clip)}'", f"new action '{channels.action.name}'"]
+    return _timed(t0, EditReport(lines, channels.action.name, figures))
 
 
 def time_scale_action(
@@ -680,8 +674,8 @@ def time_scale_action(
     channels = write_action(obj, out, _first(clip), f"{_name(clip)}_scaled")
     figures = {"frames_before": motion.n_frames, "frames": out.n_frames, "fps": float(fps or motion.fps)}
     _record(channels.action, "time_scale", [_name(clip)], figures)
-    text = f"{what}: {motion.n_frames} → {out.n_frames} frames; new action '{channels.action.name}'"
-    return _timed(t0, EditReport(text, channels.action.name, figures))
+    lines = [f"{what}: {motion.n_frames} → {out.n_frames} frames", f"new action '{channels.action.name}'"]
+    return _timed(t0, EditReport(lines, channels.action.name, figures))
 
 
 def cut_range(obj: Any, start: int, end: int) -> EditReport:
@@ -697,11 +691,12 @@ def cut_range(obj: Any, start: int, end: int) -> EditReport:
     figures = {"range": [_first(clip) + s, _first(clip) + e - 1], "removed": e - s, "frames": out.n_frames,
                "root_jump_ratio": jump}  # fmt: skip
     _record(channels.action, "cut", [_name(clip)], figures)
-    text = (
+    lines = [
         f"Cut {_range_text(clip, s, e)} ({e - s} frames) out of '{_name(clip)}': {out.n_frames} frames left, "
-        f"root velocity jump at the seam {_figure(jump)}× the clip's own; new action '{channels.action.name}'"
-    )
-    return _timed(t0, EditReport(text, channels.action.name, figures))
+        f"root velocity jump at the seam {_figure(jump)}× the clip's own",
+        f"new action '{channels.action.name}'",
+    ]
+    return _timed(t0, EditReport(lines, channels.action.name, figures))
 
 
 def paste_range(obj: Any, source: Any, frame: int, start: int | None = None, end: int | None = None) -> EditReport:
@@ -721,9 +716,10 @@ def paste_range(obj: Any, source: Any, frame: int, start: int | None = None, end
     figures = {"range": [_first(src) + s, _first(src) + e - 1], "at": _first(target) + at,
                "frames": out.n_frames, "root_jump_ratios": jumps}  # fmt: skip
     _record(channels.action, "paste", [_name(target), _name(src)], figures)
-    text = (
+    lines = [
         f"Pasted {_range_text(src, s, e)} of '{_name(src)}' ({e - s} frames) before frame {_first(target) + at} "
         f"of '{_name(target)}': {out.n_frames} frames, root velocity jumps at the seams "
-        f"{_figure(jumps[0])}× and {_figure(jumps[1])}× the clips' own; new action '{channels.action.name}'"
-    )
-    return _timed(t0, EditReport(text, channels.action.name, figures))
+        f"{_figure(jumps[0])}× and {_figure(jumps[1])}× the clips' own",
+        f"new action '{channels.action.name}'",
+    ]
+    return _timed(t0, EditReport(lines, channels.action.name, figures))

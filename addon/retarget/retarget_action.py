@@ -25,13 +25,14 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import quaternion as quat
-from ..core.physics.apply import PhysicsSettings, apply_physics
-from ..core.physics.apply import summary as physics_summary
-from ..core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
-from . import animdata
-from .armature import BoneCurves, pose_values, skeleton_from_armature, write_values
-from .extract import read_clip
+from ...core.physics.apply import PhysicsSettings, apply_physics
+from ...core.physics.apply import summary_lines as physics_lines
+from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
+from ..common import animdata, record
+from ..common.armature import BoneCurves, pose_values, skeleton_from_armature, write_values
+from ..common.clip import read_clip
+from ..common.spaces import metres_per_unit, object_alignment, world_scale
+from ..common.units import figure as _figure
 
 
 @dataclass
@@ -49,45 +50,33 @@ class RetargetReport:
     figures: dict = field(default_factory=dict)
     mapping: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    extraction: str = ""
+    extraction: Any = None  # the ExtractionReport when the result was distilled into keyframes
     seconds: float = 0.0
     physics: dict = field(default_factory=dict)  # core.physics.apply figures (empty: no physics)
     physics_series: dict = field(default_factory=dict)  # "before"/"after" PhysicsSeries, for plots
     physics_image: str = ""  # name of the plot's image datablock
     physics_plot_note: str = ""  # why there is no plot
 
-    def summary(self) -> str:
-        text = (
+    def lines(self) -> list[str]:
+        """The report as rows: what was retargeted, foot skating, the action written, physics, keyframes."""
+        rows = [
             f"Retargeted {len(self.frames)} frames of '{self.source_action}' onto '{self.target}': "
             f"{self.mapped} of {self.target_bones} bones mapped, root scale {self.scale:.3g}"
-        )
+        ]
         if "skating_before" in self.figures:
             before, after = (_figure(self.figures[k]) for k in ("skating_before", "skating_after"))
-            text += f"; foot skating {before} → {after} per s"
-        text += f"; new action '{self.result_action}'"
+            rows.append(f"foot skating {before} → {after} per s")
+        rows.append(f"new action '{self.result_action}'")
         if self.physics:
-            text += f"; {physics_summary(self.physics)}"
+            rows.extend(physics_lines(self.physics))
         if self.physics_image:
-            text += f"; plot in image '{self.physics_image}'"
-        if self.extraction:
-            text += f"; {self.extraction}"
-        return text
+            rows.append(f"plot in image '{self.physics_image}'")
+        if self.extraction is not None:
+            rows.extend(self.extraction.lines()[:2])
+        return rows
 
-
-def _figure(x: float) -> str:
-    """Three significant digits; rounding noise (below 1e-9) shows as 0."""
-    return f"{x:.3g}" if abs(x) > 1e-9 else "0"
-
-
-def rotation_of(obj: Any) -> np.ndarray:
-    """World orientation (4,) of an object, scale removed."""
-    m = np.array([list(row) for row in obj.matrix_world], dtype=float)[:3, :3]
-    return quat.from_matrix(m / np.linalg.norm(m, axis=0, keepdims=True))
-
-
-def object_alignment(source: Any, target: Any) -> np.ndarray:
-    """Rotation (4,) from the source armature's space to the target armature's space."""
-    return quat.multiply(quat.inverse(rotation_of(target)), rotation_of(source))
+    def summary(self) -> str:
+        return "; ".join(self.lines())
 
 
 def auto_bone_map(source: Any, target: Any) -> dict[str, str]:
@@ -149,47 +138,23 @@ def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> ani
 
 
 def _record(action: Any, source: Any, source_action: str, result: Any, figures: dict, physics: dict) -> None:
-    """Keep where an action came from and its figures as a custom property of the action."""
-    action["mocap_workbench"] = {
-        "retarget_source": source.name,
+    """Keep where the action came from and its figures in the action's record (:mod:`..common.record`)."""
+    record.write(action, "retarget", {
+        "source_armature": source.name,
         "source_action": source_action,
         "mapped_bones": len(result.pairs[0]),
         "scale": result.scale,
         **{k: v for k, v in figures.items() if k.startswith(("skating", "position_error", "contact"))},
-    }
+    })  # fmt: skip
     if physics:
-        action["mocap_workbench"]["physics"] = id_property(physics)
-
-
-def id_property(value: Any) -> Any:
-    """A JSON-like value as ID properties accept it (booleans as 0/1, tuples as lists)."""
-    if isinstance(value, dict):
-        return {str(k): id_property(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [id_property(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def world_scale(obj: Any) -> float:
-    """Mean scale of an object's world matrix."""
-    m = np.array([list(row) for row in obj.matrix_world], dtype=float)[:3, :3]
-    return float(np.cbrt(abs(np.linalg.det(m))))
-
-
-def metres_per_unit(obj: Any) -> float:
-    """Metres per armature unit of ``obj``: the scene's Unit Scale times the object's scale."""
-    return float(bpy.context.scene.unit_settings.scale_length) * world_scale(obj)
+        record.write(action, "physics", physics)
 
 
 def measured_height(obj: Any) -> float | None:
     """Standing height of an armature in metres (armature units × :func:`metres_per_unit`), or
     None when it is not a humanoid the body model understands."""
-    from ..core.limbs import detect_up
-    from ..core.physics.body import standing_height
+    from ...core.limbs import detect_up
+    from ...core.physics.body import standing_height
 
     try:
         skeleton = skeleton_from_armature(obj)
@@ -221,7 +186,7 @@ def physics_image(report: RetargetReport, folder: str | None = None) -> Any:
 
     Returns the image, or None with ``report.physics_plot_note`` saying why (matplotlib missing).
     """
-    from ..core.physics import plot
+    from ...core.physics import plot
 
     if not report.physics_series:
         return None
@@ -245,8 +210,8 @@ def physics_image(report: RetargetReport, folder: str | None = None) -> Any:
     image.pack()
     report.physics_image = image.name
     action = bpy.data.actions.get(report.result_action)
-    if action is not None and "mocap_workbench" in action:
-        action["mocap_workbench"]["physics_image"] = image.name
+    if action is not None:
+        record.write(action, "physics", {"image": image.name}, merge=True)
     return image
 
 
@@ -294,7 +259,7 @@ def retarget_armatures(
                             len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
                             result.notes)  # fmt: skip
     if outcome is not None:
-        from ..core.physics.apply import ground_drawing
+        from ...core.physics.apply import ground_drawing
         from .physics_overlay import store
 
         store(channels.action, ground_drawing(outcome.series["after"]), int(clip.frames[0]))
@@ -302,9 +267,9 @@ def retarget_armatures(
         if plot:
             physics_image(report)
     if extract is not None:
-        from .extract import extract_on_armature
+        from ..keyframes.extract_action import extract_on_armature
 
-        report.extraction = extract_on_armature(target, replace=True, **extract).summary().split("; ")[0]
+        report.extraction = extract_on_armature(target, replace=True, **extract)
     step(1.0)
     report.seconds = time.perf_counter() - start
     return report

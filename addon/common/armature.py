@@ -15,10 +15,11 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import quaternion as quat
-from ..core.motion import Motion
-from ..core.skeleton import POSITION_CHANNELS, Skeleton
+from ...core import quaternion as quat
+from ...core.motion import Motion
+from ...core.skeleton import POSITION_CHANNELS, Skeleton
 from . import animdata
+from .spaces import matrix_array
 
 PROPERTIES = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 _PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(' + "|".join(PROPERTIES) + r")$")
@@ -40,10 +41,6 @@ def bone_order(armature: Any) -> list[Any]:
     return ordered
 
 
-def _matrix(m: Any) -> np.ndarray:
-    return np.array([list(row) for row in m], dtype=float)
-
-
 def skeleton_from_armature(obj: Any, moving: set[str] | None = None) -> Skeleton:
     """The armature's rest pose as a Skeleton (armature space, scene units).
 
@@ -53,7 +50,7 @@ def skeleton_from_armature(obj: Any, moving: set[str] | None = None) -> Skeleton
     names = [b.name for b in bones]
     index = {n: i for i, n in enumerate(names)}
     parents = [index[b.parent.name] if b.parent else -1 for b in bones]
-    world = np.array([_matrix(b.matrix_local) for b in bones])
+    world = np.array([matrix_array(b.matrix_local) for b in bones])
     local = world.copy()
     for j, p in enumerate(parents):
         if p >= 0:
@@ -226,7 +223,7 @@ def build_armature(
     :func:`roll_targets`. Either way bone rest rotations differ from the skeleton's: use
     :func:`core.motion.change_rest` to move a motion onto the armature.
     """
-    from ..core.kinematics import rest_positions
+    from ...core.kinematics import rest_positions
 
     data = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, data)
@@ -286,7 +283,7 @@ def create_animated_armature(
     y_up: the motion's up axis is Y (BVH, the core's procedural clips); the object is turned
     90° about X so it stands up in Blender's Z-up world, as Blender's BVH importer does.
     """
-    from ..core.motion import change_rest
+    from ...core.motion import change_rest
 
     obj = build_armature(motion.skeleton, name, collection, rotation_mode)
     moving = {n for n, m in zip(motion.skeleton.names, motion.skeleton.has_position_channels) if m}

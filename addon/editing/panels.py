@@ -7,8 +7,9 @@ from __future__ import annotations
 import bpy
 from bpy.props import CollectionProperty, IntProperty, PointerProperty, StringProperty
 
-from . import animdata
-from .editing_operators import (
+from ..common import animdata
+from ..common.panels import draw_report
+from .operators import (
     MOCAP_OT_blend_body_part,
     MOCAP_OT_copy_range,
     MOCAP_OT_cut_range,
@@ -133,13 +134,6 @@ class MOCAP_OT_pca_list_fill(bpy.types.Operator):
 # --- panels ------------------------------------------------------------------------------------
 
 
-def _draw_report(layout, text: str) -> None:
-    if text:
-        box = layout.box()
-        for part in text.split("; "):
-            box.label(text=part)
-
-
 def _prepare(layout):
     layout.use_property_split = True
     layout.use_property_decorate = False
@@ -151,7 +145,7 @@ def draw_edit(self, context):
     message = edit_poll_message(context, need_action=False)
     if message:
         layout.label(text=message, icon="INFO")
-    _draw_report(layout, context.scene.mocap_workbench.editing.last_report)
+    draw_report(layout, context.scene.mocap_workbench.editing.last_report.splitlines())
 
 
 def draw_rotate(self, context):

@@ -25,8 +25,8 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import quaternion as quat
-from ..core.io.asf_amc import (
+from ...core import quaternion as quat
+from ...core.io.asf_amc import (
     CHANNEL_DOFS,
     DEFAULT_FPS,
     DOF_CHANNELS,
@@ -35,11 +35,18 @@ from ..core.io.asf_amc import (
     fit_dofs,
     write_asf_amc,
 )
-from ..core.io.convert import AcclaimTakes
-from ..core.motion import Motion, change_rest, rest_world_rotations, transform_world, with_rest_orientations
-from ..core.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
-from . import animdata
-from .armature import build_armature, pose_values, scene_fps, set_scene_fps, skeleton_from_armature, write_values
+from ...core.io.convert import AcclaimTakes
+from ...core.motion import Motion, change_rest, rest_world_rotations, transform_world, with_rest_orientations
+from ...core.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
+from ..common import animdata
+from ..common.armature import (
+    build_armature,
+    pose_values,
+    scene_fps,
+    set_scene_fps,
+    skeleton_from_armature,
+    write_values,
+)
 
 META = "acclaim"  # custom property of the armature datablock
 Y_UP_TO_Z_UP = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)  # Blender's BVH default
@@ -274,7 +281,7 @@ def armature_motion(
     fps: the rate to record (default the scene's). Armature space is used (the object's own
     transform is not), like Blender's BVH exporter. Raises ValueError without bone animation.
     """
-    from .extract import read_clip
+    from ..common.clip import read_clip
 
     clip = read_clip(obj)
     meta = _meta(obj)

@@ -168,7 +168,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         draw_settings(layout, self)
 
     def execute(self, context):
-        from .extract import extract_on_armature
+        from .extract_action import extract_on_armature
 
         if self.method == "hybrid" and self.target not in {"COUNT", "RATIO"}:
             self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
@@ -195,7 +195,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
             return {"CANCELLED"}
         finally:
             wm.progress_end()
-        context.scene.mocap_workbench.last_report = report.summary()
+        context.scene.mocap_workbench.last_report = "\n".join(report.lines())
         self.report({"INFO"}, report.summary())
         return {"FINISHED"}
 

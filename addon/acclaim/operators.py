@@ -21,11 +21,10 @@ ROTATION_MODE_ITEMS = [
 
 def _axis_rotation(matrix):
     """The core quaternion (w, x, y, z) of an axis-conversion matrix."""
-    import numpy as np
+    from ...core import quaternion as quat
+    from ..common.spaces import matrix_array
 
-    from ..core import quaternion as quat
-
-    return quat.from_matrix(np.array([list(row) for row in matrix.to_3x3()], dtype=float))
+    return quat.from_matrix(matrix_array(matrix.to_3x3()))
 
 
 @orientation_helper(axis_forward="-Z", axis_up="Y")
@@ -113,9 +112,9 @@ class IMPORT_ANIM_OT_acclaim(bpy.types.Operator, ImportHelper):
     def execute(self, context):
         from bpy_extras.io_utils import axis_conversion
 
-        from ..core.io.convert import load_acclaim
-        from ..core.io.errors import MocapFormatError
-        from .acclaim import ImportOptions, import_takes
+        from ...core.io.convert import load_acclaim
+        from ...core.io.errors import MocapFormatError
+        from .armature_io import ImportOptions, import_takes
 
         try:
             takes = load_acclaim(self.selected_paths(), default_fps=self.fps)
@@ -192,7 +191,7 @@ class EXPORT_ANIM_OT_acclaim(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         from bpy_extras.io_utils import axis_conversion
 
-        from .acclaim import export_armature
+        from .armature_io import export_armature
 
         rotation = _axis_rotation(axis_conversion(to_forward=self.axis_forward, to_up=self.axis_up))
         try:

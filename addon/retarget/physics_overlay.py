@@ -17,6 +17,9 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ..common import record
+from ..common.spaces import to_world
+
 PROPERTY = "physics_overlay"
 _handle = None
 
@@ -34,29 +37,27 @@ class Geometry:
 
 def store(action: Any, drawing: dict, first_frame: int) -> None:
     """Keep an overlay's data (:func:`core.physics.apply.ground_drawing`) on the action."""
-    action["mocap_workbench"][PROPERTY] = {
+    record.write(action, PROPERTY, {
         "frame_start": int(first_frame),
         "zmp": np.asarray(drawing["zmp"], dtype=float).ravel().tolist(),
         "inside": np.asarray(drawing["inside"], dtype=int).tolist(),
         "polygons": np.asarray(drawing["polygons"], dtype=float).ravel().tolist(),
         "offsets": np.asarray(drawing["offsets"], dtype=int).tolist(),
-    }
+    })  # fmt: skip
 
 
 def overlay_geometry(obj: Any, frame: int) -> Geometry | None:
     """The overlay of ``obj``'s active action at ``frame`` in world space, or None without data."""
     action = obj.animation_data.action if obj is not None and obj.animation_data else None
-    info = action.get("mocap_workbench") if action is not None else None
-    data = info.get(PROPERTY) if info is not None else None
+    data = record.section(action, PROPERTY) if action is not None else None
     if data is None:
         return None
     zmp = np.array(data["zmp"], dtype=float).reshape(-1, 3)
     offsets = np.array(data["offsets"], dtype=int)
     polygons = np.array(data["polygons"], dtype=float).reshape(-1, 3)
-    m = np.array([list(row) for row in obj.matrix_world], dtype=float)
 
     def world(p: np.ndarray) -> np.ndarray:
-        return p @ m[:3, :3].T + m[:3, 3]
+        return to_world(obj, p)
 
     t = int(np.clip(frame - data["frame_start"], 0, len(zmp) - 1))
     valid = np.isfinite(zmp).all(axis=1)

@@ -131,7 +131,7 @@ def physics_settings_of(settings):
     """The core's PhysicsSettings from the settings, or None when Physics is off."""
     if not settings.use_physics:
         return None
-    from ..core.physics.apply import PhysicsSettings
+    from ...core.physics.apply import PhysicsSettings
 
     return PhysicsSettings(
         target_mass=settings.target_mass,
@@ -147,7 +147,7 @@ def physics_settings_of(settings):
 
 def options_of(settings):
     """The core's RetargetOptions from the settings."""
-    from ..core.retarget import RetargetOptions
+    from ...core.retarget import RetargetOptions
 
     return RetargetOptions(
         scale=settings.scale_ratio if settings.root_scale == "RATIO" else None,
@@ -245,8 +245,8 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             draw_physics_options(body, self, context.active_object)
 
     def execute(self, context):
-        from .operators import target_of
-        from .retarget import bone_map_of, retarget_armatures
+        from ..keyframes.operators import target_of
+        from .retarget_action import bone_map_of, retarget_armatures
 
         source, target = find_source(context, self.source), context.active_object
         if source is None or source == target:
@@ -281,7 +281,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             return {"CANCELLED"}
         finally:
             wm.progress_end()
-        settings.retarget.last_report = report.summary()
+        settings.retarget.last_report = "\n".join(report.lines())
         settings.retarget.last_physics_image = report.physics_image
         for note in report.notes:
             self.report({"WARNING"}, note)
@@ -300,7 +300,7 @@ class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
     need_action = False
 
     def execute(self, context):
-        from .retarget import auto_bone_map, fill_bone_map
+        from .retarget_action import auto_bone_map, fill_bone_map
 
         source, target = find_source(context), context.active_object
         settings = context.scene.mocap_workbench.retarget
@@ -327,8 +327,8 @@ class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
         return True
 
     def execute(self, context):
-        from ..core.retarget import load_preset
-        from .retarget import fill_bone_map
+        from ...core.retarget import load_preset
+        from .retarget_action import fill_bone_map
 
         target = context.active_object
         try:
@@ -362,8 +362,8 @@ class MOCAP_OT_retarget_save_map(bpy.types.Operator, ExportHelper):
         return True
 
     def execute(self, context):
-        from ..core.retarget import save_preset
-        from .retarget import bone_map_of
+        from ...core.retarget import save_preset
+        from .retarget_action import bone_map_of
 
         settings = context.scene.mocap_workbench.retarget
         source = settings.source.name if settings.source else ""
@@ -406,8 +406,8 @@ def draw_physics_options(layout, settings, target=None) -> None:
     column.prop(settings, "target_mass")
     column.prop(settings, "target_height")
     if settings.target_height == 0.0 and target is not None and target.type == "ARMATURE":
-        from ..core.physics.apply import PLAUSIBLE_HEIGHT
-        from .retarget import measured_height
+        from ...core.physics.apply import PLAUSIBLE_HEIGHT
+        from .retarget_action import measured_height
 
         height = measured_height(target)
         text = f"Measured: {height:.3g} m" if height is not None else "Not measurable: set the height"

@@ -1,19 +1,12 @@
-"""Sidebar panels, the bone-map list, menu entries and the Dope Sheet header button."""
+"""Retarget: its scene settings and bone map, the sidebar panels (Retarget, Bone Map, Physics) and menu entry."""
 
 from __future__ import annotations
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProperty, StringProperty
 
-from .editing_ui import MOCAP_PG_editing
-from .operators import MOCAP_OT_extract_keyframes, draw_settings, settings_properties
-from .retarget_operators import (
-    MOCAP_OT_retarget,
-    draw_physics_options,
-    draw_retarget_options,
-    find_source,
-    retarget_properties,
-)
+from ..common.panels import Sidebar, draw_report
+from .operators import MOCAP_OT_retarget, draw_physics_options, draw_retarget_options, find_source, retarget_properties
 
 
 class MOCAP_PG_bone_pair(bpy.types.PropertyGroup):
@@ -56,17 +49,6 @@ class MOCAP_PG_retarget(bpy.types.PropertyGroup):
     }
 
 
-class MOCAP_PG_settings(bpy.types.PropertyGroup):
-    """Extraction settings kept with the scene, shown in the sidebar."""
-
-    __annotations__ = {
-        **settings_properties(),
-        "last_report": StringProperty(name="Last Result", default=""),
-        "retarget": PointerProperty(type=MOCAP_PG_retarget),
-        "editing": PointerProperty(type=MOCAP_PG_editing),
-    }
-
-
 class MOCAP_UL_bone_map(bpy.types.UIList):
     """Target bones and the source bones they follow."""
 
@@ -91,44 +73,7 @@ class MOCAP_UL_bone_map(bpy.types.UIList):
         return flags, []
 
 
-class _Sidebar:
-    bl_region_type = "UI"
-    bl_category = "Mocap"
-
-
-class _KeyframesPanel(_Sidebar):
-    bl_label = "Keyframe Extraction"
-
-    def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        settings = context.scene.mocap_workbench
-        draw_settings(layout, settings)
-        layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
-        _draw_report(layout, settings.last_report)
-
-
-def _draw_report(layout, text: str) -> None:
-    if text:
-        box = layout.box()
-        for part in text.split("; "):
-            box.label(text=part)
-
-
-class MOCAP_PT_keyframes_dopesheet(_KeyframesPanel, bpy.types.Panel):
-    bl_space_type = "DOPESHEET_EDITOR"
-
-
-class MOCAP_PT_keyframes_graph(_KeyframesPanel, bpy.types.Panel):
-    bl_space_type = "GRAPH_EDITOR"
-
-
-class MOCAP_PT_keyframes_view3d(_KeyframesPanel, bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
-
-
-class MOCAP_PT_retarget(_Sidebar, bpy.types.Panel):
+class MOCAP_PT_retarget(Sidebar, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_label = "Retarget"
 
@@ -146,10 +91,10 @@ class MOCAP_PT_retarget(_Sidebar, bpy.types.Panel):
         )
         draw_retarget_options(layout, settings)
         layout.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
-        _draw_report(layout, settings.last_report)
+        draw_report(layout, settings.last_report.splitlines())
 
 
-class MOCAP_PT_retarget_bone_map(_Sidebar, bpy.types.Panel):
+class MOCAP_PT_retarget_bone_map(Sidebar, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_label = "Bone Map"
     bl_parent_id = "MOCAP_PT_retarget"
@@ -173,7 +118,7 @@ class MOCAP_PT_retarget_bone_map(_Sidebar, bpy.types.Panel):
         column.prop(settings, "show_unmapped", text="", icon="HIDE_OFF" if settings.show_unmapped else "HIDE_ON")
 
 
-class MOCAP_PT_retarget_physics(_Sidebar, bpy.types.Panel):
+class MOCAP_PT_retarget_physics(Sidebar, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_label = "Physics"
     bl_parent_id = "MOCAP_PT_retarget"
@@ -195,53 +140,11 @@ class MOCAP_PT_retarget_physics(_Sidebar, bpy.types.Panel):
             box.label(text="Open it in an Image Editor")
 
 
-def draw_key_menu(self, context):
-    self.layout.separator()
-    self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
-
-
-def draw_dopesheet_header(self, context):
-    self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, text="", icon="KEYFRAME_HLT")
-
-
 def draw_animation_menu(self, context):
     self.layout.separator()
     self.layout.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
 
 
-classes = (
-    MOCAP_PG_bone_pair,
-    MOCAP_PG_retarget,
-    MOCAP_PG_settings,
-    MOCAP_UL_bone_map,
-    MOCAP_PT_keyframes_dopesheet,
-    MOCAP_PT_keyframes_graph,
-    MOCAP_PT_keyframes_view3d,
-    MOCAP_PT_retarget,
-    MOCAP_PT_retarget_bone_map,
-    MOCAP_PT_retarget_physics,
-)
-MENUS = (
-    (bpy.types.DOPESHEET_MT_key, draw_key_menu),
-    (bpy.types.GRAPH_MT_key, draw_key_menu),
-    (bpy.types.DOPESHEET_HT_header, draw_dopesheet_header),
-    (bpy.types.VIEW3D_MT_object_animation, draw_animation_menu),
-)
-
-
-def _menus():
-    from . import editing_ui, io_acclaim
-
-    return (*MENUS, *io_acclaim.MENUS, *editing_ui.MENUS)
-
-
-def register_ui() -> None:
-    bpy.types.Scene.mocap_workbench = bpy.props.PointerProperty(type=MOCAP_PG_settings)
-    for menu, draw in _menus():
-        menu.append(draw)
-
-
-def unregister_ui() -> None:
-    for menu, draw in _menus():
-        menu.remove(draw)
-    del bpy.types.Scene.mocap_workbench
+property_classes = (MOCAP_PG_bone_pair, MOCAP_PG_retarget)
+classes = (MOCAP_UL_bone_map, MOCAP_PT_retarget, MOCAP_PT_retarget_bone_map, MOCAP_PT_retarget_physics)
+MENUS = ((bpy.types.VIEW3D_MT_object_animation, draw_animation_menu),)

@@ -1,0 +1,57 @@
+"""An armature's action read into the core once: its curves, frames and dense motion.
+
+Every feature starts here (Extract Keyframes, Retarget, the Edit operators, Acclaim export),
+and measures what Blender plays back with :func:`played_motion`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import bpy
+import numpy as np
+
+from ...core.motion import Motion
+from ...core.skeleton import Skeleton
+from . import animdata
+from .armature import BoneCurves, frame_range, motion_from_values, sample_curves, scene_fps, skeleton_from_armature
+
+
+@dataclass
+class ArmatureClip:
+    """An armature's active action read into the core: curves, frames and the dense motion."""
+
+    obj: Any
+    channels: animdata.Channels
+    curves: BoneCurves
+    frames: np.ndarray
+    values: dict
+    motion: Motion
+
+
+def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Skeleton | None = None) -> ArmatureClip:
+    """Dense motion of an action of an armature (every integer frame of its range).
+
+    channels: the action's curves for ``obj`` (default its active action, see
+    :func:`.animdata.action_channels` for another one); skeleton: the armature's skeleton to read
+    it on (default one whose position channels are the bones this action moves).
+    """
+    channels = animdata.object_channels(obj) if channels is None else channels
+    if channels is None:
+        raise ValueError(f"'{obj.name}' has no action to read")
+    curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
+    if not curves.by_channel:
+        raise ValueError(f"action '{channels.action.name}' animates no bone of '{obj.name}'")
+    frames = frame_range(channels.action)
+    skeleton = skeleton or skeleton_from_armature(obj, curves.moving_bones())
+    values = sample_curves(curves, frames)
+    motion = motion_from_values(obj, skeleton, values, len(frames), scene_fps(bpy.context.scene))
+    return ArmatureClip(obj, channels, curves, frames, values, motion)
+
+
+def played_motion(clip: ArmatureClip, channels: animdata.Channels) -> Motion:
+    """The motion Blender plays back from ``channels``: every curve evaluated at every frame."""
+    curves = BoneCurves.of(channels.fcurves, set(clip.motion.skeleton.names))
+    values = sample_curves(curves, clip.frames)
+    return motion_from_values(clip.obj, clip.motion.skeleton, values, len(clip.frames), clip.motion.fps)

@@ -1,0 +1,27 @@
+"""Retarget: the operators (Retarget, bone maps), their settings and panels, the physics report and
+viewport overlay, and the bridge to the core (``retarget_action``)."""
+
+from __future__ import annotations
+
+from bpy.props import PointerProperty
+
+from ..common.registration import feature_registration
+from . import operators, panels, physics_overlay
+
+_register, _unregister = feature_registration(
+    (*panels.property_classes, *operators.classes, *panels.classes), panels.MENUS
+)
+
+
+def scene_settings() -> dict:
+    return {"retarget": PointerProperty(type=panels.MOCAP_PG_retarget)}
+
+
+def register() -> None:
+    _register()
+    physics_overlay.register()
+
+
+def unregister() -> None:
+    physics_overlay.unregister()
+    _unregister()
