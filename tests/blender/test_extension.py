@@ -67,5 +67,9 @@ def test_build_and_install_zip(tmp_path):
     import zipfile
 
     names = zipfile.ZipFile(zips[0]).namelist()
-    assert "blender_manifest.toml" in names and "core/quaternion.py" in names and "addon/keyframes/extract_action.py" in names
+    assert (
+        "blender_manifest.toml" in names
+        and "core/quaternion.py" in names
+        and "addon/keyframes/extract_action.py" in names
+    )
     assert not any(n.startswith(("tests/", "scripts/", ".venv")) for n in names)
