@@ -18,9 +18,8 @@ import time
 import traceback
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _keyframe_options  # noqa: E402
 import _package  # noqa: E402
 
 
@@ -32,26 +31,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--armature", help="armature object in the .blend (default: the active one, else the first animated one)"
     )
     p.add_argument("-o", "--output", required=True, help="output .blend (single input) or folder")
-    p.add_argument(
-        "--method",
-        default=None,
-        help="hybrid (Blender only), optimal, activity, simplify, threshold or uniform "
-        "(default: hybrid with Blender; without it optimal, or simplify beyond 5,000 frames)",
-    )
-    p.add_argument(
-        "--grid", type=float, default=4.0, help="hybrid: whole-pose keys per key kept on each channel (default 4)"
-    )
-    p.add_argument(
-        "--linear", action="store_true", help="write LINEAR keys instead of Bezier keys fitted to the slerp rebuild"
-    )
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--count", type=int, help="exact number of keyframes")
-    target.add_argument("--ratio", type=float, help="share of frames to keep, 0-1 (default 0.05)")
-    target.add_argument("--max-error", type=float, help="largest joint position error allowed (scene units)")
-    target.add_argument("--threshold", type=float, help="the threshold rule's pose distance δ")
-    p.add_argument(
-        "--weights", default="HIERARCHY", choices=["HIERARCHY", "UNIFORM", "MAIN"], help="joint weight preset"
-    )
+    _keyframe_options.add_arguments(p, method_default=None)
     p.add_argument(
         "--rotate-mode", default="NATIVE", choices=["NATIVE", "QUATERNION"], help="Blender BVH import rotation mode"
     )
@@ -79,11 +59,14 @@ def _blend_loaded() -> bool:
 CORE_OPTIMAL_LIMIT = 5000  # frames; the exact optimum's tables grow with the clip
 
 
-def target_of(args: argparse.Namespace) -> dict:
-    for key in ("count", "ratio", "max_error", "threshold"):
-        if getattr(args, key) is not None:
-            return {key: getattr(args, key)}
-    return {"ratio": 0.05}
+def default_method(target: dict, n_frames: int) -> str:
+    """The method when none is given: the hybrid for a Count or Ratio, the threshold rule for a
+    threshold, else (Max Error) the exact optimum, or curve simplification on long clips."""
+    if {"count", "ratio"} & set(target):
+        return "hybrid"
+    if "threshold" in target:
+        return "threshold"
+    return "optimal" if n_frames <= CORE_OPTIMAL_LIMIT else "simplify"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,38 +146,35 @@ def run_one(pkg, args: argparse.Namespace, source: str | None, blend_path: Path,
 
 
 def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Path) -> dict:
+    """The Blender path's extraction without Blender: a BVH becomes the channels Blender's BVH importer
+    would write (:mod:`core.io.blender_bvh`), so every method, the hybrid included, keeps the same keys."""
+    from mocap_workbench.core.channels import ChannelLayout, motion_from_values, pose_values
     from mocap_workbench.core.io.bvh import read_bvh, write_bvh
-    from mocap_workbench.core.keyframes import PoseMetric, evaluate, extract_keyframes, reconstruct
+    from mocap_workbench.core.keyframes.channel_keys import extract_channels
     from mocap_workbench.core.synthetic import demo_clip
 
     if source and not source.lower().endswith(".bvh"):
         raise ValueError(f"{source}: without Blender only BVH input is supported")
-    if args.method == "hybrid":
-        raise ValueError("the hybrid method writes F-curves: it needs Blender (bpy)")
-    motion = demo_clip() if source is None else read_bvh(source)
-    args.method = args.method or ("optimal" if motion.n_frames <= CORE_OPTIMAL_LIMIT else "simplify")
-    metric = PoseMetric.for_motion(motion, args.weights)
-    result = extract_keyframes(motion, args.method, metric=metric, weights=args.weights, **target_of(args))
-    rebuilt = reconstruct(motion, result.keys)
-    error, per_frame = evaluate(motion, rebuilt, metric)
+    if source is None:  # the demo clip on its own skeleton, quaternion channels
+        motion, layout = demo_clip(), ChannelLayout({})
+        values = pose_values(motion, layout)
+    else:
+        from mocap_workbench.core.io.blender_bvh import blender_bvh_import
+
+        capture = read_bvh(source)
+        skeleton, modes, values = blender_bvh_import(capture, args.rotate_mode)
+        layout = ChannelLayout(modes)
+        motion = motion_from_values(skeleton, layout, values, capture.n_frames, capture.fps)
+    options = _keyframe_options.options_of(args)
+    options["method"] = args.method = args.method or default_method(options["target"], motion.n_frames)
+    result = extract_channels(motion, layout, values, **options)
     shape = (motion.n_frames, motion.fps, motion.skeleton.n_joints)
-    report = _report_base(source, shape, args.method, result.params, result.keys, error, per_frame)
+    report = _report_base(source, shape, args.method, result.params, result.keys, result.error, result.per_frame_error)
     if args.bvh:
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
-        write_bvh(rebuilt, path)
+        write_bvh(result.played, path)
         report["outputs"] = {"bvh": str(path)}
     return report
-
-
-def _plain(value):
-    """A JSON-ready parameter value: numpy integers to int, other numbers to float."""
-    if value is None or isinstance(value, str | bool):
-        return value
-    if isinstance(value, list | tuple | np.ndarray):
-        return [_plain(v) for v in value]
-    if isinstance(value, int | np.integer):
-        return int(value)
-    return float(value)
 
 
 def _report_base(source, shape: tuple[int, float, int], method, params, keys, error, per_frame) -> dict:
@@ -206,7 +186,7 @@ def _report_base(source, shape: tuple[int, float, int], method, params, keys, er
         "fps": float(fps),
         "joints": int(joints),
         "method": method,
-        "params": {k: _plain(v) for k, v in params.items()},
+        "params": {k: _keyframe_options.plain(v) for k, v in params.items()},
         "keyframes": [int(k) for k in keys],
         "error": dict(error),
         "per_frame_error": [float(x) for x in per_frame],
@@ -258,14 +238,14 @@ def _load_armature(args: argparse.Namespace, source: str | None):
 def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: Path) -> dict:
     import bpy
 
-    from mocap_workbench.addon.common.armature import scene_fps
+    from mocap_workbench.addon.common.armature import frame_range, scene_fps
     from mocap_workbench.addon.keyframes.extract_action import extract_on_armature
 
     obj = _load_armature(args, source)
-    args.method = args.method or ("hybrid" if {"count", "ratio"} & set(target_of(args)) else "optimal")
-    report = extract_on_armature(
-        obj, args.method, target_of(args), args.weights, args.replace, fitted=not args.linear, grid=args.grid
-    )
+    options = _keyframe_options.options_of(args)
+    frames = len(frame_range(obj.animation_data.action))
+    options["method"] = args.method = args.method or default_method(options["target"], frames)
+    report = extract_on_armature(obj, replace=args.replace, **options)
     shape = (len(report.frames), scene_fps(bpy.context.scene), len(obj.data.bones))
     out = _report_base(source, shape, args.method, report.params, report.keys, report.error, report.per_frame_error)
     out["error"]["playback"] = report.playback_error

@@ -33,6 +33,7 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _keyframe_options  # noqa: E402
 import _package  # noqa: E402
 
 MOTION_SUFFIXES = (".bvh", ".amc")
@@ -53,12 +54,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--floor-level", type=float, default=0.0, help="floor height for --on-floor (target units)")
     p.add_argument("--no-plant", action="store_true", help="do not pin the source's foot contacts with IK")
     p.add_argument("--rigid-twist", action="store_true", help="keep unmapped in-between bones rigid")
-    p.add_argument("--extract-ratio", type=float, help="distil the result to this share of keyframes (Blender)")
     p.add_argument("--format", choices=["blend", "bvh"], help="output format of a batch (default blend with Blender)")
     p.add_argument(
         "--rotate-mode", default="NATIVE", choices=["NATIVE", "QUATERNION"], help="Blender BVH import rotation mode"
     )
     p.add_argument("--report", help="JSON report path (single source; default beside the output)")
+    _keyframe_options.add_arguments(p, "extract-", method_default=None)
     g = p.add_argument_group("physics")
     g.add_argument("--physics", action="store_true", help="make the result physically plausible for the target's body")
     g.add_argument("--target-mass", type=float, default=70.0, help="target body mass in kg (default 70)")
@@ -244,11 +245,31 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
         result.motion = outcome.motion
         result.notes.extend(outcome.notes)
         extra["physics"], series = outcome.figures, outcome.series
-    write_bvh(result.motion, out)
     figures = retarget_metrics(motion, result)
+    written = result.motion
+    if _keyframe_options.given(args, "extract-"):  # the keys a quaternion rig would get; the BVH holds what they play
+        from mocap_workbench.core.channels import ChannelLayout, pose_values
+        from mocap_workbench.core.keyframes.channel_keys import extract_channels
+
+        layout = ChannelLayout({})
+        keys = extract_channels(
+            written, layout, pose_values(written, layout), **_keyframe_options.options_of(args, "extract-")
+        )
+        extra["extraction"] = _extraction(
+            keys.keys, keys.params, keys.error, _keyframe_options.options_of(args, "extract-")
+        )
+        written = keys.played
+    write_bvh(written, out)
     report = _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
                      result.notes, **extra)  # fmt: skip
     return report, series
+
+
+def _extraction(keys, params, error, options: dict) -> dict:
+    """The report's ``extraction`` part: method, target, pose keys (0-based), params, error of what the keys play."""
+    return {"method": options["method"], "target": options["target"], "keyframes": [int(k) for k in keys],
+            "params": {k: _keyframe_options.plain(v) for k, v in params.items()},
+            "error": {k: float(v) for k, v in error.items()}}  # fmt: skip
 
 
 def _report(source, target, out, frames, fps, mapping, scale, figures, notes, **extra) -> dict:
@@ -353,9 +374,7 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
 
     target = _load_target(args)
     source_obj = _load_source(args, source)
-    extract = None
-    if args.extract_ratio:
-        extract = {"method": "threshold", "target": {"ratio": args.extract_ratio}}
+    extract = _keyframe_options.options_of(args, "extract-") if _keyframe_options.given(args, "extract-") else None
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
                                 physics=args.physics_settings)  # fmt: skip
     if out.suffix == ".bvh":
@@ -366,10 +385,14 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     else:
         bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
     extra = {"physics": report.physics} if report.physics else {}
+    if report.extraction is not None:
+        e = report.extraction
+        extra["extraction"] = _extraction(e.keys, e.params, e.error, extract)
+        extra["extraction"]["playback_error"] = {k: float(v) for k, v in e.playback_error.items()}
     out_report = _report(source, args.target, out, len(report.frames), scene_fps(bpy.context.scene), report.mapping,
                          report.scale, report.figures, report.notes, armature=target.name,
                          source_armature=source_obj.name, result_action=report.result_action,
-                         extraction=report.extraction.summary() if report.extraction else "", blender=bpy.app.version_string, **extra)  # fmt: skip
+                         blender=bpy.app.version_string, **extra)  # fmt: skip
     return out_report, report.physics_series
 
 

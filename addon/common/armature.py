@@ -1,9 +1,7 @@
-"""Armature ↔ core: bones to a ``Skeleton``, pose-bone F-curves to a ``Motion`` and back.
-
-A pose bone's rotation is relative to its rest orientation and its location is expressed
-in its rest frame, so with the skeleton read from the armature itself (rest rotations
-included) a core rotation *is* the pose-bone quaternion, and the core translation is
-rest offset + rest rotation · location.
+"""Armature ↔ core: bones to a ``Skeleton``, pose bones to a channel layout, F-curves to channel
+values, and new armatures from a skeleton. The channel maths (rotation modes, Euler branches,
+motions ↔ channel values) is the core's (:mod:`core.channels`); this module only reads and writes
+Blender data.
 """
 
 from __future__ import annotations
@@ -15,15 +13,15 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ...core import channels as core_channels
 from ...core import quaternion as quat
+from ...core.channels import PROPERTIES, ChannelLayout
 from ...core.motion import Motion
 from ...core.skeleton import POSITION_CHANNELS, Skeleton
 from . import animdata
 from .spaces import matrix_array
 
-PROPERTIES = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 _PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(' + "|".join(PROPERTIES) + r")$")
-EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 
 def bone_order(armature: Any) -> list[Any]:
@@ -109,76 +107,21 @@ def sample_curves(curves: BoneCurves, frames: np.ndarray) -> dict[tuple[str, str
     return {key: animdata.sample(fc, frames) for key, fc in curves.by_channel.items()}
 
 
-def _channel(values: dict, pose_bone: Any, prop: str, width: int, n: int) -> np.ndarray:
-    """(n, width) values of one bone property: its curves where present, else its current value."""
-    current = np.array(getattr(pose_bone, prop), dtype=float).reshape(width)
-    out = np.tile(current, (n, 1))
-    for i in range(width):
-        v = values.get((pose_bone.name, prop, i))
-        if v is not None:
-            out[:, i] = v
-    return out
-
-
-def rotation_to_quaternion(mode: str, values: np.ndarray) -> np.ndarray:
-    """Quaternions (T, 4) from a rotation mode's property values (T, 3 or 4)."""
-    if mode == "QUATERNION":
-        return quat.normalize(values)
-    if mode == "AXIS_ANGLE":
-        return quat.from_axis_angle(values[:, 1:], values[:, 0])
-    return quat.from_euler(values[:, ["XYZ".index(a) for a in mode]], mode)
-
-
-def quaternion_to_rotation(mode: str, q: np.ndarray) -> np.ndarray:
-    """A rotation mode's property values (T, 3 or 4) from quaternions (T, 4), kept continuous."""
-    if mode == "QUATERNION":
-        return quat.make_continuous(q)
-    if mode == "AXIS_ANGLE":
-        axis, angle = quat.to_axis_angle(quat.make_continuous(q))
-        return np.concatenate((angle[:, None], axis), axis=1)
-    euler = np.unwrap(quat.to_euler(q, mode), axis=0)
-    out = np.empty_like(euler)
-    out[:, ["XYZ".index(a) for a in mode]] = euler
-    return out
-
-
-def rotation_property(mode: str) -> tuple[str, int]:
-    if mode == "QUATERNION":
-        return "rotation_quaternion", 4
-    if mode == "AXIS_ANGLE":
-        return "rotation_axis_angle", 4
-    return "rotation_euler", 3
+def channel_layout(obj: Any) -> ChannelLayout:
+    """Each pose bone's rotation mode and current values (what channels without a curve hold)."""
+    pose_bones = obj.pose.bones
+    held = {(pb.name, prop): np.array(getattr(pb, prop), dtype=float) for pb in pose_bones for prop in PROPERTIES}
+    return ChannelLayout({pb.name: pb.rotation_mode for pb in pose_bones}, held)
 
 
 def motion_from_values(obj: Any, skeleton: Skeleton, values: dict, n_frames: int, fps: float) -> Motion:
-    """Build a Motion of ``skeleton`` (read from ``obj``) from dense bone channel values."""
-    motion = Motion.rest(skeleton, n_frames, fps)
-    for j, name in enumerate(skeleton.names):
-        pose_bone = obj.pose.bones[name]
-        loc = _channel(values, pose_bone, "location", 3, n_frames)
-        motion.translations[:, j] = skeleton.rest_translations[j] + quat.rotate(skeleton.rest_rotations[j], loc)
-        mode = pose_bone.rotation_mode
-        prop, width = rotation_property(mode)
-        motion.rotations[:, j] = rotation_to_quaternion(mode, _channel(values, pose_bone, prop, width, n_frames))
-    return motion
+    """The Motion that bone channel values play on ``obj`` (see :func:`core.channels.motion_from_values`)."""
+    return core_channels.motion_from_values(skeleton, channel_layout(obj), values, n_frames, fps)
 
 
 def pose_values(obj: Any, motion: Motion) -> dict[tuple[str, str, int], np.ndarray]:
-    """Bone channel values (T,) that make the armature play ``motion`` (on the armature's skeleton),
-    in each pose bone's rotation mode."""
-    sk = motion.skeleton
-    loc = quat.rotate(quat.inverse(sk.rest_rotations), motion.translations - sk.rest_translations)
-    values = {}
-    for j, name in enumerate(sk.names):
-        mode = obj.pose.bones[name].rotation_mode
-        if sk.has_position_channels[j]:
-            for i in range(3):
-                values[(name, "location", i)] = loc[:, j, i]
-        prop, width = rotation_property(mode)
-        rot = quaternion_to_rotation(mode, motion.rotations[:, j])
-        for i in range(width):
-            values[(name, prop, i)] = rot[:, i]
-    return values
+    """Bone channel values (T,) that make ``obj`` play ``motion``, in each pose bone's rotation mode."""
+    return core_channels.pose_values(motion, channel_layout(obj))
 
 
 def scene_fps(scene: Any) -> float:
@@ -296,76 +239,3 @@ def create_animated_armature(
     bpy.context.view_layer.update()
     animdata.assign(obj, channels)
     return obj
-
-
-def _nearest_turn(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Angles shifted by whole turns to lie closest to ``reference``."""
-    return angles + 2 * np.pi * np.round((reference - angles) / (2 * np.pi))
-
-
-def euler_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
-    """Euler values (T, 3) in x, y, z slots for quaternions q (T, 4), on the branch nearest ``reference``.
-
-    A rotation has two Euler solutions, (a, b, c) and (a+π, π−b, c+π) in the mode's axis
-    order, each defined up to whole turns; keyed curves may sit on either.
-    """
-    slots = ["XYZ".index(a) for a in mode]
-    ref = reference[:, slots]
-    first = quat.to_euler(q, mode)
-    second = first + np.array([np.pi, 0.0, np.pi])
-    second[:, 1] = np.pi - first[:, 1]
-    candidates = [_nearest_turn(c, ref) for c in (first, second)]
-    cost = [np.sum((c - ref) ** 2, axis=1) for c in candidates]
-    chosen = np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
-    out = np.empty_like(chosen)
-    out[:, slots] = chosen
-    return out
-
-
-def axis_angle_near(q: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Axis-angle values (T, 4: angle, x, y, z) for q (T, 4), on the representation nearest ``reference``."""
-    q = np.where((quat.dot(q, rotation_to_quaternion("AXIS_ANGLE", reference)) < 0)[:, None], -q, q)
-    v = q[:, 1:]
-    norm = np.linalg.norm(v, axis=1)
-    angle = 2 * np.arctan2(norm, q[:, 0])
-    axis = np.where(norm[:, None] > 1e-12, v / np.where(norm > 1e-12, norm, 1.0)[:, None], reference[:, 1:])
-    first = np.concatenate((angle[:, None], axis), axis=1)
-    second = -first
-    candidates = []
-    for c in (first, second):
-        c = c.copy()
-        c[:, 0] = _nearest_turn(c[:, 0], reference[:, 0])
-        candidates.append(c)
-    cost = [np.sum((c - reference) ** 2, axis=1) for c in candidates]
-    return np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
-
-
-def rebuilt_channel_values(obj: Any, rebuilt: Motion, keyed: dict, keys: np.ndarray) -> dict:
-    """Dense values (T,) per keyed bone channel that replay ``rebuilt`` (the slerp/lerp rebuild).
-
-    keyed: (bone, property, index) → values at the keys (K,). Channels interpolated
-    linearly by the rebuild (locations, scales, rotations in an inactive mode) follow the
-    straight line between keys; the active rotation channels follow the slerp, expressed on
-    the branch the keys are on.
-    """
-    frames = np.arange(rebuilt.n_frames)
-    reference = {k: np.interp(frames, keys, v) for k, v in keyed.items()}
-    targets = dict(reference)
-    for j, name in enumerate(rebuilt.skeleton.names):
-        pose_bone = obj.pose.bones[name]
-        mode = pose_bone.rotation_mode
-        prop, width = rotation_property(mode)
-        if not any((name, prop, i) in keyed for i in range(width)):
-            continue
-        ref = _channel(reference, pose_bone, prop, width, rebuilt.n_frames)
-        q = rebuilt.rotations[:, j]
-        if mode == "QUATERNION":
-            values = np.where((quat.dot(q, ref) < 0)[:, None], -q, q)
-        elif mode == "AXIS_ANGLE":
-            values = axis_angle_near(q, ref)
-        else:
-            values = euler_near(q, mode, ref)
-        for i in range(width):
-            if (name, prop, i) in keyed:
-                targets[(name, prop, i)] = values[:, i]
-    return targets

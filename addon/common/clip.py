@@ -12,10 +12,11 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ...core.channels import ChannelLayout, motion_from_values
 from ...core.motion import Motion
 from ...core.skeleton import Skeleton
 from . import animdata
-from .armature import BoneCurves, frame_range, motion_from_values, sample_curves, scene_fps, skeleton_from_armature
+from .armature import BoneCurves, channel_layout, frame_range, sample_curves, scene_fps, skeleton_from_armature
 
 
 @dataclass
@@ -28,6 +29,7 @@ class ArmatureClip:
     frames: np.ndarray
     values: dict
     motion: Motion
+    layout: ChannelLayout
 
 
 def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Skeleton | None = None) -> ArmatureClip:
@@ -46,12 +48,13 @@ def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Ske
     frames = frame_range(channels.action)
     skeleton = skeleton or skeleton_from_armature(obj, curves.moving_bones())
     values = sample_curves(curves, frames)
-    motion = motion_from_values(obj, skeleton, values, len(frames), scene_fps(bpy.context.scene))
-    return ArmatureClip(obj, channels, curves, frames, values, motion)
+    layout = channel_layout(obj)
+    motion = motion_from_values(skeleton, layout, values, len(frames), scene_fps(bpy.context.scene))
+    return ArmatureClip(obj, channels, curves, frames, values, motion, layout)
 
 
 def played_motion(clip: ArmatureClip, channels: animdata.Channels) -> Motion:
     """The motion Blender plays back from ``channels``: every curve evaluated at every frame."""
     curves = BoneCurves.of(channels.fcurves, set(clip.motion.skeleton.names))
     values = sample_curves(curves, clip.frames)
-    return motion_from_values(clip.obj, clip.motion.skeleton, values, len(clip.frames), clip.motion.fps)
+    return motion_from_values(clip.motion.skeleton, clip.layout, values, len(clip.frames), clip.motion.fps)

@@ -30,15 +30,15 @@ import numpy as np
 
 from ...core import editing as ed
 from ...core import quaternion as quat
+from ...core.channels import rebuilt_channel_values, rest_value, rotation_property, values_near
 from ...core.editing.root import chain_world, horizontal, pelvis_joint, place, track
 from ...core.motion import Motion
 from ..common import animdata, record
 from ..common.armature import (
     BoneCurves,
+    channel_layout,
     motion_from_values,
     pose_values,
-    rebuilt_channel_values,
-    rotation_property,
     skeleton_from_armature,
     write_values,
 )
@@ -198,40 +198,6 @@ def rotate_action(obj: Any, angle: float, pivot: str = "FIRST_FRAME", cursor: An
 # --- Transition --------------------------------------------------------------------------------
 
 
-def _rest_value(prop: str, index: int) -> float:
-    """A pose-bone channel's default value (what the NLA mixes with where no strip animates it)."""
-    if (
-        prop == "scale"
-        or (prop == "rotation_quaternion" and index == 0)
-        or (prop == "rotation_axis_angle" and index == 2)
-    ):
-        return 1.0
-    return 0.0
-
-
-def values_near(obj: Any, motion: Motion, reference: dict, index: int) -> dict:
-    """Channel values playing ``motion`` with each bone's rotation channels moved, as a whole, to
-    the representation nearest ``reference`` (channel → value) at frame ``index``: quaternion
-    sign, whole turns of Euler and axis-angle angles. Blender's NLA mixes channels one by one,
-    so two strips must agree on the representation where they overlap."""
-    values = pose_values(obj, motion)
-    for name in motion.skeleton.names:
-        prop, width = rotation_property(obj.pose.bones[name].rotation_mode)
-        keys = [(name, prop, i) for i in range(width)]
-        if not all(k in reference for k in keys):
-            continue
-        if prop == "rotation_quaternion":
-            q = np.stack([values[k] for k in keys], axis=-1)
-            if np.dot(q[index], [reference[k] for k in keys]) < 0:
-                for k in keys:
-                    values[k] = -values[k]
-            continue
-        angles = keys if prop == "rotation_euler" else keys[:1]
-        for k in angles:
-            values[k] = values[k] + 2 * np.pi * np.round((reference[k] - values[k][index]) / (2 * np.pi))
-    return values
-
-
 def crossfade(a: ArmatureClip, b_values: dict, start: int, length: int, hold: int) -> dict:
     """What Blender's NLA plays from A's strip (frames up to ``hold``, then held) under B's strip
     (``b_values`` from frame ``start`` on) blending in over ``length`` frames: channel by channel,
@@ -241,7 +207,7 @@ def crossfade(a: ArmatureClip, b_values: dict, start: int, length: int, hold: in
     w = np.clip((index - start) / length, 0.0, 1.0)
     out = {}
     for key in set(a.values) | set(b_values):
-        va = a.values[key][np.minimum(index, hold)] if key in a.values else np.full(n, _rest_value(*key[1:]))
+        va = a.values[key][np.minimum(index, hold)] if key in a.values else np.full(n, rest_value(*key[1:]))
         if key in b_values:
             vb = b_values[key][np.maximum(index - start, 0)]
             out[key] = (1.0 - w) * va + w * vb
@@ -268,7 +234,7 @@ def transition_strips(obj: Any, a: ArmatureClip, b: ArmatureClip, tr: ed.Transit
     placed = place(b.motion, j + middle, track(a.motion, up).state(i + middle), up)
     tail = placed.frames(slice(j, None))
     reference = {key: v[i] for key, v in a.values.items()}
-    values = values_near(obj, tail, reference, 0)
+    values = values_near(tail, channel_layout(obj), reference, 0)
     start = _first(a) + i
     aligned = animdata.new_action_for(obj, f"{_name(b)}_aligned")
     write_values(aligned, values, np.arange(start, start + tail.n_frames))
@@ -546,7 +512,7 @@ def posed_changes(obj: Any, clip: ArmatureClip, index: int) -> tuple[dict, dict]
 def _splice_edit(obj: Any, clip: ArmatureClip, out: Motion, bones: set[str], span: np.ndarray) -> int:
     """Rewrite the edited bones' curves of the active action on frames ``span`` (indices); rotations
     stay on the representation the keys use. Returns the curves changed."""
-    rotations = rebuilt_channel_values(obj, out, clip.values, np.arange(out.n_frames))
+    rotations = rebuilt_channel_values(out, clip.layout, clip.values, np.arange(out.n_frames))
     locations = pose_values(obj, out)
     changed = 0
     for key, fcurve in clip.curves.by_channel.items():

@@ -129,6 +129,18 @@ def target_of(settings) -> dict:
     return {"ratio": settings.ratio / 100.0}
 
 
+def extraction_options(settings) -> dict:
+    """Every extraction setting (the scene's or an operator's) as keyword arguments of
+    :func:`.extract_action.extract_on_armature`: Extract Keyframes and Retarget › Extract both use it."""
+    return {
+        "method": settings.method.lower(),
+        "target": target_of(settings),
+        "weights": settings.weights,
+        "fitted": settings.interpolation == "FITTED",
+        "grid": settings.grid,
+    }
+
+
 def armature_poll_message(context) -> str | None:
     """Why extraction cannot run on the current selection, or None when it can."""
     obj = context.active_object
@@ -157,9 +169,11 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         return message is None
 
     def invoke(self, context, event):
+        # The scene's settings, except those the caller passed (a script, a keymap item, a preset)
         settings = context.scene.mocap_workbench
         for name in settings_properties():
-            setattr(self, name, getattr(settings, name))
+            if not self.properties.is_property_set(name):
+                setattr(self, name, getattr(settings, name))
         return self.execute(context)
 
     def draw(self, context):
@@ -181,14 +195,10 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         try:
             report = extract_on_armature(
                 context.active_object,
-                self.method,
-                target_of(self),
-                self.weights,
-                self.replace,
-                self.measure_playback,
+                replace=self.replace,
+                measure_playback=self.measure_playback,
                 progress=lambda x: wm.progress_update(int(100 * x)),
-                fitted=self.interpolation == "FITTED",
-                grid=self.grid,
+                **extraction_options(self),
             )
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))

@@ -245,7 +245,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             draw_physics_options(body, self, context.active_object)
 
     def execute(self, context):
-        from ..keyframes.operators import target_of
+        from ..keyframes.operators import extraction_options
         from .retarget_action import bone_map_of, retarget_armatures
 
         source, target = find_source(context, self.source), context.active_object
@@ -258,7 +258,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             mapping = bone_map_of(settings.retarget.bone_map) or None
         extract = None
         if self.extract_keyframes:
-            extract = {"method": settings.method, "target": target_of(settings), "weights": settings.weights}
+            extract = extraction_options(settings)
         try:
             physics = physics_settings_of(self)
         except ValueError as exc:

@@ -29,8 +29,8 @@ from ...core.physics.apply import PhysicsSettings, apply_physics
 from ...core.physics.apply import summary_lines as physics_lines
 from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
 from ..common import animdata, record
-from ..common.armature import BoneCurves, pose_values, skeleton_from_armature, write_values
-from ..common.clip import read_clip
+from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
+from ..common.clip import ArmatureClip, read_clip
 from ..common.spaces import metres_per_unit, object_alignment, world_scale
 from ..common.units import figure as _figure
 
@@ -120,9 +120,9 @@ def _reset_pose(obj: Any) -> None:
         pose_bone.scale = (1.0, 1.0, 1.0)
 
 
-def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> animdata.Channels:
+def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> tuple[animdata.Channels, dict]:
     """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
-    the target's previous action is kept (fake user)."""
+    the target's previous action is kept (fake user). Returns the action's channels and the values written."""
     values = pose_values(target, motion)
     n = len(frames)
     for key, rest in _held_channels(target).items():
@@ -134,7 +134,7 @@ def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> ani
         previous.action.use_fake_user = True
     _reset_pose(target)
     animdata.assign(target, channels)
-    return channels
+    return channels, values
 
 
 def _record(action: Any, source: Any, source_action: str, result: Any, figures: dict, physics: dict) -> None:
@@ -252,7 +252,7 @@ def retarget_armatures(
     root = skeleton.names[result.root]
     if target.data.bones[root].use_connect:
         result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
-    channels = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
+    channels, values = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
     _record(channels.action, source, clip.channels.action.name, result, figures, outcome.figures if outcome else {})
     step(0.9)
     report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
@@ -266,10 +266,12 @@ def retarget_armatures(
         report.physics, report.physics_series = outcome.figures, outcome.series
         if plot:
             physics_image(report)
-    if extract is not None:
+    if extract is not None:  # distil the motion in memory, not the curves just written
         from ..keyframes.extract_action import extract_on_armature
 
-        report.extraction = extract_on_armature(target, replace=True, **extract)
+        written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, set(skeleton.names)), clip.frames,
+                               values, result.motion, channel_layout(target))  # fmt: skip
+        report.extraction = extract_on_armature(target, replace=True, clip=written, **extract)
     step(1.0)
     report.seconds = time.perf_counter() - start
     return report

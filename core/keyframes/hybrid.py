@@ -20,9 +20,10 @@ class _SegmentFits:
     equations are solved in closed form per row.
     """
 
-    def __init__(self, columns: np.ndarray, ridge: float = 1e-6) -> None:
+    def __init__(self, columns: np.ndarray, ridge: float = 1e-6, linear: bool = False) -> None:
         self.columns = columns  # (C, T), one contiguous row per channel
         self.ridge = ridge
+        self.linear = linear  # straight segments (LINEAR keys) instead of fitted Bezier ones
 
     def errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
         """Largest deviation of the best segment fit on frames start..stop of each channel (m,).
@@ -45,6 +46,8 @@ class _SegmentFits:
         s = np.minimum(offsets / n, 1.0)
         b1, b2 = 3 * (1 - s) ** 2 * s * valid, 3 * (1 - s) * s**2 * valid
         ya, yb = y[:, :1], self.columns[channel, stop][:, None]
+        if self.linear:
+            return (np.abs(y - ya - (yb - ya) * s) * valid).max(axis=1)
         base = ya * (1 - s) ** 3 + yb * s**3
         r = (y - base) * valid
         ridge = self.ridge
@@ -64,21 +67,23 @@ def drop_channel_keys(
     budget: int,
     forced: np.ndarray | None = None,
     batch: float = 0.25,
+    linear: bool = False,
 ) -> list[np.ndarray]:
     """Per channel, the subset of ``keys`` to keep so that ``budget`` keys remain in all.
 
     values: (T, C) dense target curves (the rebuild in each channel's own units); keys:
     sorted pose keyframes (K,); levers: (C,) scene units of joint motion per unit of the
     channel (e.g. a bone's reach for a rotation in radians, 1 for a location); forced:
-    key positions (indices into ``keys``) no channel may drop. Returns C index arrays into
-    the frame axis.
+    key positions (indices into ``keys``) no channel may drop; linear: the curves will play
+    LINEAR keys (segments measured as straight lines, not fitted Beziers). Returns C index
+    arrays into the frame axis.
 
     Greedy in rounds: each round removes the cheapest ``batch`` share of the remaining
     excess at once (never two neighbours on one curve, whose costs would interact), then
     re-fits only the segments that changed, batched by length.
     """
     values = np.asarray(values, dtype=float)
-    fits = _SegmentFits(np.ascontiguousarray(values.T))
+    fits = _SegmentFits(np.ascontiguousarray(values.T), linear=linear)
     keys = np.asarray(keys, dtype=int)
     levers = np.asarray(levers, dtype=float)
     n_keys, n_channels = len(keys), values.shape[1]

@@ -198,25 +198,6 @@ def test_fitted_playback_on_a_real_capture_within_two_percent(rotate_mode):
         obj.animation_data.action = bpy.data.actions[report.source_action]
 
 
-def test_euler_branch_follows_the_keys():
-    rng = np.random.default_rng(4)
-    quat = import_module(PACKAGE + ".core.quaternion")
-    for mode in ("XYZ", "ZXY", "YZX"):
-        q = quat.normalize(rng.normal(size=(50, 4)))
-        slots = ["XYZ".index(a) for a in mode]
-        principal = quat.to_euler(q, mode)
-        other = principal + [np.pi, 0, np.pi]
-        other[:, 1] = np.pi - principal[:, 1]
-        other += 2 * np.pi * rng.integers(-2, 3, size=(50, 3))
-        reference = np.empty_like(other)
-        reference[:, slots] = other + rng.normal(scale=0.05, size=(50, 3))
-        got = armature.euler_near(q, mode, reference)
-        expected = np.empty_like(other)
-        expected[:, slots] = other
-        assert np.allclose(got, expected)
-        assert np.allclose(np.abs(quat.dot(armature.rotation_to_quaternion(mode, got), q)), 1)
-
-
 def test_hybrid_keeps_the_budget_and_the_grid():
     obj, motion = make_rig("QUATERNION")
     assert bpy.ops.mocap.extract_keyframes(method="hybrid", target="COUNT", count=20, grid=3.0) == {"FINISHED"}

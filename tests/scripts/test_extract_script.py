@@ -45,11 +45,10 @@ def test_core_only_demo_writes_report_and_plot(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     for key in ("input", "frames", "fps", "joints", "method", "params", "keyframes", "error", "seconds"):
         assert key in report
-    assert (
-        len(report["keyframes"]) == 30
-        and report["keyframes"][0] == 0
-        and report["keyframes"][-1] == report["frames"] - 1
-    )
+    # the default method, as with Blender: the hybrid, 30 stored keys per channel on a grid of 4 × 30 poses
+    assert report["method"] == "hybrid" and report["params"]["keys_per_channel"] == 30
+    assert len(report["keyframes"]) == 120 == report["params"]["pose_keys"]
+    assert report["keyframes"][0] == 0 and report["keyframes"][-1] == report["frames"] - 1
     assert (tmp_path / "p.png").stat().st_size > 10_000
     rebuilt = read_bvh(tmp_path / "demo_keys.bvh")
     assert rebuilt.n_frames == report["frames"]

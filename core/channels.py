@@ -1,0 +1,237 @@
+"""An armature's animation channels as numpy: each bone's rotation in its rotation mode, and
+motions ↔ channel values.
+
+A channel is ``(bone, property, index)``, as an F-curve is: property ``"location"``,
+``"rotation_quaternion"``, ``"rotation_euler"``, ``"rotation_axis_angle"`` or ``"scale"``, index
+its component. Values are arrays (T,) over frames. A pose bone's rotation is relative to its rest
+orientation and its location is expressed in its rest frame, so on a skeleton whose rest
+rotations are the bones' own, a core rotation *is* the pose-bone quaternion, and the core
+translation is rest offset + rest rotation · location. Rotation modes are Blender's:
+``"QUATERNION"``, ``"AXIS_ANGLE"`` or an Euler order (``"XYZ"`` applies X first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import quaternion as quat
+from .motion import Motion
+from .skeleton import Skeleton
+
+Channel = tuple[str, str, int]
+PROPERTIES = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+WIDTHS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4, "scale": 3}
+
+
+def rest_value(prop: str, index: int) -> float:
+    """A channel's value at rest: 1 for scales, the quaternion's w and the axis-angle's y axis, else 0."""
+    if (
+        prop == "scale"
+        or (prop == "rotation_quaternion" and index == 0)
+        or (prop == "rotation_axis_angle" and index == 2)
+    ):
+        return 1.0
+    return 0.0
+
+
+@dataclass
+class ChannelLayout:
+    """How an armature's bones are animated: each bone's rotation mode, and the value each
+    property holds where no curve drives it (``held``: (bone, property) → (width,); default rest)."""
+
+    modes: dict[str, str]
+    held: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+
+    def mode(self, bone: str) -> str:
+        return self.modes.get(bone, "QUATERNION")
+
+    def value(self, bone: str, prop: str) -> np.ndarray:
+        """(width,) the value a property holds where no curve drives it."""
+        held = self.held.get((bone, prop))
+        if held is not None:
+            return np.asarray(held, dtype=float)
+        return np.array([rest_value(prop, i) for i in range(WIDTHS[prop])])
+
+
+def rotation_property(mode: str) -> tuple[str, int]:
+    """The property (and its width) that holds a bone's rotation in ``mode``."""
+    if mode == "QUATERNION":
+        return "rotation_quaternion", 4
+    if mode == "AXIS_ANGLE":
+        return "rotation_axis_angle", 4
+    return "rotation_euler", 3
+
+
+def rotation_to_quaternion(mode: str, values: np.ndarray) -> np.ndarray:
+    """Quaternions (T, 4) from a rotation mode's property values (T, 3 or 4)."""
+    if mode == "QUATERNION":
+        return quat.normalize(values)
+    if mode == "AXIS_ANGLE":
+        return quat.from_axis_angle(values[:, 1:], values[:, 0])
+    return quat.from_euler(values[:, ["XYZ".index(a) for a in mode]], mode)
+
+
+def quaternion_to_rotation(mode: str, q: np.ndarray) -> np.ndarray:
+    """A rotation mode's property values (T, 3 or 4) from quaternions (T, 4), kept continuous."""
+    if mode == "QUATERNION":
+        return quat.make_continuous(q)
+    if mode == "AXIS_ANGLE":
+        axis, angle = quat.to_axis_angle(quat.make_continuous(q))
+        return np.concatenate((angle[:, None], axis), axis=1)
+    euler = np.unwrap(quat.to_euler(q, mode), axis=0)
+    out = np.empty_like(euler)
+    out[:, ["XYZ".index(a) for a in mode]] = euler
+    return out
+
+
+def bone_property(values: dict, layout: ChannelLayout, bone: str, prop: str, n: int) -> np.ndarray:
+    """(n, width) values of one bone property: its channels where present, else the value it holds."""
+    width = WIDTHS[prop]
+    out = np.tile(layout.value(bone, prop), (n, 1))
+    for i in range(width):
+        v = values.get((bone, prop, i))
+        if v is not None:
+            out[:, i] = v
+    return out
+
+
+def motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: dict, n_frames: int, fps: float) -> Motion:
+    """The Motion (T = ``n_frames``) that channel ``values`` play on ``skeleton`` (the bones' own rest)."""
+    motion = Motion.rest(skeleton, n_frames, fps)
+    for j, name in enumerate(skeleton.names):
+        loc = bone_property(values, layout, name, "location", n_frames)
+        motion.translations[:, j] = skeleton.rest_translations[j] + quat.rotate(skeleton.rest_rotations[j], loc)
+        mode = layout.mode(name)
+        prop, _ = rotation_property(mode)
+        motion.rotations[:, j] = rotation_to_quaternion(mode, bone_property(values, layout, name, prop, n_frames))
+    return motion
+
+
+def pose_values(motion: Motion, layout: ChannelLayout) -> dict[Channel, np.ndarray]:
+    """Channel values (T,) that play ``motion`` (on the bones' own rest), in each bone's rotation mode;
+    locations only on joints with position channels."""
+    sk = motion.skeleton
+    loc = quat.rotate(quat.inverse(sk.rest_rotations), motion.translations - sk.rest_translations)
+    values = {}
+    for j, name in enumerate(sk.names):
+        mode = layout.mode(name)
+        if sk.has_position_channels[j]:
+            for i in range(3):
+                values[(name, "location", i)] = loc[:, j, i]
+        prop, width = rotation_property(mode)
+        rot = quaternion_to_rotation(mode, motion.rotations[:, j])
+        for i in range(width):
+            values[(name, prop, i)] = rot[:, i]
+    return values
+
+
+def _nearest_turn(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Angles shifted by whole turns to lie closest to ``reference``."""
+    return angles + 2 * np.pi * np.round((reference - angles) / (2 * np.pi))
+
+
+def euler_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
+    """Euler values (T, 3) in x, y, z slots for quaternions q (T, 4), on the branch nearest ``reference``.
+
+    A rotation has two Euler solutions, (a, b, c) and (a+π, π−b, c+π) in the mode's axis
+    order, each defined up to whole turns; keyed curves may sit on either.
+    """
+    slots = ["XYZ".index(a) for a in mode]
+    ref = reference[:, slots]
+    first = quat.to_euler(q, mode)
+    second = first + np.array([np.pi, 0.0, np.pi])
+    second[:, 1] = np.pi - first[:, 1]
+    candidates = [_nearest_turn(c, ref) for c in (first, second)]
+    cost = [np.sum((c - ref) ** 2, axis=1) for c in candidates]
+    chosen = np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
+    out = np.empty_like(chosen)
+    out[:, slots] = chosen
+    return out
+
+
+def axis_angle_near(q: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Axis-angle values (T, 4: angle, x, y, z) for q (T, 4), on the representation nearest ``reference``."""
+    q = np.where((quat.dot(q, rotation_to_quaternion("AXIS_ANGLE", reference)) < 0)[:, None], -q, q)
+    v = q[:, 1:]
+    norm = np.linalg.norm(v, axis=1)
+    angle = 2 * np.arctan2(norm, q[:, 0])
+    axis = np.where(norm[:, None] > 1e-12, v / np.where(norm > 1e-12, norm, 1.0)[:, None], reference[:, 1:])
+    first = np.concatenate((angle[:, None], axis), axis=1)
+    second = -first
+    candidates = []
+    for c in (first, second):
+        c = c.copy()
+        c[:, 0] = _nearest_turn(c[:, 0], reference[:, 0])
+        candidates.append(c)
+    cost = [np.sum((c - reference) ** 2, axis=1) for c in candidates]
+    return np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
+
+
+def rotation_values_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
+    """A rotation mode's values (T, width) for q (T, 4) on the representation nearest ``reference`` (T, width)."""
+    if mode == "QUATERNION":
+        return np.where((quat.dot(q, reference) < 0)[:, None], -q, q)
+    if mode == "AXIS_ANGLE":
+        return axis_angle_near(q, reference)
+    return euler_near(q, mode, reference)
+
+
+def rebuilt_channel_values(rebuilt: Motion, layout: ChannelLayout, keyed: dict, keys: np.ndarray) -> dict:
+    """Dense values (T,) per keyed channel that replay ``rebuilt`` (the slerp/lerp rebuild).
+
+    keyed: channel → values at the keys (K,). Channels interpolated linearly by the rebuild
+    (locations, scales, rotations in an inactive mode) follow the straight line between keys;
+    the active rotation channels follow the slerp, expressed on the branch the keys are on.
+    """
+    frames = np.arange(rebuilt.n_frames)
+    reference = {k: np.interp(frames, keys, v) for k, v in keyed.items()}
+    targets = dict(reference)
+    for j, name in enumerate(rebuilt.skeleton.names):
+        mode = layout.mode(name)
+        prop, width = rotation_property(mode)
+        if not any((name, prop, i) in keyed for i in range(width)):
+            continue
+        ref = bone_property(reference, layout, name, prop, rebuilt.n_frames)
+        values = rotation_values_near(rebuilt.rotations[:, j], mode, ref)
+        for i in range(width):
+            if (name, prop, i) in keyed:
+                targets[(name, prop, i)] = values[:, i]
+    return targets
+
+
+def values_near(motion: Motion, layout: ChannelLayout, reference: dict, index: int) -> dict:
+    """Channel values playing ``motion`` with each bone's rotation channels moved, as a whole, to the
+    representation nearest ``reference`` (channel → value) at frame ``index``: quaternion sign, whole
+    turns of Euler and axis-angle angles. Blender's NLA mixes channels one by one, so two strips must
+    agree on the representation where they overlap."""
+    values = pose_values(motion, layout)
+    for name in motion.skeleton.names:
+        prop, width = rotation_property(layout.mode(name))
+        keys = [(name, prop, i) for i in range(width)]
+        if not all(k in reference for k in keys):
+            continue
+        if prop == "rotation_quaternion":
+            q = np.stack([values[k] for k in keys], axis=-1)
+            if np.dot(q[index], [reference[k] for k in keys]) < 0:
+                for k in keys:
+                    values[k] = -values[k]
+            continue
+        angles = keys if prop == "rotation_euler" else keys[:1]
+        for k in angles:
+            values[k] = values[k] + 2 * np.pi * np.round((reference[k] - values[k][index]) / (2 * np.pi))
+    return values
+
+
+def continuous_quaternions(values: dict, keys: np.ndarray) -> dict:
+    """Values at the keys, with each bone's quaternion keys flipped into one hemisphere."""
+    out = {k: v[keys] for k, v in values.items()}
+    for bone in {bone for bone, prop, _ in values if prop == "rotation_quaternion"}:
+        parts = [out.get((bone, "rotation_quaternion", i)) for i in range(4)]
+        if any(p is None for p in parts):
+            continue
+        q = quat.make_continuous(np.stack(parts, axis=-1))
+        for i in range(4):
+            out[(bone, "rotation_quaternion", i)] = q[:, i]
+    return out

@@ -1,0 +1,162 @@
+"""Keyframes as an armature stores them: the keys each channel (F-curve) gets, and their handles.
+
+The pose methods pick whole-pose keys; this module turns them into per-channel keys (LINEAR, or
+Bezier with handles fitted so per-channel playback follows the slerp rebuild), and for the hybrid
+lets each channel drop the grid keys it needs least. :func:`extract_channels` is the whole
+extraction on channel values — the add-on and the plain-Python script both call it, so they keep
+the same keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..channels import ChannelLayout, continuous_quaternions, motion_from_values, rebuilt_channel_values
+from ..motion import Motion
+from .bezier import evaluate as bezier_evaluate
+from .bezier import fit_handles
+from .distance import PoseMetric
+from .error import evaluate
+from .extract import extract_keyframes, target_count
+from .hybrid import drop_channel_keys
+from .reconstruct import reconstruct
+
+# The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
+# at 5 % stored keys, factors 1.5/2/3/4/6 gave Blender-playback mean errors 0.111/0.057/0.034/
+# 0.028/0.024 and 0.180/0.112/0.050/0.030/0.020: 4 is most of the gain at half the time of 6.
+HYBRID_GRID = 4.0
+
+# The pose grid under the hybrid. Measured in Blender at 5 % stored keys (grid 4), mean / max
+# joint error: CMU 05_02 simplify 0.027 / 0.42, optimal 0.021 / 0.78; 01_01 simplify 0.022 /
+# 0.26, optimal 0.019 / 0.29. Curve simplification has the better worst frame and is faster.
+HYBRID_BASE = "simplify"
+
+
+@dataclass
+class ChannelKeys:
+    """What to write on one F-curve: key positions (indices into the clip's frames), values, handles."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    handles: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def channel_levers(motion: Motion, names: list) -> np.ndarray:
+    """(C,) joint motion in scene units per unit of each channel: its bone's reach for rotations
+    (twice that for quaternion components, which move at half the angle), 1 for locations."""
+    skeleton = motion.skeleton
+    reach = np.maximum(skeleton.reach(), 1e-3 * skeleton.size())
+    factor = {"location": None, "rotation_quaternion": 2.0, "rotation_euler": 1.0, "rotation_axis_angle": 1.0,
+              "scale": 1.0}  # fmt: skip
+    return np.array(
+        [1.0 if factor[prop] is None else factor[prop] * reach[skeleton.index(bone)] for bone, prop, _ in names]
+    )
+
+
+def plan_channels(
+    motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
+    fitted: bool = True, budget: int | None = None,
+) -> dict:  # fmt: skip
+    """Per channel, the keys to write.
+
+    values: channel → dense values (T,) of the motion; rebuilt: the slerp rebuild from ``keys``.
+    fitted: Bezier handles fitted so per-curve playback follows the rebuild, else LINEAR keys.
+    Without a ``budget`` every channel is keyed on every pose key; with one, channels also drop
+    the pose keys they need least until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
+    """
+    sparse = continuous_quaternions(values, keys)
+    names = list(sparse)
+    if budget is None and not fitted:
+        return {k: ChannelKeys(keys, sparse[k]) for k in names}
+    targets = rebuilt_channel_values(rebuilt, layout, sparse, keys)
+    dense = np.stack([targets[k] for k in names], axis=1)
+    if budget is None:
+        h1, h2 = fit_handles(dense, keys)
+        return {k: ChannelKeys(keys, sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
+    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted)
+    plan = {}
+    for i, k in enumerate(names):
+        handles = None
+        if fitted:
+            h1, h2 = fit_handles(dense[:, i], kept[i])
+            handles = (h1[:, 0], h2[:, 0])
+        plan[k] = ChannelKeys(kept[i], dense[kept[i], i], handles)
+    return plan
+
+
+def planned_values(plan: dict, n: int) -> dict:
+    """Dense values (n,) of every planned channel, as Blender plays the curves (linear or Bezier)."""
+    values = {}
+    for key, ck in plan.items():
+        if ck.handles is None:
+            values[key] = np.interp(np.arange(n), ck.keys, ck.values)
+        else:
+            values[key] = bezier_evaluate(
+                ck.values[:, None], ck.handles[0][:, None], ck.handles[1][:, None], ck.keys, n
+            )[:, 0]
+    return values
+
+
+def choose_keys(
+    motion: Motion, method: str, target: dict, metric: PoseMetric, weights: str, grid: float = HYBRID_GRID
+) -> tuple:
+    """Pose keys, method params and the stored-key budget per channel (None unless hybrid)."""
+    if method != "hybrid":
+        result = extract_keyframes(motion, method, metric=metric, weights=weights, **target)
+        return result.keys, result.params, None
+    if not ({"count", "ratio"} & set(target)):
+        raise ValueError("Hybrid keys take a Count or Ratio target")
+    wanted = target_count(motion.n_frames, target.get("count"), target.get("ratio"))
+    poses = min(motion.n_frames, int(round(grid * wanted)))
+    result = extract_keyframes(motion, HYBRID_BASE, metric=metric, weights=weights, count=poses)
+    params = {**result.params, "pose_method": HYBRID_BASE, "pose_keys": poses, "keys_per_channel": wanted}
+    return result.keys, params, wanted
+
+
+@dataclass
+class ChannelExtraction:
+    """The keys of every channel and what they play: pose keys (K,), method params, the plan
+    (channel → :class:`ChannelKeys`), the motion the keys play and its error against the original."""
+
+    keys: np.ndarray
+    params: dict
+    plan: dict
+    played: Motion
+    error: dict
+    per_frame_error: np.ndarray
+    metric: PoseMetric
+
+
+def extract_channels(
+    motion: Motion,
+    layout: ChannelLayout,
+    values: dict,
+    method: str = "hybrid",
+    target: dict | None = None,
+    weights: str = "HIERARCHY",
+    fitted: bool = True,
+    grid: float = HYBRID_GRID,
+    progress=None,
+) -> ChannelExtraction:
+    """Keyframes of channel ``values`` (channel → (T,)) that play ``motion`` on the layout's bones.
+
+    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"threshold": D} (default 5 %);
+    fitted: Bezier handles fitted to the slerp rebuild instead of LINEAR keys; grid: for the
+    hybrid, pose keys per stored key of each channel. The error is measured on what the planned
+    curves play (for the hybrid and fitted keys: the Bezier curves, not the pose rebuild).
+    """
+    step = progress or (lambda _x: None)
+    metric = PoseMetric.for_motion(motion, weights)
+    keys, params, per_channel = choose_keys(motion, method, target or {"ratio": 0.05}, metric, weights, grid)
+    step(0.5)
+    rebuilt = reconstruct(motion, keys)
+    budget = None if per_channel is None else per_channel * len(values)
+    plan = plan_channels(motion, layout, values, keys, rebuilt, fitted, budget)
+    if budget is not None:  # the curves, not the pose grid, are the result: measure them
+        rebuilt = motion_from_values(motion.skeleton, layout, planned_values(plan, motion.n_frames),
+                                     motion.n_frames, motion.fps)  # fmt: skip
+    error, per_frame = evaluate(motion, rebuilt, metric)
+    params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
+    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric)

@@ -1,0 +1,77 @@
+"""The keyframe extraction options the scripts share, named as in Blender's Extract Keyframes panel.
+
+``extract_keyframes.py`` takes them as they are (``--method``, ``--ratio``…), ``retarget.py`` with an
+``extract-`` prefix (``--extract-method``, ``--extract-ratio``…); both turn them into the same keyword
+arguments the add-on uses, so a script and the operator with the same settings write the same keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import _package
+import numpy as np
+
+
+def add_arguments(parser: argparse.ArgumentParser, prefix: str = "", method_default: str | None = "hybrid") -> None:
+    """Add the extraction options to ``parser`` (``--<prefix>method`` …); one target at most."""
+    _package.load()
+    from mocap_workbench.core.keyframes import METHODS
+    from mocap_workbench.core.keyframes.channel_keys import HYBRID_GRID
+
+    g = parser.add_argument_group("keyframe extraction" if not prefix else "keyframe extraction of the result")
+    g.add_argument(f"--{prefix}method", choices=("hybrid", *METHODS), default=method_default,
+                   help=f"how keyframes are chosen (default {method_default or 'see above'})")  # fmt: skip
+    target = g.add_mutually_exclusive_group()
+    target.add_argument(f"--{prefix}count", type=int, help="exact number of keyframes (hybrid: per channel)")
+    target.add_argument(f"--{prefix}ratio", type=float, help="share of frames to keep, 0-1 (default 0.05)")
+    target.add_argument(f"--{prefix}max-error", type=float, help="largest joint position error allowed (scene units)")
+    target.add_argument(f"--{prefix}threshold", type=float, help="the threshold rule's pose distance")
+    g.add_argument(f"--{prefix}weights", default="HIERARCHY", choices=["HIERARCHY", "UNIFORM", "MAIN"],
+                   help="joint weight preset (default HIERARCHY)")  # fmt: skip
+    g.add_argument(f"--{prefix}linear", action="store_true",
+                   help="LINEAR keys instead of Bezier keys fitted to the slerp rebuild")  # fmt: skip
+    g.add_argument(f"--{prefix}grid", type=float, default=HYBRID_GRID,
+                   help=f"hybrid: whole-pose keys per key kept on each channel (default {HYBRID_GRID:g})")  # fmt: skip
+
+
+def _get(args: argparse.Namespace, prefix: str, name: str):
+    return getattr(args, (prefix + name).replace("-", "_"))
+
+
+def target_of(args: argparse.Namespace, prefix: str = "") -> dict:
+    """The core's target from the options (default a ratio of 5 %)."""
+    for key in ("count", "ratio", "max_error", "threshold"):
+        value = _get(args, prefix, key)
+        if value is not None:
+            return {key: value}
+    return {"ratio": 0.05}
+
+
+def given(args: argparse.Namespace, prefix: str) -> bool:
+    """Whether any extraction option with ``prefix`` was given on the command line."""
+    return any(_get(args, prefix, k) is not None for k in ("count", "ratio", "max_error", "threshold")) or (
+        _get(args, prefix, "method") is not None
+    )
+
+
+def options_of(args: argparse.Namespace, prefix: str = "") -> dict:
+    """Keyword arguments of ``extract_on_armature`` / ``extract_channels``: method, target, weights, fitted, grid."""
+    return {
+        "method": _get(args, prefix, "method") or "hybrid",
+        "target": target_of(args, prefix),
+        "weights": _get(args, prefix, "weights"),
+        "fitted": not _get(args, prefix, "linear"),
+        "grid": _get(args, prefix, "grid"),
+    }
+
+
+def plain(value):
+    """A JSON-ready parameter value: numpy integers to int, other numbers to float."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, list | tuple | np.ndarray):
+        return [plain(v) for v in value]
+    if isinstance(value, int | np.integer):
+        return int(value)
+    return float(value)
