@@ -4,7 +4,7 @@ and the Gauss–Newton plan on a model whose answer is known."""
 import numpy as np
 import pytest
 
-from core.physics.balance import Measures, coloured_jacobian, plan_balance
+from core.physics.balance import Measures, PlanGoals, SolverOptions, coloured_jacobian, plan_balance
 from core.physics.derivatives import savgol
 from core.physics.displacement import evaluate, n_controls
 from core.physics.support import Support, ground_basis
@@ -80,8 +80,9 @@ def test_plan_brings_a_cart_table_zmp_inside_and_a_torque_under_its_limit():
     assert np.abs(before.zmp[:, 0]).max() > 1.3 and np.abs(before.torques).max() > 1.9 * limit[0]
     margin = 0.05
     plan = plan_balance(
-        realise, measure, sup, limit, spacing, 2 * spacing + 2 * half, margin,
-        torque_margin=0.05, torque_weight=1.0, deviation=1e-4, smoothness=1e-4, fps=fps, iterations=4,
+        realise, measure, sup, limit, spacing, 2 * spacing + 2 * half,
+        PlanGoals(margin, torque_margin=0.05, torque_weight=1.0, deviation=1e-4, smoothness=1e-4),
+        SolverOptions(iterations=4), fps=fps,
     )  # fmt: skip
     after = measure(realise(plan.controls))
     inside, signed, _ = sup.query(after.zmp)
@@ -105,8 +106,8 @@ def test_plan_does_not_accelerate_the_shift_in_flight():
         return Measures(z, np.zeros((t, 0, 3)))
 
     plan = plan_balance(
-        lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + 2 * half, 0.05,
-        free_gain=0.08, fps=fps, iterations=3,
+        lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + 2 * half,
+        PlanGoals(0.05, free_gain=0.08), SolverOptions(iterations=3), fps=fps,
     )  # fmt: skip
     assert sup.query(measure(plan.shift).zmp)[0][flags].all()
     acc = evaluate(plan.controls, t, spacing, 2) * fps**2
