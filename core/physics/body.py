@@ -58,6 +58,7 @@ from .. import quaternion as quat
 from ..kinematics import forward_kinematics
 from ..limbs import body_root, detect_up, find_feet, find_hands, limb_chain, split_side
 from ..skeleton import Skeleton
+from .errors import PhysicsError
 
 G = 9.81  # m/s², standard gravity
 
@@ -350,7 +351,7 @@ def body_model(
     torque_limits: N·m per kg by role, overriding :data:`TORQUE_LIMITS`.
     """
     if sex not in DE_LEVA:
-        raise ValueError(f"sex must be 'male' or 'female', got {sex!r}")
+        raise PhysicsError(f"sex must be 'male' or 'female', got {sex!r}")
     up = detect_up(skeleton) if up is None else _unit(np.asarray(up, dtype=float))
     stand = standing_height(skeleton, up)
     if unit is None:

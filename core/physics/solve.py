@@ -67,6 +67,7 @@ from .body import BodyModel, G
 from .derivatives import window_half
 from .displacement import displace, displacement_curve, evaluate
 from .dynamics import FREE_FALL, body_torques
+from .errors import PhysicsError
 from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
 from .metrics import series as physics_series
 from .support import to_ground
@@ -116,7 +117,7 @@ class PhysicsOptions:
 
     def __post_init__(self) -> None:
         if not self.stiffness > 0:
-            raise ValueError(f"stiffness must be positive, got {self.stiffness}")
+            raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
 
 @contextlib.contextmanager
