@@ -23,7 +23,6 @@ from .spaces import matrix_array
 
 PROPERTIES = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 _PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(' + "|".join(PROPERTIES) + r")$")
-EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 
 def bone_order(armature: Any) -> list[Any]:

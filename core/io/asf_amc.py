@@ -147,7 +147,7 @@ def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) 
 
 def _order(lines: _Lines, line: int, token: str, what: str) -> str:
     order = token.upper()
-    if len(order) != 3 or sorted(order) != ["X", "Y", "Z"]:
+    if order not in quat.EULER_ORDERS:
         raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {token!r}")
     return order
 
