@@ -114,6 +114,18 @@ class Skeleton:
                 mask[j] = True
         return mask
 
+    def path_to_root(self, joint: int) -> list[int]:
+        """``joint`` and its ancestors up to the root, nearest first."""
+        out = [int(joint)]
+        while self.parents[out[-1]] >= 0:
+            out.append(int(self.parents[out[-1]]))
+        return out
+
+    def common_ancestor(self, a: int, b: int) -> int:
+        """The nearest joint that is an ancestor of both (a joint is its own ancestor)."""
+        above_b = set(self.path_to_root(b))
+        return next(j for j in self.path_to_root(a) if j in above_b)
+
     def depths(self) -> np.ndarray:
         """(J,) number of ancestors of each joint (the root has depth 0)."""
         depth = np.zeros(self.n_joints, dtype=int)

@@ -3,7 +3,7 @@ section and ``scripts/retarget.py --physics`` share it).
 
 - **Body models**: the target's from its mass, body-model column (de Leva's male or female)
   and stature — given in metres, or measured: the standing height of the skeleton
-  (:func:`.body.standing_height`) times the metres per scene unit the caller knows (Blender:
+  (:func:`core.limbs.standing_height`) times the metres per scene unit the caller knows (Blender:
   the scene's Unit Scale times the object's scale). The source's model (its own mass, same
   metres per unit unless told otherwise) only gives reference figures: how plausible the
   capture is on the performer's body.
@@ -28,8 +28,9 @@ import numpy as np
 from ..contacts import Contacts, detect_contacts
 from ..keyframes.distance import PoseMetric
 from ..keyframes.jumps import jump_steps
+from ..limbs import standing_height
 from ..motion import Motion
-from .body import body_model, standing_height
+from .body import body_model
 from .errors import PhysicsError
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
