@@ -29,8 +29,7 @@ import re
 
 import numpy as np
 
-from .kinematics import rest_positions
-from .skeleton import Skeleton
+from .skeleton import Skeleton, rest_positions
 
 FOOT_BASES = ("ankle", "foot")
 TOE_BASES = ("toebase", "toe", "toes", "ball", "toe0")

@@ -55,9 +55,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import quaternion as quat
-from ..kinematics import forward_kinematics
 from ..limbs import body_root, detect_up, find_feet, find_hands, find_head, limb_chain, standing_height
-from ..skeleton import Skeleton
+from ..skeleton import Skeleton, rest_world
 from .errors import PhysicsError
 
 G = 9.81  # m/s², standard gravity
@@ -290,7 +289,7 @@ def body_model(
         unit = height / stand if height is not None else 1.0
     height = stand * unit if height is None else float(height)
     table = DE_LEVA[sex]
-    rest, rest_rot = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+    rest, rest_rot = rest_world(skeleton)
     segs, missing, roles = _limb_segments(skeleton, rest, rest_rot, table, sex, up)
     hips = roles["hip"]
     trunk, trunk_roles = _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height / unit, hips)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import rest_positions
-from ..skeleton import Skeleton
+from ..skeleton import Skeleton, rest_positions
 
 
 def _dist(pos: np.ndarray, a: int, b: int) -> float:

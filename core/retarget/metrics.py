@@ -22,10 +22,10 @@ from .. import quaternion as quat
 from ..contacts import Contacts, foot_skating
 from ..limbs import standing_height
 from ..motion import Motion
-from ..skeleton import Skeleton
+from ..skeleton import Skeleton, rest_world
 from .mapping import mapping_pairs
 from .pipeline import RetargetResult
-from .transfer import mapped_ancestors, rest_world
+from .transfer import mapped_ancestors
 
 
 def position_error(

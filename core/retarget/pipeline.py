@@ -36,10 +36,10 @@ from ..ik import plant_feet
 from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
-from ..skeleton import POSITION_CHANNELS, Skeleton
+from ..skeleton import POSITION_CHANNELS, Skeleton, rest_world
 from .body import foot_points, leg_length
 from .mapping import auto_map, label_skeleton, mapping_pairs
-from .transfer import Transfer, rest_world
+from .transfer import Transfer
 
 
 @dataclass

@@ -17,10 +17,9 @@ from core.contacts import (
     span_anchors,
 )
 from core.io.bvh import read_bvh
-from core.kinematics import rest_positions
 from core.limbs import detect_up, find_feet, find_hands, limb_chain, split_side, standing_height
 from core.motion import Motion
-from core.skeleton import Skeleton
+from core.skeleton import Skeleton, rest_positions
 from tests.conftest import shared_file
 
 # Left-side names per convention for: thigh, shin, foot, toe, collar, upper arm, forearm, hand.
