@@ -21,7 +21,7 @@ section and ``scripts/retarget.py --physics`` share it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -101,8 +101,7 @@ def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], l
 
 def contacts_frames(contacts: Contacts, start: int, stop: int) -> Contacts:
     """The contacts of frames [start, stop)."""
-    return Contacts(contacts.joints, contacts.flags[start:stop], contacts.anchors[start:stop], contacts.up,
-                    contacts.floor, contacts.height_threshold, contacts.speed_threshold, contacts.fps)  # fmt: skip
+    return replace(contacts, flags=contacts.flags[start:stop], anchors=contacts.anchors[start:stop])
 
 
 def _frames_text(spans: list[tuple[int, int]], first: int) -> str:
