@@ -71,11 +71,3 @@ def end_site_positions(skeleton: Skeleton, world_pos: np.ndarray, world_rot: np.
     """World positions (..., E, 3) of the End Sites, from the joints' world transforms."""
     p = skeleton.end_site_parents
     return world_pos[..., p, :] + quat.rotate(world_rot[..., p, :], skeleton.end_site_offsets)
-
-
-def rest_positions(skeleton: Skeleton, include_end_sites: bool = False) -> np.ndarray:
-    """World joint positions (J, 3) of the rest pose, End Sites appended when asked."""
-    pos, rot = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
-    if include_end_sites and len(skeleton.end_site_parents):
-        pos = np.concatenate((pos, end_site_positions(skeleton, pos, rot)))
-    return pos

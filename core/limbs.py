@@ -1,4 +1,6 @@
-"""Find feet, toes, hands and limb chains in a skeleton, by name across conventions or by topology.
+"""Find feet, toes, hands, the head and limb chains in a skeleton, by name across conventions or
+by topology; the skeleton's standing height (:func:`standing_height`, used by retargeting and
+the physics body model alike).
 
 (A module of its own rather than part of ``contacts.py``: IK planting, retargeting and
 editing need the same joint finding without contact detection.)
@@ -27,8 +29,7 @@ import re
 
 import numpy as np
 
-from .kinematics import rest_positions
-from .skeleton import Skeleton
+from .skeleton import Skeleton, rest_positions
 
 FOOT_BASES = ("ankle", "foot")
 TOE_BASES = ("toebase", "toe", "toes", "ball", "toe0")
@@ -171,3 +172,64 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
             j = int(skeleton.parents[j])
         chain.append(j)
     return chain[2], chain[1], chain[0]
+
+
+def find_head(skeleton: Skeleton, rest: np.ndarray | None = None, up: np.ndarray | None = None) -> int:
+    """The joint whose name base is "head", else the highest leaf of the rest pose ``rest`` (J, 3)
+    along ``up`` (defaults: the rest pose, :func:`detect_up`)."""
+    for j, name in enumerate(skeleton.names):
+        if split_side(name)[1] == "head":
+            return j
+    rest = rest_positions(skeleton) if rest is None else rest
+    up = detect_up(skeleton) if up is None else up
+    leaves = np.setdiff1d(np.arange(skeleton.n_joints), skeleton.parents)
+    return int(leaves[np.argmax(rest[leaves] @ up)])
+
+
+def standing_height(skeleton: Skeleton, up: np.ndarray | None = None) -> float:
+    """Stature (scene units) of the skeleton standing straight: floor to the top of the head.
+
+    When the rest pose is upright (the thigh → foot line within 25° of −up) this is the rest
+    pose's extent along ``up`` over the joints and End Sites of the body root's subtree (a
+    placement root far away is ignored). Otherwise (Bandai's rest pose lies along X) it is the
+    length of the chain foot → knee → hip → spine → head (+ its End Site), divided by
+    1 − 0.039 for the ankle height (de Leva: the lateral malleolus is 3.9 % of the stature up).
+    up: (3,) world up (default :func:`detect_up`).
+    """
+    up = detect_up(skeleton) if up is None else up
+    n = skeleton.n_joints
+    both = rest_positions(skeleton, include_end_sites=True)
+    pos, ends = both[:n], both[n:]
+    try:
+        foot = next(iter(find_feet(skeleton, up).values()))[0]
+    except ValueError:
+        foot = None
+    if foot is None or _upright(pos, skeleton, foot, up):
+        inside = skeleton.subtree(body_root(skeleton))
+        heights = np.concatenate((pos[inside] @ up, ends[inside[skeleton.end_site_parents]] @ up))
+        return float(np.ptp(heights))
+    head = find_head(skeleton, pos, up)
+    length = _path_length(skeleton, foot, head, pos)
+    head_ends = ends[skeleton.end_site_parents == head]
+    if len(head_ends):
+        length += float(np.linalg.norm(head_ends[0] - pos[head]))
+    return length / (1.0 - 0.039)
+
+
+def _upright(pos: np.ndarray, skeleton: Skeleton, foot: int, up: np.ndarray) -> bool:
+    """Whether the leg of ``foot`` hangs within 25° of −up in the given pose."""
+    hip = limb_chain(skeleton, foot)[0]
+    leg = pos[foot] - pos[hip]
+    return bool(-(leg @ up) >= np.cos(np.radians(25.0)) * np.linalg.norm(leg))
+
+
+def _path_length(skeleton: Skeleton, a: int, b: int, pos: np.ndarray) -> float:
+    """Sum of bone lengths on the tree path between joints ``a`` and ``b``."""
+    top = skeleton.common_ancestor(a, b)
+    total = 0.0
+    for j in (a, b):
+        while j != top:
+            p = int(skeleton.parents[j])
+            total += float(np.linalg.norm(pos[j] - pos[p]))
+            j = p
+    return total

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import quaternion as quat
 from .kinematics import forward_kinematics
-from .skeleton import POSITION_CHANNELS, Skeleton
+from .skeleton import POSITION_CHANNELS, Skeleton, rest_world
 
 
 @dataclass(eq=False)
@@ -66,7 +66,7 @@ class Motion:
 
 def rest_world_rotations(skeleton: Skeleton) -> np.ndarray:
     """(J, 4) world orientation of every joint in the rest pose."""
-    return forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))[1]
+    return rest_world(skeleton)[1]
 
 
 def change_rest(motion: Motion, skeleton: Skeleton) -> Motion:

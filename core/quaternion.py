@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 AXES = "XYZ"
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")  # the six Tait–Bryan orders (Blender's modes)
 
 
 def identity(shape: tuple[int, ...] = ()) -> np.ndarray:
@@ -188,7 +189,7 @@ def _axis_quaternion(axis: str, angle_rad: np.ndarray) -> np.ndarray:
 
 def _check_order(order: str) -> str:
     order = order.upper()
-    if len(order) != 3 or sorted(order) != ["X", "Y", "Z"]:
+    if order not in EULER_ORDERS:
         raise ValueError(f"Euler order must be a permutation of 'XYZ', got {order!r}")
     return order
 

@@ -1,4 +1,6 @@
-"""The skeleton: joint names, hierarchy, rest transforms and the channel layout of a capture."""
+"""The skeleton: joint names, hierarchy, rest transforms and the channel layout of a capture,
+and the rest pose in world space (:func:`rest_world`, :func:`rest_positions`), which needs no
+motion: :mod:`.kinematics` builds on this module, never the other way round."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import copy
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from . import quaternion as quat
 
 POSITION_CHANNELS = ("Xposition", "Yposition", "Zposition")
 ROTATION_CHANNELS = ("Xrotation", "Yrotation", "Zrotation")
@@ -114,6 +118,18 @@ class Skeleton:
                 mask[j] = True
         return mask
 
+    def path_to_root(self, joint: int) -> list[int]:
+        """``joint`` and its ancestors up to the root, nearest first."""
+        out = [int(joint)]
+        while self.parents[out[-1]] >= 0:
+            out.append(int(self.parents[out[-1]]))
+        return out
+
+    def common_ancestor(self, a: int, b: int) -> int:
+        """The nearest joint that is an ancestor of both (a joint is its own ancestor)."""
+        above_b = set(self.path_to_root(b))
+        return next(j for j in self.path_to_root(a) if j in above_b)
+
     def depths(self) -> np.ndarray:
         """(J,) number of ancestors of each joint (the root has depth 0)."""
         depth = np.zeros(self.n_joints, dtype=int)
@@ -148,8 +164,6 @@ class Skeleton:
 
         How far a unit rotation of the joint can move the body: the lever arm of its channels.
         """
-        from .kinematics import rest_positions
-
         pos = rest_positions(self, include_end_sites=True)
         owner = np.concatenate((np.arange(self.n_joints), self.end_site_parents))
         reach = np.zeros(self.n_joints)
@@ -165,8 +179,6 @@ class Skeleton:
         joints with position channels on a chain of single children down from the root
         (Bandai Namco's ``Hips`` under a static ``joint_Root`` sits 4.5 m away in one file).
         """
-        from .kinematics import rest_positions
-
         placement = np.zeros(self.n_joints, dtype=bool)
         n_children = np.bincount(self.parents[self.parents >= 0], minlength=self.n_joints)
         moving = self.has_position_channels
@@ -184,3 +196,26 @@ class Skeleton:
         pos = rest_positions(body, include_end_sites=True)
         extent = float(np.max(pos.max(axis=0) - pos.min(axis=0)))
         return extent if extent > 0 else 1.0
+
+
+def rest_world(skeleton: Skeleton, include_end_sites: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """World positions (J, 3) — End Sites appended, (J + E, 3), when asked — and orientations
+    (J, 4) of the rest pose: each joint's rest offset and rest rotation composed down the tree.
+    The same arithmetic as :func:`core.kinematics.forward_kinematics` at the identity pose."""
+    n = skeleton.n_joints
+    pos, rot = np.empty((n, 3)), np.empty((n, 4))
+    for j, p in enumerate(skeleton.parents):
+        if p < 0:
+            pos[j], rot[j] = skeleton.rest_translations[j], skeleton.rest_rotations[j]
+        else:
+            pos[j] = pos[p] + quat.rotate_parts(tuple(rot[p]), tuple(skeleton.rest_translations[j]))
+            rot[j] = quat.multiply_parts(tuple(rot[p]), tuple(skeleton.rest_rotations[j]))
+    if include_end_sites and len(skeleton.end_site_parents):
+        e = skeleton.end_site_parents
+        pos = np.concatenate((pos, pos[e] + quat.rotate(rot[e], skeleton.end_site_offsets)))
+    return pos, rot
+
+
+def rest_positions(skeleton: Skeleton, include_end_sites: bool = False) -> np.ndarray:
+    """World joint positions (J, 3) of the rest pose, End Sites appended when asked (J + E, 3)."""
+    return rest_world(skeleton, include_end_sites)[0]

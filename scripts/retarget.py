@@ -79,13 +79,14 @@ def physics_of(args: argparse.Namespace):
     if not args.physics:
         return None
     from mocap_workbench.core.physics.apply import PhysicsSettings
+    from mocap_workbench.core.physics.errors import PhysicsError
 
     try:
         return PhysicsSettings(target_mass=args.target_mass, target_height=args.target_height,
                                source_mass=args.source_mass, sex=args.body_model, balance=not args.no_balance,
                                torques=not args.no_torque, momentum=not args.no_momentum,
                                stiffness=args.stiffness)  # fmt: skip
-    except ValueError as exc:
+    except PhysicsError as exc:
         raise SystemExit(f"--physics: {exc}") from None
 
 

@@ -10,8 +10,7 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper, poll_file_object_drop
 
-EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
-
+from ...core.quaternion import EULER_ORDERS
 
 ROTATION_MODE_ITEMS = [
     ("QUATERNION", "Quaternion", "Convert rotations to quaternions"),

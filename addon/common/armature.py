@@ -166,7 +166,7 @@ def build_armature(
     :func:`roll_targets`. Either way bone rest rotations differ from the skeleton's: use
     :func:`core.motion.change_rest` to move a motion onto the armature.
     """
-    from ...core.kinematics import rest_positions
+    from ...core.skeleton import rest_positions
 
     data = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, data)

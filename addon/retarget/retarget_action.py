@@ -27,6 +27,7 @@ import numpy as np
 
 from ...core.physics.apply import PhysicsSettings, apply_physics
 from ...core.physics.apply import summary_lines as physics_lines
+from ...core.physics.errors import PhysicsError
 from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
 from ..common import animdata, record
 from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
@@ -164,7 +165,7 @@ def measured_height(obj: Any) -> float | None:
 
 
 def _physics(source: Any, target: Any, clip: Any, result: Any, settings: PhysicsSettings, step) -> Any:
-    """The core's physics on the retargeted motion (module notes); its errors start with "Physics: "."""
+    """The core's physics on the retargeted motion (module notes); its errors are PhysicsError ("Physics: …")."""
     try:
         return apply_physics(
             result.motion,
@@ -177,7 +178,7 @@ def _physics(source: Any, target: Any, clip: Any, result: Any, settings: Physics
             progress=step,
         )
     except ValueError as exc:
-        raise ValueError(f"Physics: {exc}") from exc
+        raise PhysicsError(f"Physics: {exc}") from exc
 
 
 def physics_image(report: RetargetReport, folder: str | None = None) -> Any:

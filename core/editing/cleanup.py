@@ -7,10 +7,13 @@ from the edit keep their original data and no fade happens while a foot is down.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..contacts import Contacts, Skating, contact_spans, detect_contacts, foot_skating
 from ..ik import plant_feet
+from ..ik.plant import BLEND as PLANT_BLEND
 from ..motion import Motion
 
 
@@ -21,17 +24,7 @@ def contacts_near(contacts: Contacts, start: int, stop: int) -> Contacts:
         for s, e in contact_spans(contacts.flags[:, column]):
             if s < stop and e > start:
                 flags[s:e, column] = True
-    anchors = np.where(flags[..., None], contacts.anchors, np.nan)
-    return Contacts(
-        contacts.joints,
-        flags,
-        anchors,
-        contacts.up,
-        contacts.floor,
-        contacts.height_threshold,
-        contacts.speed_threshold,
-        contacts.fps,
-    )
+    return replace(contacts, flags=flags, anchors=np.where(flags[..., None], contacts.anchors, np.nan))
 
 
 def skating_in(motion: Motion, contacts: Contacts, start: int, stop: int) -> Skating:
@@ -47,16 +40,7 @@ def shift_contacts(contacts: Contacts, offset: int, n_frames: int) -> Contacts:
     flags = np.zeros((n_frames, f), dtype=bool)
     anchors = np.full((n_frames, f, 3), np.nan)
     flags[offset : offset + t], anchors[offset : offset + t] = contacts.flags, contacts.anchors
-    return Contacts(
-        contacts.joints,
-        flags,
-        anchors,
-        contacts.up,
-        contacts.floor,
-        contacts.height_threshold,
-        contacts.speed_threshold,
-        contacts.fps,
-    )
+    return replace(contacts, flags=flags, anchors=anchors)
 
 
 def clean_foot_sliding(
@@ -77,7 +61,7 @@ def clean_foot_sliding(
     """
     n = motion.n_frames
     stop = n if stop is None else stop
-    fade = round(plant_options.get("blend", 0.2) * motion.fps) + 2
+    fade = round(plant_options.get("blend", PLANT_BLEND) * motion.fps) + 2
     pad = max(round(context * motion.fps), fade)
     lo, hi = max(start - pad, 0), min(stop + pad, n)
     while True:

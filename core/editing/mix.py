@@ -13,10 +13,7 @@ from .root import chain_world, pelvis_joint, set_pelvis_world
 def ancestors(motion: Motion, joint: int) -> np.ndarray:
     """(J,) bool: the strict ancestors of ``joint``."""
     mask = np.zeros(motion.skeleton.n_joints, dtype=bool)
-    j = int(motion.skeleton.parents[joint])
-    while j >= 0:
-        mask[j] = True
-        j = int(motion.skeleton.parents[j])
+    mask[motion.skeleton.path_to_root(joint)[1:]] = True
     return mask
 
 

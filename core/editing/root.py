@@ -34,9 +34,9 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..contacts import parse_up
-from ..kinematics import rest_positions
 from ..limbs import body_root, detect_up, find_feet, limb_chain
 from ..motion import Motion, rest_world_rotations
+from ..skeleton import rest_positions
 
 
 def resolve_up(motion: Motion, up: str | np.ndarray | None = None) -> np.ndarray:

@@ -29,11 +29,7 @@ def local_from_world(skeleton: Skeleton, joints: np.ndarray, world: np.ndarray, 
 
 def is_ancestor(skeleton: Skeleton, ancestor: int, joint: int) -> bool:
     """True if ``ancestor`` lies on the path from ``joint`` to its root (a joint is its own ancestor)."""
-    while joint >= 0:
-        if joint == ancestor:
-            return True
-        joint = int(skeleton.parents[joint])
-    return False
+    return ancestor in skeleton.path_to_root(joint)
 
 
 def ancestry(skeleton: Skeleton, effectors: np.ndarray, joints: np.ndarray) -> np.ndarray:

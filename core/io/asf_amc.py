@@ -50,9 +50,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import quaternion as quat
-from ..kinematics import forward_kinematics
 from ..motion import Motion
-from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
+from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
 from .bvh import _read_lines
 from .errors import MocapFormatError
 
@@ -147,7 +146,7 @@ def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) 
 
 def _order(lines: _Lines, line: int, token: str, what: str) -> str:
     order = token.upper()
-    if len(order) != 3 or sorted(order) != ["X", "Y", "Z"]:
+    if order not in quat.EULER_ORDERS:
         raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {token!r}")
     return order
 
@@ -719,7 +718,7 @@ def write_asf(skeleton: Skeleton, path: str | os.PathLike, precision: int = 10) 
     problem = asf_layout_problem(skeleton)
     if problem:
         raise ValueError(f"cannot write ASF: {problem} (convert with to_asf_layout first)")
-    _, world = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+    _, world = rest_world(skeleton)
     axes = quat.multiply(quat.inverse(skeleton.rest_rotations[0]), world)  # C_j, in the root's pre-set frame
     bones = quat.rotate(axes, _tails(skeleton))
     fmt = f"{{:.{precision}g}}"

@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import quaternion as quat
-from ..kinematics import forward_kinematics
 from ..motion import Motion, change_rest
-from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
+from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
 from .errors import MocapFormatError
 
 KNOWN_CHANNELS = POSITION_CHANNELS + ROTATION_CHANNELS
@@ -290,11 +289,11 @@ def to_bvh_layout(motion: Motion) -> Motion:
     frame (and parent's) was already world-aligned.
     """
     sk = motion.skeleton
-    _, rest_world = forward_kinematics(sk, sk.rest_translations, quat.identity((sk.n_joints,)))
-    turned = _turned(rest_world)
+    _, rest_rot = rest_world(sk)
+    turned = _turned(rest_rot)
     if not turned.any():
         return motion
-    parent_world = np.where((sk.parents >= 0)[:, None], rest_world[np.maximum(sk.parents, 0)], quat.identity())
+    parent_world = np.where((sk.parents >= 0)[:, None], rest_rot[np.maximum(sk.parents, 0)], quat.identity())
     parent_turned = _turned(parent_world)
     channels = tuple(_bvh_channels(c, t, pt) for c, t, pt in zip(sk.channels, turned, parent_turned))
     limits = None
@@ -307,7 +306,7 @@ def to_bvh_layout(motion: Motion) -> Motion:
         None,
         channels,
         sk.end_site_parents,
-        quat.rotate(rest_world[sk.end_site_parents], sk.end_site_offsets),
+        quat.rotate(rest_rot[sk.end_site_parents], sk.end_site_offsets),
         limits,
         sk.meta,
     )

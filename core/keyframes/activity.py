@@ -110,10 +110,15 @@ def activity_metric(motion: Motion, metric: PoseMetric, params: ActivityParams) 
     return PoseMetric(w, metric.moving, metric.size, metric.translation_weight)
 
 
+def window_frames(motion: Motion, params: ActivityParams) -> int:
+    """The activity window ω in frames (at least one)."""
+    return max(1, int(round(params.window * motion.fps)))
+
+
 def activity_signal(motion: Motion, metric: PoseMetric, params: ActivityParams) -> np.ndarray:
     """(T,) motion activity (pose-distance units), noise floor applied, smoothed."""
     n = motion.n_frames
-    omega = max(1, int(round(params.window * motion.fps)))
+    omega = window_frames(motion, params)
     t = np.arange(n)
     lo, hi = np.clip(t - omega, 0, n - 1), np.clip(t + omega, 0, n - 1)
     rot, trans = motion.rotations, motion.translations
@@ -264,7 +269,7 @@ def activity_keys(
     errors = SegmentErrors(motion, p.error, metric if p.error == "pose" else None)
     scale = motion.skeleton.size() if p.error == "position" else 1.0
     keys, info = natural_keys(errors, peaks, signal[peaks], p.error_bound * scale, p)
-    info.update(peaks=len(peaks), natural_count=len(keys), window_frames=max(1, int(round(p.window * motion.fps))))
+    info.update(peaks=len(peaks), natural_count=len(keys), window_frames=window_frames(motion, p))
     cost = CachedCost(errors.costs, n)
     if count is not None:
         keys = fit_to_count(keys, cost, count)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kinematics import CHUNK, forward_kinematics
 from ..motion import Motion
 from .distance import PoseMetric
+from .reconstruct import Rebuild
 
 
 def position_errors(original: Motion, rebuilt: Motion, original_positions: np.ndarray | None = None) -> np.ndarray:
@@ -51,9 +53,6 @@ def evaluate_keys(motion: Motion, keys: np.ndarray, metric: PoseMetric) -> tuple
     Same figures as ``evaluate(motion, reconstruct(motion, keys), metric)``; on long clips it
     is several times faster because no clip-sized temporary is ever allocated.
     """
-    from ..kinematics import CHUNK, forward_kinematics
-    from .reconstruct import Rebuild
-
     n, j = motion.n_frames, motion.skeleton.n_joints
     position = np.empty((n, j))
     rotation = np.empty(n)

@@ -7,18 +7,21 @@
 - :mod:`.displacement`: cubic B-spline displacement mapping (motion warping);
 - :mod:`.balance`: the balance plan (cart-table ZMP correction as a B-spline shift);
 - :mod:`.ukf`: unscented Kalman filter with Merwe sigma points and quaternion-aware states;
-- :mod:`.metrics`: plausibility metrics; :mod:`.retarget`: the :func:`physics_retarget` driver.
+- :mod:`.metrics`: plausibility metrics; :mod:`.solve`: the :func:`physics_retarget` driver;
+- :mod:`.apply`: physics from user settings; :mod:`.errors`: :class:`PhysicsError`.
 
 numpy only, like the rest of ``core`` (Blender ships no scipy); threadpoolctl is used when present.
 """
 
 from .body import BodyModel, body_model
 from .dynamics import center_of_mass, inverse_dynamics, momentum, segment_kinematics, support_from, zmp
+from .errors import PhysicsError
 from .metrics import analyse, report
 from .solve import PhysicsOptions, physics_retarget
 
 __all__ = [
     "BodyModel",
+    "PhysicsError",
     "PhysicsOptions",
     "analyse",
     "body_model",

@@ -3,7 +3,7 @@ section and ``scripts/retarget.py --physics`` share it).
 
 - **Body models**: the target's from its mass, body-model column (de Leva's male or female)
   and stature — given in metres, or measured: the standing height of the skeleton
-  (:func:`.body.standing_height`) times the metres per scene unit the caller knows (Blender:
+  (:func:`core.limbs.standing_height`) times the metres per scene unit the caller knows (Blender:
   the scene's Unit Scale times the object's scale). The source's model (its own mass, same
   metres per unit unless told otherwise) only gives reference figures: how plausible the
   capture is on the performer's body.
@@ -21,15 +21,17 @@ section and ``scripts/retarget.py --physics`` share it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..contacts import Contacts, detect_contacts
 from ..keyframes.distance import PoseMetric
 from ..keyframes.jumps import jump_steps
+from ..limbs import standing_height
 from ..motion import Motion
-from .body import body_model, standing_height
+from .body import body_model
+from .errors import PhysicsError
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
 
@@ -64,13 +66,13 @@ class PhysicsSettings:
 
     def __post_init__(self) -> None:
         if not (self.target_mass > 0 and self.source_mass > 0):
-            raise ValueError("masses must be positive")
+            raise PhysicsError("masses must be positive")
         if self.target_height is not None and not self.target_height > 0:
-            raise ValueError(f"target height must be positive, got {self.target_height}")
+            raise PhysicsError(f"target height must be positive, got {self.target_height}")
         if self.sex not in ("male", "female"):
-            raise ValueError(f"body model must be 'male' or 'female', got {self.sex!r}")
+            raise PhysicsError(f"body model must be 'male' or 'female', got {self.sex!r}")
         if not self.stiffness > 0:
-            raise ValueError(f"stiffness must be positive, got {self.stiffness}")
+            raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
     def options(self) -> PhysicsOptions:
         return PhysicsOptions(balance=self.balance, torques=self.torques, flight=self.momentum,
@@ -99,8 +101,7 @@ def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], l
 
 def contacts_frames(contacts: Contacts, start: int, stop: int) -> Contacts:
     """The contacts of frames [start, stop)."""
-    return Contacts(contacts.joints, contacts.flags[start:stop], contacts.anchors[start:stop], contacts.up,
-                    contacts.floor, contacts.height_threshold, contacts.speed_threshold, contacts.fps)  # fmt: skip
+    return replace(contacts, flags=contacts.flags[start:stop], anchors=contacts.anchors[start:stop])
 
 
 def _frames_text(spans: list[tuple[int, int]], first: int) -> str:
@@ -126,13 +127,14 @@ def apply_physics(
     unit: metres per scene unit of ``motion``, used when ``settings.target_height`` is None;
     source: the source clip (same frames) for reference figures, in units ``source_unit_ratio``
     times the target's metres per unit; first_frame: number of the first frame in notes;
-    progress: called with the share done (0–1). Raises ValueError when the skeleton has no feet.
+    progress: called with the share done (0–1). Raises :class:`.errors.PhysicsError` when the
+    settings are out of range, the skeleton has no feet or no stretch is long enough.
     """
     step = progress or (lambda _x: None)
     notes: list[str] = []
     sk = motion.skeleton
     if up is None:
-        up = contacts.up if contacts is not None else detect_contacts(motion).up
+        up = contacts.up if contacts is not None else _feet(motion).up
     up = np.asarray(up, dtype=float)
     stand = standing_height(sk, up)
     measured = settings.target_height is None
@@ -146,7 +148,7 @@ def apply_physics(
         notes.append(f"body segments not found (their mass is spread over the others): {', '.join(body.missing)}")
     solved, kept = stretches(motion, max(int(round(min_seconds * motion.fps)), 8))
     if not solved:
-        raise ValueError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve")
+        raise PhysicsError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve")
     if kept:
         notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
                      "cut them off")  # fmt: skip
@@ -162,7 +164,7 @@ def apply_physics(
             step(0.9 * (d + w * x))
 
         clip = motion.frames(slice(a, b))
-        feet = detect_contacts(clip, up=up) if contacts is None else contacts_frames(contacts, a, b)
+        feet = _feet(clip, up) if contacts is None else contacts_frames(contacts, a, b)
         result, rep = physics_retarget(clip, feet, body, opts, progress=part, series=True)
         out.translations[a:b], out.rotations[a:b] = result.translations, result.rotations
         reports.append(rep)
@@ -196,6 +198,14 @@ def apply_physics(
     step(1.0)
     series = {"before": stitch_series(before, motion.n_frames), "after": stitch_series(after, motion.n_frames)}
     return PhysicsOutcome(out, figures, series, notes)
+
+
+def _feet(clip: Motion, up: np.ndarray | None = None) -> Contacts:
+    """Foot contacts of ``clip`` (:func:`core.contacts.detect_contacts`); no feet is a PhysicsError."""
+    try:
+        return detect_contacts(clip, up=up)
+    except ValueError as exc:
+        raise PhysicsError(str(exc)) from exc
 
 
 def _source_figures(source: Motion, settings: PhysicsSettings, unit: float, solved) -> dict:

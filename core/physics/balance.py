@@ -23,11 +23,16 @@ The Jacobians come from finite differences with colouring (as in sparse-Jacobian
 a control moves only the frames within two spacings plus the measures' derivative window
 (``reach``), so controls further apart than twice that are perturbed together and each frame's
 change is credited to the one control of that colour near it.
+
+The error metric (:class:`BalanceObjective`: residuals, weights, regularisers) is kept apart
+from the algorithm that minimises it (:func:`gauss_newton`), as ACL keeps its error metric
+apart from its compression algorithm; :func:`plan_balance` joins them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +52,11 @@ class Measures(NamedTuple):
         """(T, 2 + 3L) with undefined ZMP rows as 0 (finite differences of them are not used)."""
         t = len(self.zmp)
         return np.concatenate((np.nan_to_num(self.zmp), self.torques.reshape(t, -1)), axis=1)
+
+    def with_flat(self, flat: np.ndarray) -> Measures:
+        """The measures held in ``flat`` (T, 2 + 3L), undefined where this ZMP is undefined."""
+        zmp = np.where(np.isfinite(self.zmp), flat[:, :2], np.nan)
+        return Measures(zmp, flat[:, 2:].reshape(self.torques.shape))
 
 
 class BalancePlan(NamedTuple):
@@ -106,79 +116,94 @@ def _predict(index: np.ndarray, jac: np.ndarray, delta: np.ndarray, base: np.nda
     return base + np.einsum("tmcd,tcd->tm", jac, padded[index])
 
 
-def plan_balance(
-    realise: Callable[[np.ndarray], object],
-    measure: Callable[[object], Measures],
-    support: Support,
-    limits: np.ndarray,
-    spacing: float,
-    reach: float,
-    margin: float,
-    dims: int = 2,
-    balance: bool = True,
-    torque_margin: float = 0.05,
-    torque_weight: float = 0.0,
-    deviation: float | np.ndarray = 1e-2,
-    smoothness: float = 1e-3,
-    free_gain: float = 0.0,
-    fps: float = 120.0,
-    iterations: int = 3,
-    inner: int = 5,
-    eps: float = 1e-3,
-    progress: Callable[[float], None] | None = None,
-) -> BalancePlan:
-    """The :class:`BalancePlan` of a clip (module notes).
+@dataclass(frozen=True)
+class PlanGoals:
+    """What the plan asks for (the objective's terms and weights; module notes).
 
-    realise(controls (n, D)) → motion; measure(motion) → :class:`Measures`; support: the
-    clip's polygons (the feet stay planted, so they do not move with the shift); limits (L,)
-    N·m of the measured torques; spacing: control spacing in frames; reach: how far in frames
-    a control's effect spreads past its peak (two spacings plus the derivative window);
-    margin: how far inside the polygon the ZMP should stay (scene units); balance: constrain
-    the ZMP at all; torque_weight: scene
-    units per unit of |τ|/limit above 1 − torque_margin (0: balance only); deviation: weight
-    of |δ|² per frame, a scalar or one per dimension; free_gain: k₀ in s² for frames without
-    support; iterations: Gauss–Newton steps (each costs C·D + 2 evaluations, see
-    :func:`coloured_jacobian`); inner: active-set rounds per step on the linear model;
-    eps: finite-difference step, scene units.
+    margin: how far inside the polygon the ZMP should stay, scene units; balance: constrain the
+    ZMP at all; torque_margin: torques count above (1 − torque_margin) of their limit;
+    torque_weight: scene units per unit of |τ|/limit over that (0: balance only); deviation:
+    weight of |δ|² per frame, a scalar or one per dimension; smoothness: weight of the
+    controls' second differences; free_gain: k₀ in s² for frames without support.
     """
-    t = len(support.flags)
-    n = n_controls(t, spacing)
-    basis = bspline_basis(np.arange(t), n, spacing)
-    weights = np.broadcast_to(np.asarray(deviation, dtype=float), (dims,))
-    reg = np.kron(basis.T @ basis, np.diag(weights)) + np.kron(
-        smoothness * second_difference_penalty(n) + 1e-12 * np.eye(n), np.eye(dims)
-    )
-    free = ~support.any
-    if free.any() and free_gain > 0:
-        acc = bspline_basis(np.flatnonzero(free), n, spacing, 2) * (free_gain * fps**2)
-        reg += np.kron(acc.T @ acc, np.eye(dims))
-    limits = np.asarray(limits, dtype=float)
 
-    def flat(controls: np.ndarray) -> np.ndarray:
-        return measure(realise(controls)).flat()
+    margin: float
+    balance: bool = True
+    torque_margin: float = 0.05
+    torque_weight: float = 0.0
+    deviation: float | tuple[float, ...] = 1e-2
+    smoothness: float = 1e-3
+    free_gain: float = 0.0
 
-    def violations(zmp: np.ndarray, torques: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """How the plan is solved: iterations: Gauss–Newton steps (each costs C·D + 2 evaluations,
+    see :func:`coloured_jacobian`); inner: active-set rounds per step on the linear model;
+    eps: finite-difference step, scene units; backtracks: halvings of a step before giving up."""
+
+    iterations: int = 3
+    inner: int = 5
+    eps: float = 1e-3
+    backtracks: int = 4
+
+
+class BalanceObjective:
+    """The plan's error metric (module notes), apart from how it is minimised: which frames
+    violate a goal, the residuals of the active ones and their linearisation, the quadratic
+    regulariser (|δ|², curvature, flight acceleration) and the merit that sums them.
+
+    support: the clip's polygons; limits (L,) N·m of the measured torques; n controls of
+    dimension ``dims`` every ``spacing`` frames; fps: frame rate (flight acceleration).
+    """
+
+    def __init__(
+        self, support: Support, limits: np.ndarray, goals: PlanGoals, spacing: float, fps: float, dims: int = 2
+    ) -> None:
+        self.support, self.goals, self.dims = support, goals, dims
+        self.limits = np.asarray(limits, dtype=float)
+        t = len(support.flags)
+        self.n = n = n_controls(t, spacing)
+        basis = bspline_basis(np.arange(t), n, spacing)
+        weights = np.broadcast_to(np.asarray(goals.deviation, dtype=float), (dims,))
+        reg = np.kron(basis.T @ basis, np.diag(weights)) + np.kron(
+            goals.smoothness * second_difference_penalty(n) + 1e-12 * np.eye(n), np.eye(dims)
+        )
+        free = ~support.any
+        if free.any() and goals.free_gain > 0:
+            acc = bspline_basis(np.flatnonzero(free), n, spacing, 2) * (goals.free_gain * fps**2)
+            reg += np.kron(acc.T @ acc, np.eye(dims))
+        self.regulariser = reg  # (n·D, n·D): x·reg·x is the regularisers' share of the merit
+
+    def violations(self, m: Measures) -> tuple[np.ndarray, np.ndarray]:
         """Frames whose ZMP is within the margin of the boundary or out (T,), joint-frames over
         1 − torque_margin of their limit (T, L)."""
-        defined = support.any & np.all(np.isfinite(zmp), axis=-1)
-        _, signed, _ = support.query(np.where(defined[:, None], zmp, np.nan))
-        ratio = np.linalg.norm(torques, axis=-1) / limits
-        return defined & (signed > -margin) & balance, (ratio > 1.0 - torque_margin) & (torque_weight > 0)
+        g, sup = self.goals, self.support
+        defined = sup.any & np.all(np.isfinite(m.zmp), axis=-1)
+        _, signed, _ = sup.query(np.where(defined[:, None], m.zmp, np.nan))
+        ratio = np.linalg.norm(m.torques, axis=-1) / self.limits
+        return defined & (signed > -g.margin) & g.balance, (ratio > 1.0 - g.torque_margin) & (g.torque_weight > 0)
 
-    def merit(controls: np.ndarray, m: Measures, za: np.ndarray, ta: np.ndarray) -> float:
-        """The objective (module notes) on the active sets za (T,), ta (T, L)."""
+    def merit(self, controls: np.ndarray, m: Measures, active: tuple[np.ndarray, np.ndarray]) -> float:
+        """The objective on the active sets (T,), (T, L): squared residuals plus regularisers."""
+        za, ta = active
+        g = self.goals
         z = np.where(za[:, None], m.zmp, np.nan)
-        r = np.where(za[:, None], z - support.project(z, margin), 0.0)
-        excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / limits - (1.0 - torque_margin), 0.0)
+        r = np.where(za[:, None], z - self.support.project(z, g.margin), 0.0)
+        excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / self.limits - (1.0 - g.torque_margin), 0.0)
         x = controls.ravel()
-        return float(np.nansum(r**2) + ((torque_weight * excess[ta]) ** 2).sum() + x @ reg @ x)
+        return float(np.nansum(r**2) + ((g.torque_weight * excess[ta]) ** 2).sum() + x @ self.regulariser @ x)
 
-    def step_to(controls: np.ndarray, m: Measures, index, jac, za, ta) -> np.ndarray:
-        """Gauss–Newton target controls for the active sets (goals held where they are now)."""
-        x = controls.ravel()
+    def linearise(
+        self, m: Measures, index: np.ndarray, jac: np.ndarray, active: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Jacobian rows (R, n·D) and values (R,) of the active residuals (goals held where they
+        are now), from the measures' colour-compressed Jacobian (:func:`coloured_jacobian`)."""
+        za, ta = active
+        g, n, limits = self.goals, self.n, self.limits
         rows, rhs = [], []
         f = np.flatnonzero(za)
-        goal = support.project(np.where(za[:, None], m.zmp, np.nan), margin)[f]
+        goal = self.support.project(np.where(za[:, None], m.zmp, np.nan), g.margin)[f]
         for k in range(2):
             rows.append(_rows(index[f], jac[f, k], n))
             rhs.append(m.zmp[f, k] - goal[:, k])
@@ -186,47 +211,95 @@ def plan_balance(
         if len(tf):
             tau = m.torques[tf, tj]
             norm = np.linalg.norm(tau, axis=-1)
-            jt = jac[:, 2:].reshape(t, len(limits), 3, *jac.shape[2:])[tf, tj]  # (R, 3, C, D)
-            w = torque_weight / limits[tj]
+            jt = jac[:, 2:].reshape(len(m.zmp), len(limits), 3, *jac.shape[2:])[tf, tj]  # (R, 3, C, D)
+            w = g.torque_weight / limits[tj]
             jt = np.einsum("rx,rxcd->rcd", tau / np.maximum(norm, 1e-12)[:, None], jt) * w[:, None, None]
             rows.append(_rows(index[tf], jt, n))
-            rhs.append(np.maximum(w * norm - torque_weight * (1.0 - torque_margin), 0.0))
-        a, b = np.concatenate(rows), np.concatenate(rhs)
-        return np.linalg.solve(a.T @ a + reg, a.T @ (a @ x - b)).reshape(n, dims)
+            rhs.append(np.maximum(w * norm - g.torque_weight * (1.0 - g.torque_margin), 0.0))
+        return np.concatenate(rows), np.concatenate(rhs)
+
+
+def gauss_newton(
+    objective: BalanceObjective,
+    evaluate_measures: Callable[[np.ndarray], Measures],
+    spacing: float,
+    reach: float,
+    options: SolverOptions,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int]:
+    """Minimise ``objective`` over the controls (n, D) from zero: Gauss–Newton steps on coloured
+    finite-difference Jacobians, active sets that only grow (first from the measures, then from
+    what the linear model says a step would push out), a backtracking line search on the merit.
+
+    evaluate_measures(controls) → :class:`Measures`; spacing, reach: see :func:`coloured_jacobian`.
+    Returns (controls, their measures, active sets, iterations run).
+    """
+    n, dims = objective.n, objective.dims
+
+    def flat(controls: np.ndarray) -> np.ndarray:
+        return evaluate_measures(controls).flat()
+
+    def grown(active, new):
+        return tuple(a | b for a, b in zip(active, new))
 
     controls = np.zeros((n, dims))
-    current = measure(realise(controls))
-    zmp_active = np.zeros(t, dtype=bool)
-    torque_active = np.zeros((t, len(limits)), dtype=bool)
+    current = evaluate_measures(controls)
+    active = (np.zeros(len(current.zmp), dtype=bool), np.zeros(current.torques.shape[:2], dtype=bool))
     done = 0
-    for done in range(1, iterations + 1):
-        za, ta = violations(current.zmp, current.torques)
-        zmp_active |= za
-        torque_active |= ta
-        if not zmp_active.any() and not torque_active.any():
+    for done in range(1, options.iterations + 1):
+        active = grown(active, objective.violations(current))
+        if not any(a.any() for a in active):
             break
-        index, jac = coloured_jacobian(flat, controls, spacing, reach, eps)
-        for _ in range(inner):  # active sets grown on the linear model: frames the step would push out
-            target = step_to(controls, current, index, jac, zmp_active, torque_active)
-            change = _predict(index, jac, target - controls, current.flat())
-            za, ta = violations(np.where(np.isfinite(current.zmp), change[:, :2], np.nan),
-                                change[:, 2:].reshape(current.torques.shape))  # fmt: skip
-            if not (za & ~zmp_active).any() and not (ta & ~torque_active).any():
+        index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps)
+        for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
+            a, b = objective.linearise(current, index, jac, active)
+            x = controls.ravel()
+            target = np.linalg.solve(a.T @ a + objective.regulariser, a.T @ (a @ x - b)).reshape(n, dims)
+            predicted = current.with_flat(_predict(index, jac, target - controls, current.flat()))
+            new = objective.violations(predicted)
+            if not any((v & ~was).any() for v, was in zip(new, active)):
                 break
-            zmp_active |= za
-            torque_active |= ta
-        before = merit(controls, current, zmp_active, torque_active)
+            active = grown(active, new)
+        before = objective.merit(controls, current, active)
         step = 1.0
-        for _ in range(4):  # backtracking: the measures are not linear in the shift
+        for _ in range(options.backtracks):  # the measures are not linear in the shift
             trial = controls + step * (target - controls)
-            m = measure(realise(trial))
-            if merit(trial, m, zmp_active, torque_active) < before:
+            m = evaluate_measures(trial)
+            if objective.merit(trial, m, active) < before:
                 controls, current = trial, m
                 break
             step *= 0.5
         else:
             break
         if progress is not None:
-            progress(done / iterations)
-    shift = evaluate(controls, t, spacing)
+            progress(done / options.iterations)
+    return controls, current, active, done
+
+
+def plan_balance(
+    realise: Callable[[np.ndarray], object],
+    measure: Callable[[object], Measures],
+    support: Support,
+    limits: np.ndarray,
+    spacing: float,
+    reach: float,
+    goals: PlanGoals,
+    solver: SolverOptions | None = None,
+    fps: float = 120.0,
+    dims: int = 2,
+    progress: Callable[[float], None] | None = None,
+) -> BalancePlan:
+    """The :class:`BalancePlan` of a clip (module notes): :class:`BalanceObjective` minimised by
+    :func:`gauss_newton`.
+
+    realise(controls (n, D)) → motion; measure(motion) → :class:`Measures`; support: the
+    clip's polygons (the feet stay planted, so they do not move with the shift); limits (L,)
+    N·m of the measured torques; spacing: control spacing in frames; reach: how far in frames
+    a control's effect spreads past its peak (two spacings plus the derivative window).
+    """
+    objective = BalanceObjective(support, limits, goals, spacing, fps, dims)
+    controls, current, (zmp_active, torque_active), done = gauss_newton(
+        objective, lambda c: measure(realise(c)), spacing, reach, solver or SolverOptions(), progress
+    )
+    shift = evaluate(controls, len(support.flags), spacing)
     return BalancePlan(controls, shift, zmp_active, torque_active, done, current)

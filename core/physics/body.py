@@ -55,9 +55,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import quaternion as quat
-from ..kinematics import forward_kinematics
-from ..limbs import body_root, detect_up, find_feet, find_hands, limb_chain, split_side
-from ..skeleton import Skeleton
+from ..limbs import body_root, detect_up, find_feet, find_hands, find_head, limb_chain, standing_height
+from ..skeleton import Skeleton, rest_world
+from .errors import PhysicsError
 
 G = 9.81  # m/s², standard gravity
 
@@ -130,74 +130,6 @@ class BodyModel:
     roles: dict[str, list[int]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     sex: str = "male"
-
-
-def standing_height(skeleton: Skeleton, up: np.ndarray) -> float:
-    """Stature (scene units) of the skeleton standing straight.
-
-    When the rest pose is upright (the thigh → foot line within 25° of −up) this is the rest
-    pose's extent along ``up`` over the joints and End Sites of the body root's subtree (a
-    placement root far away is ignored). Otherwise (Bandai's rest pose lies along X) it is the
-    length of the chain foot → knee → hip → spine → head (+ its End Site), divided by
-    1 − 0.039 for the ankle height (de Leva: the lateral malleolus is 3.9 % of the stature up).
-    """
-    pos, rot = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
-    ends = pos[skeleton.end_site_parents] + quat.rotate(rot[skeleton.end_site_parents], skeleton.end_site_offsets)
-    try:
-        foot = next(iter(find_feet(skeleton, up).values()))[0]
-    except ValueError:
-        foot = None
-    if foot is None or _upright(pos, skeleton, foot, up):
-        inside = skeleton.subtree(body_root(skeleton))
-        heights = np.concatenate((pos[inside] @ up, ends[inside[skeleton.end_site_parents]] @ up))
-        return float(np.ptp(heights))
-    head = _find_head(skeleton, pos, up)
-    length = _path_length(skeleton, foot, head, pos)
-    head_ends = ends[skeleton.end_site_parents == head]
-    if len(head_ends):
-        length += float(np.linalg.norm(head_ends[0] - pos[head]))
-    return length / (1.0 - 0.039)
-
-
-def _upright(pos: np.ndarray, skeleton: Skeleton, foot: int, up: np.ndarray) -> bool:
-    """Whether the leg of ``foot`` hangs within 25° of −up in the given pose."""
-    hip = limb_chain(skeleton, foot)[0]
-    leg = pos[foot] - pos[hip]
-    return bool(-(leg @ up) >= np.cos(np.radians(25.0)) * np.linalg.norm(leg))
-
-
-def _path_length(skeleton: Skeleton, a: int, b: int, pos: np.ndarray) -> float:
-    """Sum of bone lengths on the tree path between joints ``a`` and ``b``."""
-    top = _common_ancestor(skeleton, a, b)
-    total = 0.0
-    for j in (a, b):
-        while j != top:
-            p = int(skeleton.parents[j])
-            total += float(np.linalg.norm(pos[j] - pos[p]))
-            j = p
-    return total
-
-
-def _find_head(skeleton: Skeleton, rest: np.ndarray, up: np.ndarray) -> int:
-    """The joint whose name base is "head", else the highest leaf of the rest pose."""
-    for j, name in enumerate(skeleton.names):
-        if split_side(name)[1] == "head":
-            return j
-    leaves = np.setdiff1d(np.arange(skeleton.n_joints), skeleton.parents)
-    return int(leaves[np.argmax(rest[leaves] @ up)])
-
-
-def _ancestors(skeleton: Skeleton, joint: int) -> list[int]:
-    """``joint`` and its ancestors up to the root, nearest first."""
-    out = [joint]
-    while skeleton.parents[out[-1]] >= 0:
-        out.append(int(skeleton.parents[out[-1]]))
-    return out
-
-
-def _common_ancestor(skeleton: Skeleton, a: int, b: int) -> int:
-    above_b = set(_ancestors(skeleton, b))
-    return next(j for j in _ancestors(skeleton, a) if j in above_b)
 
 
 def _end_sites(skeleton: Skeleton, joint: int, rest: np.ndarray, rest_rot: np.ndarray) -> np.ndarray:
@@ -282,12 +214,12 @@ def _limb_segments(skeleton, rest, rest_rot, table, sex, up) -> tuple[list[_Segm
 def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips) -> tuple[list[_Segment], dict]:
     """Head + neck and the three trunk sub-segments on the spine joints."""
     pelvis = body_root(skeleton)
-    head = _find_head(skeleton, rest, up)
+    head = find_head(skeleton, rest, up)
     hands = list(find_hands(skeleton).values())
-    chest = _common_ancestor(skeleton, *hands) if len(hands) == 2 else int(skeleton.parents[head])
-    path = _ancestors(skeleton, head)
+    chest = skeleton.common_ancestor(*hands) if len(hands) == 2 else int(skeleton.parents[head])
+    path = skeleton.path_to_root(head)
     neck_base = path[path.index(chest) - 1] if chest in path and path.index(chest) > 0 else head
-    spine = _ancestors(skeleton, chest)
+    spine = skeleton.path_to_root(chest)
     spine = spine[: spine.index(pelvis) + 1][::-1] if pelvis in spine else [chest]
     mid_hip = rest[hips].mean(axis=0) if len(hips) == 2 else rest[pelvis]
     # Polyline mid-hip → pelvis → … → chest → neck base; piece k belongs to owners[k].
@@ -350,14 +282,14 @@ def body_model(
     torque_limits: N·m per kg by role, overriding :data:`TORQUE_LIMITS`.
     """
     if sex not in DE_LEVA:
-        raise ValueError(f"sex must be 'male' or 'female', got {sex!r}")
+        raise PhysicsError(f"sex must be 'male' or 'female', got {sex!r}")
     up = detect_up(skeleton) if up is None else _unit(np.asarray(up, dtype=float))
     stand = standing_height(skeleton, up)
     if unit is None:
         unit = height / stand if height is not None else 1.0
     height = stand * unit if height is None else float(height)
     table = DE_LEVA[sex]
-    rest, rest_rot = forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+    rest, rest_rot = rest_world(skeleton)
     segs, missing, roles = _limb_segments(skeleton, rest, rest_rot, table, sex, up)
     hips = roles["hip"]
     trunk, trunk_roles = _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height / unit, hips)

@@ -41,6 +41,7 @@ from ..limbs import find_feet
 from ..motion import Motion
 from .body import BodyModel, G
 from .derivatives import derivatives
+from .errors import PhysicsError
 from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
 
 FREE_FALL = 0.1  # fraction of body weight below which the vertical ground force counts as zero
@@ -210,7 +211,7 @@ def support_from(
             boxes.append(foot_boxes(to_ground(pos[:, toe], basis), tip2, 0.1 * length, 0.5 * width * length))
             flags.append(contacts.flags[:, columns[toe]]), joints.append(toe)
     if not boxes:
-        raise ValueError("no foot or toe joint of the skeleton is among the contact joints")
+        raise PhysicsError("no foot or toe joint of the skeleton is among the contact joints")
     ground = ground_height(motion, contacts, (pos, rot)) if ground is None else ground
     return Support(np.stack(boxes, axis=1), np.stack(flags, axis=1), np.array(joints), basis, up, ground)
 

@@ -62,11 +62,12 @@ from ..ik.plant import placement_joint, plant_feet
 from ..kinematics import forward_kinematics
 from ..limbs import find_feet, limb_chain
 from ..motion import Motion
-from .balance import BalancePlan, Measures, plan_balance
+from .balance import BalancePlan, Measures, PlanGoals, SolverOptions, plan_balance
 from .body import BodyModel, G
 from .derivatives import window_half
 from .displacement import displace, displacement_curve, evaluate
 from .dynamics import FREE_FALL, body_torques
+from .errors import PhysicsError
 from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
 from .metrics import series as physics_series
 from .support import to_ground
@@ -116,7 +117,7 @@ class PhysicsOptions:
 
     def __post_init__(self) -> None:
         if not self.stiffness > 0:
-            raise ValueError(f"stiffness must be positive, got {self.stiffness}")
+            raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
 
 @contextlib.contextmanager
@@ -212,16 +213,17 @@ def _balance(
         body.torque_limits[limited],
         spacing,
         2 * spacing + 2 * half + (PLANT_BLEND * ref.fps if opts.plant else 0),
-        opts.margin * hu,
-        balance=opts.balance,
-        torque_margin=opts.torque_margin,
-        torque_weight=(opts.plan_torque_weight * hu) if opts.torques else 0.0,
-        deviation=opts.plan_deviation,
-        smoothness=opts.plan_smoothness,
-        free_gain=0.55 * body.height / G,
+        PlanGoals(
+            margin=opts.margin * hu,
+            balance=opts.balance,
+            torque_margin=opts.torque_margin,
+            torque_weight=(opts.plan_torque_weight * hu) if opts.torques else 0.0,
+            deviation=opts.plan_deviation,
+            smoothness=opts.plan_smoothness,
+            free_gain=0.55 * body.height / G,
+        ),
+        SolverOptions(iterations=opts.plan_iterations, eps=1e-3 * hu),
         fps=ref.fps,
-        iterations=opts.plan_iterations,
-        eps=1e-3 * hu,
         progress=progress,
     )
     return realise(plan.controls), plan

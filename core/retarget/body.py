@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import rest_positions
-from ..skeleton import Skeleton
-
-_TRUNK = ("hips", "spine", "spine1", "chest", "neck", "neck1", "head")
+from ..skeleton import Skeleton, rest_positions
 
 
 def _dist(pos: np.ndarray, a: int, b: int) -> float:
@@ -29,25 +26,6 @@ def leg_length(skeleton: Skeleton, labels: dict[str, int]) -> float | None:
         if all(f"{b}.{s}" in labels for b in ("upper_leg", "lower_leg", "foot"))
     ]
     return float(np.mean(lengths)) if lengths else None
-
-
-def standing_height(skeleton: Skeleton, labels: dict[str, int]) -> float:
-    """Approximate standing height (scene units): leg length, plus hip joint → hips, plus the
-    distances along the labelled trunk joints hips → … → head, plus the head's tip (its End
-    Site or child). Falls back to :meth:`Skeleton.size` without legs or trunk labels."""
-    legs = leg_length(skeleton, labels)
-    trunk = [labels[n] for n in _TRUNK if n in labels]
-    if legs is None or len(trunk) < 2:
-        return skeleton.size()
-    pos = rest_positions(skeleton, include_end_sites=True)
-    hips = [_dist(pos, labels[f"upper_leg.{s}"], labels["hips"]) for s in "LR" if f"upper_leg.{s}" in labels]
-    total = legs + float(np.mean(hips)) + sum(_dist(pos, a, b) for a, b in zip(trunk, trunk[1:]))
-    head = trunk[-1]
-    tips = [skeleton.n_joints + i for i, p in enumerate(skeleton.end_site_parents) if p == head]
-    tips += [int(c) for c in skeleton.children(head)]
-    if tips:
-        total += max(_dist(pos, head, t) for t in tips)
-    return total
 
 
 def foot_points(skeleton: Skeleton, labels: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..limbs import split_side
 from ..skeleton import Skeleton
+from .topology import topology_labels
 
 CENTRE = ("hips", "spine", "spine1", "chest", "neck", "neck1", "head")
 SIDED = ("hip_joint", "upper_leg", "lower_leg", "foot", "toe", "shoulder", "upper_arm", "forearm", "hand",
@@ -179,8 +180,6 @@ def label_skeleton(
     best = max(scores, key=lambda n: (len(scores[n]), len(scores[n]) / len(_expand(CONVENTIONS[n]))))
     labels, convention = (scores[best], best) if len(scores[best]) >= 4 else ({}, None)
     labels = _synonym_labels(skeleton, labels)
-    from .topology import topology_labels
-
     try:
         found = topology_labels(skeleton, positions, up)
     except ValueError:

@@ -1,7 +1,7 @@
 """Figures of a retarget, and the naive rotation copy it is compared with.
 
 - position error: |p_t(k) − (s·A·p_s(j) + shift)| over the mapped pairs (k, j) and all frames,
-  divided by the target's standing height (:func:`.body.standing_height`), of the result and
+  divided by the target's standing height (:func:`core.limbs.standing_height`), of the result and
   of the result before planting (the transfer alone; planting moves the legs on purpose);
 - direction error: angle between each mapped bone (from its nearest mapped ancestor to it)
   and the corresponding aligned source bone, in degrees, before planting (0 when the rest
@@ -20,12 +20,12 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..contacts import Contacts, foot_skating
+from ..limbs import standing_height
 from ..motion import Motion
-from ..skeleton import Skeleton
-from .body import standing_height
+from ..skeleton import Skeleton, rest_world
 from .mapping import mapping_pairs
 from .pipeline import RetargetResult
-from .transfer import mapped_ancestors, rest_world
+from .transfer import mapped_ancestors
 
 
 def position_error(
@@ -82,7 +82,7 @@ def contact_preservation(motion: Motion, contacts: Contacts, tolerance: float) -
 def retarget_metrics(source: Motion, result: RetargetResult, tolerance: float = 0.02) -> dict:
     """The figures of the module notes as a flat dict of floats (distances in target units
     unless ``_h`` says in standing heights)."""
-    height = standing_height(result.motion.skeleton, result.target_labels)
+    height = standing_height(result.motion.skeleton, result.up)
     s_pos = source.world_positions()
     err = position_error(s_pos, result, height)
     transfer = position_error(s_pos, result, height, result.unplanted)

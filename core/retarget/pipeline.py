@@ -34,12 +34,12 @@ from .. import quaternion as quat
 from ..contacts import Contacts, detect_contacts, moving_average, parse_up, span_anchors
 from ..ik import plant_feet
 from ..kinematics import end_site_positions, forward_kinematics
-from ..limbs import detect_up, limb_chain
+from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
-from ..skeleton import POSITION_CHANNELS, Skeleton
-from .body import foot_points, leg_length, standing_height
+from ..skeleton import POSITION_CHANNELS, Skeleton, rest_world
+from .body import foot_points, leg_length
 from .mapping import auto_map, label_skeleton, mapping_pairs
-from .transfer import Transfer, rest_world
+from .transfer import Transfer
 
 
 @dataclass
@@ -121,7 +121,11 @@ def retarget(
     source_labels, target_labels = label_skeleton(source.skeleton)[0], label_skeleton(target)[0]
     a = _alignment(target, target_labels, up_s, alignment, target_up)
     up_t = quat.rotate(a, up_s)
-    scale = float(options.scale) if options.scale else _leg_ratio(source.skeleton, target, source_labels, target_labels)
+    scale = (
+        float(options.scale)
+        if options.scale
+        else _leg_ratio(source.skeleton, target, source_labels, target_labels, up_s, up_t)
+    )
     transfer = Transfer.build(source.skeleton, target, tk, sj, a)
     rotations = transfer.local_rotations(transfer.world_rotations(s_rot, options.distribute_twist))
     root = _root_joint(target, tk, sj, source_labels.get("hips"))
@@ -179,12 +183,12 @@ def standing_up(skeleton: Skeleton, labels: dict[str, int]) -> np.ndarray | None
     return up if rise @ up > 0.5 * np.linalg.norm(rise) else None
 
 
-def _leg_ratio(source: Skeleton, target: Skeleton, source_labels: dict, target_labels: dict) -> float:
-    """Target / source leg length, else standing-height ratio."""
+def _leg_ratio(source: Skeleton, target: Skeleton, source_labels: dict, target_labels: dict, up_s, up_t) -> float:
+    """Target / source leg length, else standing-height ratio (ups: (3,) each rest pose's up)."""
     ls, lt = leg_length(source, source_labels), leg_length(target, target_labels)
     if ls and lt:
         return lt / ls
-    return standing_height(target, target_labels) / standing_height(source, source_labels)
+    return standing_height(target, up_t) / standing_height(source, up_s)
 
 
 def _root_joint(target: Skeleton, tk: np.ndarray, sj: np.ndarray, source_hips: int | None) -> int:

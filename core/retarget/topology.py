@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import rest_positions
 from ..limbs import body_root, detect_up, split_side
-from ..skeleton import Skeleton
+from ..skeleton import Skeleton, rest_positions
 
 
 def _run_down(skeleton: Skeleton, start: int) -> list[int]:

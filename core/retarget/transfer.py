@@ -32,13 +32,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..ik.common import local_from_world
-from ..kinematics import forward_kinematics
-from ..skeleton import Skeleton
-
-
-def rest_world(skeleton: Skeleton) -> tuple[np.ndarray, np.ndarray]:
-    """Rest-pose world positions (J, 3) and orientations (J, 4)."""
-    return forward_kinematics(skeleton, skeleton.rest_translations, quat.identity((skeleton.n_joints,)))
+from ..skeleton import Skeleton, rest_world
 
 
 def mapped_ancestors(parents: np.ndarray, mapped: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ extract = import_module(PACKAGE + ".addon.keyframes.extract_action")
 clips = import_module(PACKAGE + ".addon.common.clip")
 asf_amc = import_module(PACKAGE + ".core.io.asf_amc")
 kinematics = import_module(PACKAGE + ".core.kinematics")
+skeleton_mod = import_module(PACKAGE + ".core.skeleton")
 keyframes = import_module(PACKAGE + ".core.keyframes")
 motion_mod = import_module(PACKAGE + ".core.motion")
 quat = import_module(PACKAGE + ".core.quaternion")
@@ -208,7 +209,7 @@ def test_skeleton_alone_imports_in_rest_pose(walk_files):
     names = [b.name for b in obj.data.bones]
     assert sorted(names) == sorted(skeleton.names)
     heads = np.array([b.head_local for b in obj.data.bones])
-    expected = kinematics.rest_positions(rest.skeleton)[[skeleton.index(n) for n in names]]
+    expected = skeleton_mod.rest_positions(rest.skeleton)[[skeleton.index(n) for n in names]]
     assert np.abs(heads - expected).max() < 1e-5
 
 

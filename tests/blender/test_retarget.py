@@ -16,7 +16,7 @@ animdata = import_module(PACKAGE + ".addon.common.animdata")
 retarget_addon = import_module(PACKAGE + ".addon.retarget.retarget_action")
 operators = import_module(PACKAGE + ".addon.retarget.operators")
 synthetic = import_module(PACKAGE + ".core.synthetic")
-kinematics = import_module(PACKAGE + ".core.kinematics")
+skeleton_mod = import_module(PACKAGE + ".core.skeleton")
 
 
 def import_bvh(relative, rotate_mode):
@@ -115,7 +115,7 @@ def build_rigify_rig(name="Rig", a_pose=45.0, seed=3):
     """A Rigify-style deform rig made with edit bones: DEF- names, twist segments, A-pose arms,
     connected chains and random bone rolls (Blender's Z-up, facing -Y)."""
     sk = rigs.build("rigify", a_pose=a_pose, z_up=True)
-    pos = kinematics.rest_positions(sk)
+    pos = skeleton_mod.rest_positions(sk)
     tips = {int(p): pos[p] + o for p, o in zip(sk.end_site_parents, sk.end_site_offsets)}
     rng = np.random.default_rng(seed)
     data = bpy.data.armatures.new(name)

@@ -33,9 +33,9 @@ from core.io.convert import (
     save_motion,
     to_bvh_layout,
 )
-from core.kinematics import end_site_positions, forward_kinematics, rest_positions
+from core.kinematics import end_site_positions, forward_kinematics
 from core.motion import Motion
-from core.skeleton import Skeleton
+from core.skeleton import Skeleton, rest_positions
 from tests.conftest import shared_file
 
 SMALL_ASF = """# hand-made skeleton

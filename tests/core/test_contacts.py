@@ -1,5 +1,7 @@
 """Contacts: joint finding across naming conventions, up axis, detection, debounce, skating metric."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -15,9 +17,9 @@ from core.contacts import (
     span_anchors,
 )
 from core.io.bvh import read_bvh
-from core.limbs import detect_up, find_feet, find_hands, limb_chain, split_side
+from core.limbs import detect_up, find_feet, find_hands, limb_chain, split_side, standing_height
 from core.motion import Motion
-from core.skeleton import Skeleton
+from core.skeleton import Skeleton, rest_positions
 from tests.conftest import shared_file
 
 # Left-side names per convention for: thigh, shin, foot, toe, collar, upper arm, forearm, hand.
@@ -111,6 +113,22 @@ def test_detect_up():
     assert np.array_equal(detect_up(anonymous, z_up(walk).world_positions()), [0, 0, 1])
     upside_down = -walk.world_positions()
     assert np.array_equal(detect_up(walk.skeleton, upside_down), [0, -1, 0])
+
+
+def test_standing_height_upright_and_folded():
+    """Upright rest pose: its extent along up; folded (the body lying along X, as Bandai's): the
+    foot → head chain plus de Leva's ankle height, close to the upright figure."""
+    sk = synthetic.humanoid()
+    up = np.array([0.0, 1.0, 0.0])
+    assert standing_height(sk) == pytest.approx(np.ptp(rest_positions(sk, include_end_sites=True) @ up))
+    rest = sk.rest_rotations.copy()
+    rest[0] = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), np.pi / 2)
+    folded = replace(sk, rest_rotations=rest)
+    assert standing_height(folded, up) == pytest.approx(standing_height(sk, up), rel=0.05)
+    assert standing_height(sk.scaled(2.0), up) == pytest.approx(2 * standing_height(sk, up))
+    foot = sk.index("LeftFoot")
+    assert sk.path_to_root(foot)[0] == foot and sk.path_to_root(foot)[-1] == 0
+    assert sk.common_ancestor(foot, sk.index("RightFoot")) == sk.parents[sk.index("LeftUpLeg")]
 
 
 def test_hysteresis_and_debounce():

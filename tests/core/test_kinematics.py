@@ -1,9 +1,12 @@
+from dataclasses import replace
+
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from core import quaternion as quat
 from core import synthetic
-from core.kinematics import forward_kinematics, rest_positions
+from core.kinematics import end_site_positions, forward_kinematics
+from core.skeleton import rest_positions, rest_world
 
 
 def fk_by_matrices(skeleton, translations, rotations):
@@ -38,6 +41,17 @@ def test_rest_pose_is_sum_of_offsets():
         chain.append(sk.parents[chain[-1]])
     assert np.allclose(pos[hand], sk.rest_translations[chain].sum(axis=0))
     assert np.isclose(sk.size(), 1.78)  # T-pose arm span 2·(0.05+0.13+0.28+0.25+0.18) beats the 1.70 m height
+
+
+def test_rest_world_is_forward_kinematics_at_the_identity_pose():
+    """The skeleton's own rest walk (no kinematics import) gives FK's numbers to the bit."""
+    sk = synthetic.humanoid()
+    rng = np.random.default_rng(5)
+    sk = replace(sk, rest_rotations=quat.normalize(rng.normal(size=(sk.n_joints, 4))))
+    pos, rot = forward_kinematics(sk, sk.rest_translations, quat.identity((sk.n_joints,)))
+    got_pos, got_rot = rest_world(sk, include_end_sites=True)
+    assert np.array_equal(got_pos, np.concatenate((pos, end_site_positions(sk, pos, rot))))
+    assert np.array_equal(got_rot, rot)
 
 
 def test_skeleton_helpers():

@@ -12,6 +12,7 @@ from core.contacts import detect_contacts
 from core.motion import Motion
 from core.physics.apply import PhysicsSettings, apply_physics, stretches, summary
 from core.physics.body import body_model
+from core.physics.errors import PhysicsError
 from core.physics.metrics import combine_reports, stitch_series
 from core.physics.solve import PhysicsOptions, physics_retarget
 
@@ -132,8 +133,13 @@ def test_apply_physics_measures_the_height_and_warns_when_it_is_not_human(walk):
     "kwargs", [{"target_mass": 0.0}, {"target_height": -1.0}, {"sex": "other"}, {"stiffness": 0.0}]
 )
 def test_settings_are_checked(kwargs):
-    with pytest.raises(ValueError):
+    with pytest.raises(PhysicsError):
         PhysicsSettings(**kwargs)
+
+
+def test_a_clip_too_short_to_solve_is_a_physics_error(walk):
+    with pytest.raises(PhysicsError, match="no stretch of at least"):
+        apply_physics(walk.frames(slice(0, 20)), PhysicsSettings(target_height=1.8))
 
 
 def test_report_plot(solved, tmp_path):

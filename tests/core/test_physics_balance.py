@@ -4,7 +4,14 @@ and the Gauss–Newton plan on a model whose answer is known."""
 import numpy as np
 import pytest
 
-from core.physics.balance import Measures, coloured_jacobian, plan_balance
+from core.physics.balance import (
+    BalanceObjective,
+    Measures,
+    PlanGoals,
+    SolverOptions,
+    coloured_jacobian,
+    plan_balance,
+)
 from core.physics.derivatives import savgol
 from core.physics.displacement import evaluate, n_controls
 from core.physics.support import Support, ground_basis
@@ -80,8 +87,9 @@ def test_plan_brings_a_cart_table_zmp_inside_and_a_torque_under_its_limit():
     assert np.abs(before.zmp[:, 0]).max() > 1.3 and np.abs(before.torques).max() > 1.9 * limit[0]
     margin = 0.05
     plan = plan_balance(
-        realise, measure, sup, limit, spacing, 2 * spacing + 2 * half, margin,
-        torque_margin=0.05, torque_weight=1.0, deviation=1e-4, smoothness=1e-4, fps=fps, iterations=4,
+        realise, measure, sup, limit, spacing, 2 * spacing + 2 * half,
+        PlanGoals(margin, torque_margin=0.05, torque_weight=1.0, deviation=1e-4, smoothness=1e-4),
+        SolverOptions(iterations=4), fps=fps,
     )  # fmt: skip
     after = measure(realise(plan.controls))
     inside, signed, _ = sup.query(after.zmp)
@@ -105,9 +113,33 @@ def test_plan_does_not_accelerate_the_shift_in_flight():
         return Measures(z, np.zeros((t, 0, 3)))
 
     plan = plan_balance(
-        lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + 2 * half, 0.05,
-        free_gain=0.08, fps=fps, iterations=3,
+        lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + 2 * half,
+        PlanGoals(0.05, free_gain=0.08), SolverOptions(iterations=3), fps=fps,
     )  # fmt: skip
     assert sup.query(measure(plan.shift).zmp)[0][flags].all()
     acc = evaluate(plan.controls, t, spacing, 2) * fps**2
     assert np.abs(acc[55:65]).max() < 0.05 * np.abs(acc[flags]).max()
+
+
+def test_objective_merit_is_its_residuals_squared_plus_the_regulariser():
+    """The objective alone (no solver): on its active sets the merit is |r|² of the residuals it
+    linearises plus x·R·x."""
+    fps, t, spacing, half = 60.0, 90, 2.0, 3
+    sup = _square_support(t)
+    z0 = np.stack((np.linspace(0.5, 1.3, t), np.zeros(t)), axis=1)
+
+    def measure(c):
+        delta = evaluate(c, t, spacing)
+        tau = np.zeros((t, 1, 3))
+        tau[:, 0, 1] = 150.0 * (z0[:, 0] + delta[:, 0])
+        return Measures(z0 + delta, tau)
+
+    objective = BalanceObjective(sup, [100.0], PlanGoals(0.1, torque_weight=1.0, deviation=1e-3), spacing, fps)
+    controls = np.random.default_rng(1).normal(scale=0.05, size=(objective.n, 2))
+    m = measure(controls)
+    active = objective.violations(m)
+    assert active[0].any() and active[1].any()
+    index, jac = coloured_jacobian(lambda c: measure(c).flat(), controls, spacing, 2 * spacing + 2 * half, 1e-6)
+    _, r = objective.linearise(m, index, jac, active)
+    x = controls.ravel()
+    assert objective.merit(controls, m, active) == pytest.approx(r @ r + x @ objective.regulariser @ x)
