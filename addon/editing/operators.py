@@ -31,9 +31,9 @@ OUTPUT_ITEMS = [
     ),
 ]
 SHAPE_ITEMS = [
-    ("smootherstep", "Smootherstep", "No velocity or acceleration jump where the change starts and ends"),
-    ("smoothstep", "Smoothstep", "No velocity jump where the change starts and ends"),
-    ("linear", "Linear", "The change fades linearly (a velocity kink where it starts and ends)"),
+    ("SMOOTHERSTEP", "Smootherstep", "No velocity or acceleration jump where the change starts and ends"),
+    ("SMOOTHSTEP", "Smoothstep", "No velocity jump where the change starts and ends"),
+    ("LINEAR", "Linear", "The change fades linearly (a velocity kink where it starts and ends)"),
 ]
 RANGE_ITEMS = [
     ("ACTION", "Whole Action", "Every frame of the active action"),
@@ -196,7 +196,7 @@ def pose_edit_properties() -> dict:
             description="Frames on each side of the current frame over which the change fades out",
         ),
         "falloff_shape": EnumProperty(
-            name="Shape", items=SHAPE_ITEMS, default="smootherstep", description="How the change fades"
+            name="Shape", items=SHAPE_ITEMS, default="SMOOTHERSTEP", description="How the change fades"
         ),
         "in_place": BoolProperty(
             name="In Place",
@@ -604,7 +604,7 @@ class MOCAP_OT_smoothed_pose_edit(_EditOperator, bpy.types.Operator):
     def run(self, context):
         from .edit_actions import spread_pose
 
-        return spread_pose(context.active_object, context.scene.frame_current, self.falloff, self.falloff_shape,
+        return spread_pose(context.active_object, context.scene.frame_current, self.falloff, self.falloff_shape.lower(),
                            self.in_place)  # fmt: skip
 
 

@@ -7,23 +7,23 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 METHOD_ITEMS = [
     (
-        "hybrid",
+        "HYBRID",
         "Hybrid",
         "Whole-pose keys as the edit grid; each channel drops the keys it does not need, within the same number of stored keys (most accurate)",
     ),
     (
-        "optimal",
+        "OPTIMAL",
         "Optimal Poses",
         "The whole-pose keys with the least total joint error (exact, for clips of a few thousand frames)",
     ),
-    ("activity", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
-    ("simplify", "Curve Simplification", "Keys where the joint paths bend most"),
+    ("ACTIVITY", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
+    ("SIMPLIFY", "Curve Simplification", "Keys where the joint paths bend most"),
     (
-        "threshold",
+        "THRESHOLD",
         "Threshold Rule",
         "Shen, Sun and Pan: a frame becomes a key when the pose drifts past the threshold from the last key",
     ),
-    ("uniform", "Uniform", "Keys spread evenly over the clip"),
+    ("UNIFORM", "Uniform", "Keys spread evenly over the clip"),
 ]
 TARGET_ITEMS = [
     ("RATIO", "Ratio", "Keep this share of the frames"),
@@ -46,7 +46,7 @@ def settings_properties() -> dict:
     """The extraction settings, shared by the scene's sidebar settings and the operator."""
     return {
         "method": EnumProperty(
-            name="Method", items=METHOD_ITEMS, default="hybrid", description="How keyframes are chosen"
+            name="Method", items=METHOD_ITEMS, default="HYBRID", description="How keyframes are chosen"
         ),
         "target": EnumProperty(
             name="Target", items=TARGET_ITEMS, default="RATIO", description="What the result must meet"
@@ -170,10 +170,10 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
     def execute(self, context):
         from .extract_action import extract_on_armature
 
-        if self.method == "hybrid" and self.target not in {"COUNT", "RATIO"}:
+        if self.method == "HYBRID" and self.target not in {"COUNT", "RATIO"}:
             self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
             return {"CANCELLED"}
-        if self.target == "THRESHOLD" and self.method != "threshold":
+        if self.target == "THRESHOLD" and self.method != "THRESHOLD":
             self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
             return {"CANCELLED"}
         wm = context.window_manager
@@ -181,7 +181,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         try:
             report = extract_on_armature(
                 context.active_object,
-                self.method,
+                self.method.lower(),  # the core names its methods in lower case
                 target_of(self),
                 self.weights,
                 self.replace,
@@ -206,10 +206,10 @@ def draw_settings(layout, settings) -> None:
     layout.prop(settings, "target")
     field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "THRESHOLD": "threshold"}[settings.target]
     row = layout.row()
-    row.active = settings.target != "THRESHOLD" or settings.method == "threshold"
+    row.active = settings.target != "THRESHOLD" or settings.method == "THRESHOLD"
     row.prop(settings, field)
     layout.prop(settings, "weights")
-    if settings.method == "hybrid":
+    if settings.method == "HYBRID":
         layout.prop(settings, "grid")
     layout.prop(settings, "interpolation")
     layout.prop(settings, "replace")

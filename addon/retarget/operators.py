@@ -258,7 +258,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             mapping = bone_map_of(settings.retarget.bone_map) or None
         extract = None
         if self.extract_keyframes:
-            extract = {"method": settings.method, "target": target_of(settings), "weights": settings.weights}
+            extract = {"method": settings.method.lower(), "target": target_of(settings), "weights": settings.weights}
         try:
             physics = physics_settings_of(self)
         except ValueError as exc:

@@ -190,7 +190,7 @@ def test_planting_and_extraction_on_the_rigify_rig():
     target = build_rigify_rig()
     select_pair(source, target)
     settings = bpy.context.scene.mocap_workbench
-    settings.method, settings.target, settings.ratio = "optimal", "RATIO", 10.0
+    settings.method, settings.target, settings.ratio = "OPTIMAL", "RATIO", 10.0
     assert bpy.ops.mocap.retarget(extract_keyframes=True) == {"FINISHED"}
     report = settings.retarget.last_report
     assert "Kept 15 of 150 frames" in report
