@@ -38,13 +38,13 @@ def _action_pointer(name: str, description: str) -> PointerProperty:
 
 
 class MOCAP_PG_action_item(bpy.types.PropertyGroup):
-    """One row of the PCA action list."""
+    """One row of the PCA action list"""
 
     __annotations__ = {"action": _action_pointer("Action", "Action to learn from")}
 
 
 class MOCAP_PG_editing(bpy.types.PropertyGroup):
-    """Edit settings kept with the scene, shown in the sidebar."""
+    """Edit settings kept with the scene, shown in the sidebar"""
 
     __annotations__ = {
         **settings_properties(),
@@ -62,7 +62,7 @@ class MOCAP_PG_editing(bpy.types.PropertyGroup):
 
 
 class MOCAP_UL_actions(bpy.types.UIList):
-    """Actions PCA Synthesis learns from."""
+    """Actions PCA Synthesis learns from"""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         layout.prop(item, "action", text="", emboss=True)

@@ -6,11 +6,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 METHOD_ITEMS = [
-    (
-        "HYBRID",
-        "Hybrid",
-        "Whole-pose keys as the edit grid; each channel drops the keys it does not need, within the same number of stored keys (most accurate)",
-    ),
+    ("HYBRID", "Hybrid", "Whole-pose keys as a grid, then each channel keeps only the keys it needs (most accurate)"),
     (
         "OPTIMAL",
         "Optimal Poses",
@@ -18,21 +14,17 @@ METHOD_ITEMS = [
     ),
     ("ACTIVITY", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
     ("SIMPLIFY", "Curve Simplification", "Keys where the joint paths bend most"),
-    (
-        "THRESHOLD",
-        "Threshold Rule",
-        "Shen, Sun and Pan: a frame becomes a key when the pose drifts past the threshold from the last key",
-    ),
+    ("THRESHOLD", "Threshold Rule", "A frame becomes a key when the pose drifts past the threshold from the last key"),
     ("UNIFORM", "Uniform", "Keys spread evenly over the clip"),
 ]
 TARGET_ITEMS = [
     ("RATIO", "Ratio", "Keep this share of the frames"),
     ("COUNT", "Count", "Keep exactly this many keyframes"),
     ("MAX_ERROR", "Max Error", "Keep the fewest keys whose largest joint position error stays below this distance"),
-    ("THRESHOLD", "Threshold", "The threshold rule's pose distance δ (threshold method only)"),
+    ("THRESHOLD", "Threshold", "Pose distance of the Threshold Rule (that method only)"),
 ]
 INTERPOLATION_ITEMS = [
-    ("FITTED", "Fitted Bezier", "Bezier keys with handles fitted so playback follows the slerp rebuild"),
+    ("FITTED", "Fitted Bezier", "Bezier keys whose handles are fitted so playback follows the rebuilt motion"),
     ("LINEAR", "Linear", "Linear keys; each channel is interpolated on its own"),
 ]
 WEIGHT_ITEMS = [
@@ -75,7 +67,7 @@ def settings_properties() -> dict:
             subtype="DISTANCE",
             unit="LENGTH",
             precision=4,
-            description="Largest joint position error allowed, in armature units",
+            description="Largest joint position error allowed",
         ),
         "threshold": FloatProperty(
             name="Threshold",
@@ -83,7 +75,7 @@ def settings_properties() -> dict:
             min=0.0,
             soft_max=0.5,
             precision=4,
-            description="Pose distance δ past which a frame becomes a key",
+            description="Pose distance from the last key past which a frame becomes a key",
         ),
         "weights": EnumProperty(
             name="Joint Weights",
@@ -103,12 +95,12 @@ def settings_properties() -> dict:
             min=1.0,
             soft_max=8.0,
             precision=1,
-            description="Hybrid only: whole-pose keys per key kept on each channel (a denser grid is more accurate and slower)",
+            description="Hybrid only: whole-pose keys per key kept on each channel (denser is more accurate and slower)",
         ),
         "replace": BoolProperty(
             name="Replace Keys",
             default=False,
-            description="Rewrite the keys of the current action instead of creating a new action",
+            description="Rewrite the keys of the active action instead of making a new action",
         ),
         "measure_playback": BoolProperty(
             name="Measure Playback",
@@ -118,12 +110,15 @@ def settings_properties() -> dict:
     }
 
 
-def target_of(settings) -> dict:
-    """The core's target argument from the settings."""
+def target_of(settings, obj=None) -> dict:
+    """The core's target argument from the settings. Max Error is a distance in the scene (Blender
+    units, shown in the scene's units): the core measures in ``obj``'s armature units."""
     if settings.target == "COUNT":
         return {"count": settings.count}
     if settings.target == "MAX_ERROR":
-        return {"max_error": settings.max_error}
+        from ..common.spaces import world_scale
+
+        return {"max_error": settings.max_error / (world_scale(obj) if obj is not None else 1.0)}
     if settings.target == "THRESHOLD":
         return {"threshold": settings.threshold}
     return {"ratio": settings.ratio / 100.0}
@@ -142,7 +137,7 @@ def armature_poll_message(context) -> str | None:
 
 
 class MOCAP_OT_extract_keyframes(bpy.types.Operator):
-    """Reduce the active armature's dense motion capture to whole-pose keyframes, rebuilt by slerp"""
+    """Reduce the active armature's dense motion capture to sparse, editable keyframes"""
 
     bl_idname = "mocap.extract_keyframes"
     bl_label = "Extract Keyframes"
@@ -182,7 +177,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
             report = extract_on_armature(
                 context.active_object,
                 self.method.lower(),  # the core names its methods in lower case
-                target_of(self),
+                target_of(self, context.active_object),
                 self.weights,
                 self.replace,
                 self.measure_playback,

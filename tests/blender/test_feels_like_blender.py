@@ -26,11 +26,13 @@ def make_rig(motion=None):
     return obj
 
 
+BASES = (bpy.types.Operator, bpy.types.Panel, bpy.types.Menu, bpy.types.UIList, bpy.types.AddonPreferences,
+         bpy.types.PropertyGroup, bpy.types.FileHandler)  # fmt: skip
+
+
 def extension_classes() -> list[type]:
     """Every class the extension registered (operators, panels, menus, lists, property groups…)."""
-    bases = (bpy.types.Operator, bpy.types.Panel, bpy.types.Menu, bpy.types.UIList, bpy.types.PropertyGroup,
-             bpy.types.AddonPreferences, bpy.types.FileHandler)  # fmt: skip
-    found, stack = [], list(bases)
+    found, stack = [], list(BASES)
     while stack:
         cls = stack.pop()
         for sub in cls.__subclasses__():
@@ -40,8 +42,18 @@ def extension_classes() -> list[type]:
     return sorted(set(found), key=lambda c: c.__name__)
 
 
+def operator_rna(cls):
+    """An operator's RNA type as ``bpy.ops`` gives it: its description and its own properties."""
+    module, name = cls.bl_idname.split(".")
+    return getattr(getattr(bpy.ops, module), name).get_rna_type()
+
+
 def own_properties(cls) -> list:
-    return [p for p in cls.bl_rna.properties if p.identifier != "rna_type"]
+    """The properties the extension defined on a class (not Blender's own ``bl_*`` of its base type)."""
+    if issubclass(cls, bpy.types.Operator):
+        return [p for p in operator_rna(cls).properties if p.identifier != "rna_type"]
+    inherited = set(next(b for b in BASES if issubclass(cls, b)).bl_rna.properties.keys())
+    return [p for p in cls.bl_rna.properties if p.identifier not in inherited]
 
 
 def stored_settings(scene):
@@ -94,3 +106,127 @@ def test_python_callers_pass_upper_case_identifiers():
     assert bpy.ops.mocap.extract_keyframes(method="HYBRID", target="COUNT", count=12) == {"FINISHED"}
     with pytest.raises(TypeError, match="HYBRID"):
         bpy.ops.mocap.extract_keyframes(method="hybrid", target="COUNT", count=12)
+
+
+# --- 2. tooltips -------------------------------------------------------------------------------
+
+JARGON = ("δ", "slerp", "process noise", "UKF", "ZMP", "Kalman")
+
+
+def tooltips() -> list[tuple[str, str]]:
+    """(where, text) of every tooltip the extension shows: class descriptions (from docstrings),
+    property descriptions and enum item descriptions."""
+    found = []
+    for cls in extension_classes():
+        if not issubclass(cls, bpy.types.UIList):
+            rna = operator_rna(cls) if issubclass(cls, bpy.types.Operator) else cls.bl_rna
+            found.append((cls.__name__, rna.description))
+        for prop in own_properties(cls):
+            found.append((f"{cls.__name__}.{prop.identifier}", prop.description))
+            if prop.type == "ENUM":
+                for item in prop.enum_items:
+                    found.append((f"{cls.__name__}.{prop.identifier}.{item.identifier}", item.description))
+    return found
+
+
+def test_tooltips_are_one_short_sentence_in_blenders_voice():
+    texts = tooltips()
+    assert len(texts) > 150
+    bad = []
+    for where, text in texts:
+        if len(text) > 120 or "\n" in text or text.rstrip().endswith(".") or text != text.strip():
+            bad.append((where, text))
+        elif any(word.lower() in text.lower() for word in JARGON):
+            bad.append((where, text))
+    assert not bad, "\n".join(f"{w}: {t!r}" for w, t in bad)
+
+
+# --- 3. units ----------------------------------------------------------------------------------
+
+# Float options that are not a quantity with a unit (ratios, factors, counts per key, frame rates).
+UNITLESS = {"global_scale", "fps", "weight", "soft_edge", "ratio", "threshold", "grid", "coefficient", "speed",
+            "position", "value", "scale_ratio", "stiffness", "factor"}  # fmt: skip
+UNITS = {"max_error": "LENGTH", "target_height": "LENGTH", "target_mass": "MASS", "source_mass": "MASS",
+         "angle": "ROTATION", "window": "TIME_ABSOLUTE"}  # fmt: skip
+
+
+def test_every_quantity_option_carries_its_unit():
+    floats = {p.identifier: p for cls in extension_classes() for p in own_properties(cls) if p.type == "FLOAT"}
+    assert set(floats) == UNITLESS | set(UNITS), "a new float option: give it a unit or list it as unitless"
+    for name, unit in UNITS.items():
+        assert floats[name].unit == unit, name
+    for name in UNITLESS:
+        assert floats[name].unit == "NONE", name
+    for name in ("max_error", "target_height"):
+        assert floats[name].subtype == "DISTANCE"
+    assert floats["angle"].subtype == "ANGLE"
+
+
+def test_frame_options_are_whole_frames():
+    props = {p.identifier: p for cls in extension_classes() for p in own_properties(cls)}
+    for name, prop in props.items():
+        if "frame" in prop.name.lower() and "rate" not in prop.name.lower() and prop.type in {"FLOAT", "INT"}:
+            assert prop.type == "INT", name
+    assert props["falloff"].type == "INT" and "Frames" in props["falloff"].name
+
+
+def test_physics_masses_and_height_follow_the_scene_units():
+    """Shown like Blender's own mass and length fields (times Unit Scale, a mass times its cube), handed
+    to the core in kilograms and metres."""
+    operators = import_module(PACKAGE + ".addon.retarget.operators")
+    scene = bpy.context.scene
+    settings = scene.mocap_workbench.retarget
+    settings.use_physics = True
+    settings.target_mass, settings.source_mass, settings.target_height = 90.0, 60.0, 1.99
+    physics = operators.physics_settings_of(settings, scene)
+    assert physics.target_mass == pytest.approx(90.0) and physics.target_height == pytest.approx(1.99)
+    scene.unit_settings.scale_length = 0.5
+    physics = operators.physics_settings_of(settings, scene)
+    assert physics.target_mass == pytest.approx(90.0 / 8) and physics.source_mass == pytest.approx(60.0 / 8)
+    assert physics.target_height == pytest.approx(1.99 / 2)
+    settings.target_height = 0.0
+    assert operators.physics_settings_of(settings, scene).target_height is None
+
+
+def test_max_error_is_a_distance_in_the_scene():
+    """The core measures in armature units: an armature scaled 0.01 (an FBX in centimetres) gets 100×."""
+    operators = import_module(PACKAGE + ".addon.keyframes.operators")
+    obj = make_rig()
+    settings = bpy.context.scene.mocap_workbench
+    settings.target, settings.max_error = "MAX_ERROR", 0.02
+    assert operators.target_of(settings, obj)["max_error"] == pytest.approx(0.02)
+    obj.scale = (0.01, 0.01, 0.01)
+    bpy.context.view_layer.update()
+    assert operators.target_of(settings, obj)["max_error"] == pytest.approx(2.0)
+
+
+def test_report_figures_carry_the_scene_unit():
+    units = import_module(PACKAGE + ".addon.common.units")
+    scene = bpy.context.scene
+    assert units.length(scene, 0.021) == "2.1 cm" and units.speed(scene, 1.25) == "1.25 m/s"
+    scene.unit_settings.system = "IMPERIAL"
+    assert units.length(scene, 1.0).endswith("'") and units.speed(scene, 1.0).endswith("ft/s")
+    scene.unit_settings.system = "METRIC"
+    obj = make_rig()
+    scene.cursor.location = (1.0, 2.0, 0.0)
+    assert bpy.ops.mocap.rotate_motion(angle=0.5, pivot="CURSOR") == {"FINISHED"}
+    report = scene.mocap_workbench.editing.last_report
+    assert "through (1 m, 2 m)" in report, report
+    obj.scale = (2.0, 2.0, 2.0)
+    bpy.context.view_layer.update()
+    assert units.armature_length(obj, 0.5) == "1 m"
+
+
+def test_in_place_means_one_thing():
+    """Retarget's In Place removes the root's travel; Smoothed Pose Edit's option rewrites keys: its label says so."""
+    labels = {}
+    for cls in extension_classes():  # the Acclaim importer's options mirror the BVH importer's wording
+        for prop in own_properties(cls) if cls.__name__.startswith("MOCAP_") else ():
+            if prop.type == "BOOLEAN":
+                labels.setdefault(prop.name, set()).add(prop.description)
+    assert all(len(descriptions) == 1 for descriptions in labels.values()), {
+        k: v for k, v in labels.items() if len(v) > 1
+    }
+    retarget = bpy.context.scene.mocap_workbench.retarget.bl_rna.properties["in_place"]
+    editing = bpy.context.scene.mocap_workbench.editing.bl_rna.properties["in_place"]
+    assert retarget.name == "In Place" and editing.name == "Replace Keys"
