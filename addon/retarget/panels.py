@@ -98,6 +98,7 @@ class MOCAP_PT_retarget_bone_map(Sidebar, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_label = "Bone Map"
     bl_parent_id = "MOCAP_PT_retarget"
+    bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
         layout = self.layout

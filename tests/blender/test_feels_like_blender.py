@@ -230,3 +230,47 @@ def test_in_place_means_one_thing():
     retarget = bpy.context.scene.mocap_workbench.retarget.bl_rna.properties["in_place"]
     editing = bpy.context.scene.mocap_workbench.editing.bl_rna.properties["in_place"]
     assert retarget.name == "In Place" and editing.name == "Replace Keys"
+
+
+# --- 4. Dope Sheet header button, compact sidebar ----------------------------------------------
+
+
+class _Recorder:
+    """Stands in for a header's ``self``: its layout notes the operators drawn."""
+
+    def __init__(self):
+        self.operators = []
+        self.layout = self
+
+    def operator(self, idname, **_kw):
+        self.operators.append(idname)
+
+
+@pytest.mark.parametrize(
+    ("ui_type", "mode", "shown"),
+    [("DOPESHEET", "DOPESHEET", True), ("DOPESHEET", "ACTION", True), ("DOPESHEET", "SHAPEKEY", False),
+     ("DOPESHEET", "MASK", False), ("TIMELINE", None, False)],
+)  # fmt: skip
+def test_header_button_only_in_the_dope_sheet(ui_type, mode, shown):
+    panels = import_module(PACKAGE + ".addon.keyframes.panels")
+    window = bpy.context.window_manager.windows[0]
+    area = window.screen.areas[0]
+    area.ui_type = ui_type
+    if mode is not None:
+        area.spaces.active.mode = mode
+    else:
+        assert area.spaces.active.mode == "TIMELINE"
+    recorder = _Recorder()
+    with bpy.context.temp_override(window=window, area=area):
+        panels.draw_dopesheet_header(recorder, bpy.context)
+    assert recorder.operators == (["mocap.extract_keyframes"] if shown else [])
+    assert panels.draw_dopesheet_header in bpy.types.DOPESHEET_HT_header.draw._draw_funcs
+
+
+def test_the_mocap_tab_opens_compact():
+    """In the 3D Viewport only Retarget and Edit open; every sub-panel and Keyframe Extraction start closed."""
+    panels = [p for p in extension_classes() if issubclass(p, bpy.types.Panel) and p.bl_space_type == "VIEW_3D"]
+    open_panels = {p.bl_label for p in panels if "DEFAULT_CLOSED" not in getattr(p, "bl_options", set())}
+    assert open_panels == {"Retarget", "Edit"}
+    assert all("DEFAULT_CLOSED" in p.bl_options for p in panels if getattr(p, "bl_parent_id", ""))
+    assert len([p for p in panels if getattr(p, "bl_parent_id", "")]) >= 9
