@@ -110,6 +110,10 @@ def settings_properties() -> dict:
     }
 
 
+# Settings whose defaults for new files are add-on preferences.
+PREFERENCE_SETTINGS = ("method", "target", "ratio", "count", "interpolation")
+
+
 def target_of(settings, obj=None) -> dict:
     """The core's target argument from the settings. Max Error is a distance in the scene (Blender
     units, shown in the scene's units): the core measures in ``obj``'s armature units."""
@@ -141,7 +145,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
 
     bl_idname = "mocap.extract_keyframes"
     bl_label = "Extract Keyframes"
-    bl_options = {"REGISTER", "UNDO"}
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     __annotations__ = settings_properties()
 
     @classmethod
@@ -152,6 +156,9 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         return message is None
 
     def invoke(self, context, event):
+        from ..common.preferences import seed
+
+        seed(context.scene)  # a scene made in this session has not taken the preferences yet
         settings = context.scene.mocap_workbench
         for name in settings_properties():
             setattr(self, name, getattr(settings, name))

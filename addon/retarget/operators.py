@@ -210,12 +210,13 @@ class MOCAP_OT_retarget(bpy.types.Operator):
 
     bl_idname = "mocap.retarget"
     bl_label = "Retarget"
-    bl_options = {"REGISTER", "UNDO"}
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     __annotations__ = {
         **retarget_properties(),
         "source": StringProperty(
             name="Source",
             default="",
+            options={"SKIP_PRESET"},  # a preset names no object of a file
             description="Source armature (default: the Retarget panel's source, else the other selected armature)",
         ),
         "use_bone_map": BoolProperty(

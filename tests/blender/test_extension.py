@@ -24,7 +24,7 @@ def test_manifest_is_valid_for_blender():
 
 def test_operator_and_panels_registered():
     op = bpy.types.MOCAP_OT_extract_keyframes
-    assert op.bl_options == {"REGISTER", "UNDO"}
+    assert op.bl_options == {"REGISTER", "UNDO", "PRESET"}
     for space in ("DOPESHEET_EDITOR", "GRAPH_EDITOR", "VIEW_3D"):
         panels = [
             p

@@ -274,3 +274,72 @@ def test_the_mocap_tab_opens_compact():
     assert open_panels == {"Retarget", "Edit"}
     assert all("DEFAULT_CLOSED" in p.bl_options for p in panels if getattr(p, "bl_parent_id", ""))
     assert len([p for p in panels if getattr(p, "bl_parent_id", "")]) >= 9
+
+
+# --- 5. add-on preferences, operator presets ---------------------------------------------------
+
+
+@pytest.fixture
+def prefs():
+    """The add-on's preferences, put back to their defaults afterwards."""
+    prefs = bpy.context.preferences.addons[PACKAGE].preferences
+    yield prefs
+    for name in ("method", "target", "ratio", "count", "interpolation"):
+        prefs.property_unset(name)
+
+
+def test_preferences_belong_to_the_extension(prefs):
+    preferences = import_module(PACKAGE + ".addon.common.preferences")
+    assert preferences.PACKAGE == PACKAGE and type(prefs).bl_idname == PACKAGE
+    assert preferences.package_name("bl_ext.user_default.mocap_workbench.addon.common") == (
+        "bl_ext.user_default.mocap_workbench"
+    )
+    assert {"method", "target", "ratio", "count", "interpolation"} <= set(type(prefs).__annotations__)
+    assert prefs.method == "HYBRID" and prefs.target == "RATIO"
+
+
+def test_new_files_start_from_the_preferences(prefs, tmp_path):
+    prefs.method, prefs.target, prefs.ratio, prefs.count, prefs.interpolation = "OPTIMAL", "COUNT", 7.5, 33, "LINEAR"
+    bpy.ops.wm.read_homefile(use_empty=True)  # a new file: the scene takes the preferences
+    settings = bpy.context.scene.mocap_workbench
+    assert (settings.method, settings.target, settings.count, settings.interpolation) == (
+        "OPTIMAL",
+        "COUNT",
+        33,
+        "LINEAR",
+    )
+    assert settings.ratio == pytest.approx(7.5)
+    settings.method, settings.count = "UNIFORM", 12  # the scene's own choice is kept in its file
+    path = str(tmp_path / "own.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    prefs.method, prefs.count = "SIMPLIFY", 99
+    bpy.ops.wm.open_mainfile(filepath=path)
+    settings = bpy.context.scene.mocap_workbench
+    assert settings.method == "UNIFORM" and settings.count == 12
+
+
+def test_a_scene_made_in_the_session_takes_the_preferences_when_extracting(prefs):
+    """Invoking (the sidebar button, a menu) seeds the scene first. Headless, bpy.ops runs execute even
+    for INVOKE_DEFAULT (no window event), so the operator's invoke is called on a stand-in."""
+    from types import SimpleNamespace
+
+    prefs.method, prefs.target, prefs.count = "UNIFORM", "COUNT", 9
+    scene = bpy.data.scenes.new("Second")
+    bpy.context.window.scene = scene
+    assert not scene.mocap_workbench.is_property_set("method")
+    ran = SimpleNamespace(execute=lambda context: {"FINISHED"})
+    assert bpy.types.MOCAP_OT_extract_keyframes.invoke(ran, bpy.context, None) == {"FINISHED"}
+    assert scene.mocap_workbench.method == "UNIFORM" and scene.mocap_workbench.count == 9
+    assert (ran.method, ran.target, ran.count) == ("UNIFORM", "COUNT", 9)
+
+
+@pytest.mark.parametrize("operator", ["extract_keyframes", "retarget"])
+def test_operator_presets(operator):
+    op = getattr(bpy.ops.mocap, operator)
+    assert "PRESET" in op.bl_options
+    assert "PRESET" in getattr(bpy.types, f"MOCAP_OT_{operator}").bl_options
+    assert op.get_rna_type().properties.keys()
+
+
+def test_retarget_presets_name_no_armature():
+    assert bpy.ops.mocap.retarget.get_rna_type().properties["source"].is_skip_preset
