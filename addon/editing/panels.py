@@ -75,11 +75,17 @@ class MOCAP_OT_pca_list_add(bpy.types.Operator):
     bl_label = "Add Action"
     bl_options = {"REGISTER", "UNDO"}
 
+    @classmethod
+    def poll(cls, context):
+        message = edit_poll_message(context, need_action=False)
+        if message:
+            cls.poll_message_set(message)
+        return message is None
+
     def execute(self, context):
         settings = context.scene.mocap_workbench.editing
         listed = {item.action for item in settings.pca_actions}
-        obj = context.active_object
-        candidates = matching_actions(obj, "") if obj is not None and obj.type == "ARMATURE" else []
+        candidates = matching_actions(context.active_object, "")
         item = settings.pca_actions.add()
         item.action = next((a for a in candidates if a not in listed), None)
         settings.pca_index = len(settings.pca_actions) - 1

@@ -133,6 +133,8 @@ def armature_poll_message(context) -> str | None:
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         return "Select an armature with motion capture animation"
+    if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
+        return "Leave NLA tweak mode first"
     if obj.animation_data is None or obj.animation_data.action is None:
         return f"'{obj.name}' has no action to extract keyframes from"
     if context.mode not in {"OBJECT", "POSE"}:

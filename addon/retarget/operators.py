@@ -188,6 +188,8 @@ def pair_poll_message(context, name: str = "", need_action: bool = True) -> str 
         return "Make the target armature active"
     if context.mode not in {"OBJECT", "POSE"}:
         return "Switch to Object or Pose Mode"
+    if target.animation_data is not None and target.animation_data.use_tweak_mode:
+        return f"Leave NLA tweak mode on '{target.name}' first"
     source = find_source(context, name)
     if source is None:
         return "Choose a source armature in the Retarget panel, or select it together with the active target"
@@ -389,6 +391,14 @@ class MOCAP_OT_retarget_clear_map(bpy.types.Operator):
     bl_idname = "mocap.retarget_clear_map"
     bl_label = "Clear Bone Map"
     bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        settings = context.scene.mocap_workbench.retarget
+        if not len(settings.bone_map) and not settings.bone_map_target:
+            cls.poll_message_set("The bone map is already empty")
+            return False
+        return True
 
     def execute(self, context):
         settings = context.scene.mocap_workbench.retarget

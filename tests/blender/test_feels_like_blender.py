@@ -343,3 +343,63 @@ def test_operator_presets(operator):
 
 def test_retarget_presets_name_no_armature():
     assert bpy.ops.mocap.retarget.get_rna_type().properties["source"].is_skip_preset
+
+
+# --- 6. poll messages, NLA tweak mode ----------------------------------------------------------
+
+
+def extension_operators() -> list[str]:
+    return sorted(c.bl_idname for c in extension_classes() if issubclass(c, bpy.types.Operator))
+
+
+@pytest.mark.parametrize("idname", extension_operators())
+def test_a_grey_button_says_why(idname):
+    """In an empty file every operator that cannot run says why (its tooltip shows the poll message)."""
+    module, name = idname.split(".")
+    op = getattr(getattr(bpy.ops, module), name)
+    if op.poll():
+        assert idname == "import_anim.acclaim"  # importing needs nothing
+        return
+    with pytest.raises(RuntimeError) as failure:
+        op()
+    assert "context is incorrect" not in str(failure.value), str(failure.value)
+
+
+def test_every_operator_is_checked():
+    assert len(extension_operators()) >= 20
+
+
+def tweaked_rig():
+    """An armature whose action is on an NLA strip being tweaked (its AnimData.action is read-only)."""
+    obj = make_rig()
+    anim = obj.animation_data
+    action = anim.action
+    track = anim.nla_tracks.new()
+    track.strips.new(action.name, 1, action)
+    anim.action = None
+    track.select = True
+    track.strips[0].select = True
+    anim.use_tweak_mode = True
+    assert anim.use_tweak_mode and anim.action == action and anim.is_property_readonly("action")
+    return obj
+
+
+def test_extract_keyframes_in_nla_tweak_mode_asks_to_leave_it():
+    obj = tweaked_rig()
+    assert not bpy.ops.mocap.extract_keyframes.poll()
+    with pytest.raises(RuntimeError, match="Leave NLA tweak mode first"):
+        bpy.ops.mocap.extract_keyframes(target="COUNT", count=10)
+    obj.animation_data.use_tweak_mode = False
+    obj.animation_data.action = obj.animation_data.nla_tracks[0].strips[0].action
+    assert bpy.ops.mocap.extract_keyframes(target="COUNT", count=10) == {"FINISHED"}
+
+
+def test_retarget_onto_an_armature_in_nla_tweak_mode_asks_to_leave_it():
+    target = tweaked_rig()
+    source = make_rig()
+    source.select_set(True)
+    target.select_set(True)
+    bpy.context.view_layer.objects.active = target
+    with pytest.raises(RuntimeError, match="Leave NLA tweak mode on 'Mocap' first"):
+        bpy.ops.mocap.retarget()
+    assert source.name != target.name
