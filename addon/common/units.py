@@ -46,6 +46,16 @@ def speed(scene: Any, value: float, precision: int = 3) -> str:
     return _to_string(scene, "VELOCITY", value, precision)
 
 
+def mass(scene: Any, value: float, precision: int = 3) -> str:
+    """A mass in Blender units (a ``unit='MASS'`` property's value) in the scene's units, e.g. '90 kg'."""
+    return _to_string(scene, "MASS", value, precision)
+
+
+def kilograms(scene: Any, value: float, precision: int = 3) -> str:
+    """A mass in kilograms (the core's physics figures) in the scene's units, e.g. '90 kg'."""
+    return mass(scene, value / scale(scene, "MASS"), precision)
+
+
 def metres(scene: Any, value: float, precision: int = 3) -> str:
     """A distance in metres (the core's physics figures) in the scene's units."""
     return length(scene, value / scale(scene, "LENGTH"), precision)

@@ -206,7 +206,13 @@ def test_report_figures_carry_the_scene_unit():
     assert units.length(scene, 0.021) == "2.1 cm" and units.speed(scene, 1.25) == "1.25 m/s"
     scene.unit_settings.system = "IMPERIAL"
     assert units.length(scene, 1.0).endswith("'") and units.speed(scene, 1.0).endswith("ft/s")
+    assert units.kilograms(scene, 90.0) == "1.98 cwt"  # Blender picks hundredweight here
     scene.unit_settings.system = "METRIC"
+    assert units.kilograms(scene, 90.0) == "90 kg" and units.metres(scene, 1.99) == "1.99 m"
+    scene.unit_settings.scale_length = 0.01  # a scene in centimetres: the same body, other numbers stored
+    assert units.kilograms(scene, 90.0) == "90 kg" and units.metres(scene, 1.99) == "1.99 m"
+    assert units.length(scene, 199.0) == "1.99 m"
+    scene.unit_settings.scale_length = 1.0
     obj = make_rig()
     scene.cursor.location = (1.0, 2.0, 0.0)
     assert bpy.ops.mocap.rotate_motion(angle=0.5, pivot="CURSOR") == {"FINISHED"}
