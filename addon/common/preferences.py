@@ -78,7 +78,7 @@ def seed(scene) -> None:
 
 
 @persistent
-def seed_scenes(_filepath=None) -> None:
+def seed_scenes(*_args) -> None:
     """After a file (or the startup file) is loaded: seed every scene."""
     for scene in bpy.data.scenes:
         seed(scene)

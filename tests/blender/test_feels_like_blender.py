@@ -348,7 +348,7 @@ def test_operator_presets(operator):
 
 
 def test_retarget_presets_name_no_armature():
-    assert bpy.ops.mocap.retarget.get_rna_type().properties["source"].is_skip_preset
+    assert "SKIP_PRESET" in bpy.types.MOCAP_OT_retarget.__annotations__["source"].keywords["options"]
 
 
 # --- 6. poll messages, NLA tweak mode ----------------------------------------------------------
