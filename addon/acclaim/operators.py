@@ -53,8 +53,7 @@ class IMPORT_ANIM_OT_acclaim(bpy.types.Operator, ImportHelper):
     )
     fps: FloatProperty(
         name="Frame Rate",
-        description="Frame rate of the motion files (AMC files do not store one; "
-        "files saved by Mocap Workbench note theirs, which is used instead)",
+        description="Frame rate of the motion files (AMC stores none; files saved by Mocap Workbench note theirs)",
         min=0.01,
         soft_min=1.0,
         soft_max=1000.0,

@@ -44,6 +44,7 @@ from ..common.armature import (
 )
 from ..common.clip import ArmatureClip, read_clip
 from ..common.spaces import to_armature, to_world, vertical
+from ..common.units import armature_length, armature_speed, length
 from ..common.units import figure as _figure
 
 PIVOTS = ("FIRST_FRAME", "ORIGIN", "CURSOR")
@@ -189,7 +190,7 @@ def rotate_action(obj: Any, angle: float, pivot: str = "FIRST_FRAME", cursor: An
     _record(channels.action, "rotate", [_name(clip)], figures)
     lines = [
         f"Rotated {motion.n_frames} frames of '{_name(clip)}' by {degrees:.4g}° about the vertical "
-        f"through ({world[0]:.3g}, {world[1]:.3g})",
+        f"through ({length(bpy.context.scene, world[0])}, {length(bpy.context.scene, world[1])})",
         f"new action '{channels.action.name}'",
     ]
     return _timed(start, EditReport(lines, channels.action.name, figures))
@@ -316,7 +317,9 @@ def transition_actions(
         "output": output,
     }
     _record(channels.action, "transition", [_name(a), _name(b)], figures)
-    sliding = f"feet slide {_figure(skating)}" + ("" if skating_after is None else f" → {_figure(skating_after)}")
+    sliding = f"feet slide {armature_length(obj, skating)}" + (
+        "" if skating_after is None else f" → {armature_length(obj, skating_after)}"
+    )
     jumps = ", ".join(f"{_figure(ratios[k])} (hard cut {_figure(hard_ratios[k])})" for k in ratios)
     where = (
         f"strips '{_name(a)}' and '{_name(b)}' on the NLA, B's as new action '{channels.action.name}'"
@@ -417,7 +420,7 @@ def interpolate_actions(obj: Any, action_b: Any, coefficient: float = 0.5, speed
         f"{len(events_a)} key events matched (foot strikes at frames {_frames_text(events_a)} "
         f"and {_frames_text(events_b)})",
         f"{res.motion.n_frames} frames, pelvis speed "
-        f"{speeds[0]:.3g} / {speeds[1]:.3g} / {speeds[2]:.3g} per s (A / result / B)",
+        f"{' / '.join(armature_speed(obj, s) for s in speeds)} (A / result / B)",
         f"new action '{channels.action.name}'",
     ]
     return _timed(start, EditReport(lines, channels.action.name, figures))
@@ -483,10 +486,14 @@ def pca_actions(
     _record(channels.action, "pca", [_name(c) for c in clips], figures)
     shares = ", ".join(f"{100 * s:.0f}" for s in explained[:4]) + (", …" if len(explained) > 4 else "")
     name = "speed" if parameter == "SPEED" else f"'{property_name}'"
+
+    def shown(value: float) -> str:
+        return armature_speed(obj, value) if parameter == "SPEED" else f"{value:.3g}"
+
     lines = [
         f"PCA of {len(model.cycles)} cycles from {len(clips)} actions: {shares} % of the variance with 1, 2, … "
         f"components ({figures['components_for_90_percent']} for 90 %, {used} used)",
-        f"{name} {target:.3g} (cycles {lo:.3g}–{hi:.3g}, fit R² {model.parameter_r2:.2f})",
+        f"{name} {shown(target)} (cycles {shown(lo)}–{shown(hi)}, fit R² {model.parameter_r2:.2f})",
         f"{cycles} cycles, {out.n_frames} frames",
         f"new action '{channels.action.name}'",
     ]

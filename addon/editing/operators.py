@@ -26,14 +26,13 @@ OUTPUT_ITEMS = [
     (
         "NLA",
         "NLA Strips",
-        "Put the first action and the second one (moved to continue it, as a new action) on two NLA tracks, "
-        "the upper strip blending in over the window",
+        "The first action and the second, moved to continue it, on two NLA tracks blending over the window",
     ),
 ]
 SHAPE_ITEMS = [
-    ("smootherstep", "Smootherstep", "No velocity or acceleration jump where the change starts and ends"),
-    ("smoothstep", "Smoothstep", "No velocity jump where the change starts and ends"),
-    ("linear", "Linear", "The change fades linearly (a velocity kink where it starts and ends)"),
+    ("SMOOTHERSTEP", "Smootherstep", "No velocity or acceleration jump where the change starts and ends"),
+    ("SMOOTHSTEP", "Smoothstep", "No velocity jump where the change starts and ends"),
+    ("LINEAR", "Linear", "The change fades linearly (a velocity kink where it starts and ends)"),
 ]
 RANGE_ITEMS = [
     ("ACTION", "Whole Action", "Every frame of the active action"),
@@ -80,8 +79,8 @@ def transition_properties() -> dict:
         "search_join": BoolProperty(
             name="Search Best Join",
             default=True,
-            description="Look for the frames where the two actions' poses match best (else the end of the first "
-            "action blends into the start of the second)",
+            description="Join where the two actions' poses match best, else the end of the first blends into the "
+            "start of the second",
         ),
         "clean_feet": BoolProperty(
             name="Clean Up Feet",
@@ -121,8 +120,7 @@ def blend_properties() -> dict:
         "fit_length": BoolProperty(
             name="Fit Length",
             default=False,
-            description="Stretch the other action's frames from the offset onto the active action's length "
-            "(else frame by frame, holding its last frame)",
+            description="Stretch the other action from the offset onto the active action's length, else frame by frame",
         ),
     }
 
@@ -188,20 +186,20 @@ def pca_properties() -> dict:
 
 def pose_edit_properties() -> dict:
     return {
-        "falloff": FloatProperty(
-            name="Falloff",
-            default=10.0,
-            min=0.0,
-            soft_max=120.0,
+        "falloff": IntProperty(
+            name="Falloff Frames",
+            default=10,
+            min=0,
+            soft_max=120,
             description="Frames on each side of the current frame over which the change fades out",
         ),
         "falloff_shape": EnumProperty(
-            name="Shape", items=SHAPE_ITEMS, default="smootherstep", description="How the change fades"
+            name="Shape", items=SHAPE_ITEMS, default="SMOOTHERSTEP", description="How the change fades"
         ),
         "in_place": BoolProperty(
-            name="In Place",
+            name="Replace Keys",
             default=False,
-            description="Replace the posed bones' keys in the active action instead of making a new action",
+            description="Rewrite the keys of the active action instead of making a new action",
         ),
     }
 
@@ -522,7 +520,7 @@ class MOCAP_OT_interpolate_actions(_EditOperator, bpy.types.Operator):
 
 
 class MOCAP_PG_action_name(bpy.types.PropertyGroup):
-    """An action named by an operator (its ``name``)."""
+    """An action named by an operator (its name)"""
 
 
 class MOCAP_OT_pca_synthesis(_EditOperator, bpy.types.Operator):
@@ -604,7 +602,7 @@ class MOCAP_OT_smoothed_pose_edit(_EditOperator, bpy.types.Operator):
     def run(self, context):
         from .edit_actions import spread_pose
 
-        return spread_pose(context.active_object, context.scene.frame_current, self.falloff, self.falloff_shape,
+        return spread_pose(context.active_object, context.scene.frame_current, self.falloff, self.falloff_shape.lower(),
                            self.in_place)  # fmt: skip
 
 
@@ -672,8 +670,7 @@ def _store_clipboard(context, action, start: int, end: int) -> None:
 
 
 class MOCAP_OT_cut_range(_RangeOperator, bpy.types.Operator):
-    """Cut a range of frames out of the motion as a new action; the rest closes the gap with root continuity.
-    The range can be pasted back with Paste Range"""
+    """Cut a range of frames out of the motion into a new action, closing the gap with root continuity"""
 
     bl_idname = "mocap.cut_range"
     bl_label = "Cut Range"
@@ -715,8 +712,7 @@ class MOCAP_OT_copy_range(_RangeOperator, bpy.types.Operator):
 
 
 class MOCAP_OT_paste_range(_EditOperator, bpy.types.Operator):
-    """Insert a range of another action (by default the copied or cut one) before the current frame,
-    continuing the root path, as a new action"""
+    """Insert a range of another action (the copied one by default) before the current frame, as a new action"""
 
     bl_idname = "mocap.paste_range"
     bl_label = "Paste Range"

@@ -38,13 +38,13 @@ def _action_pointer(name: str, description: str) -> PointerProperty:
 
 
 class MOCAP_PG_action_item(bpy.types.PropertyGroup):
-    """One row of the PCA action list."""
+    """One row of the PCA action list"""
 
     __annotations__ = {"action": _action_pointer("Action", "Action to learn from")}
 
 
 class MOCAP_PG_editing(bpy.types.PropertyGroup):
-    """Edit settings kept with the scene, shown in the sidebar."""
+    """Edit settings kept with the scene, shown in the sidebar"""
 
     __annotations__ = {
         **settings_properties(),
@@ -62,7 +62,7 @@ class MOCAP_PG_editing(bpy.types.PropertyGroup):
 
 
 class MOCAP_UL_actions(bpy.types.UIList):
-    """Actions PCA Synthesis learns from."""
+    """Actions PCA Synthesis learns from"""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         layout.prop(item, "action", text="", emboss=True)
@@ -75,11 +75,17 @@ class MOCAP_OT_pca_list_add(bpy.types.Operator):
     bl_label = "Add Action"
     bl_options = {"REGISTER", "UNDO"}
 
+    @classmethod
+    def poll(cls, context):
+        message = edit_poll_message(context, need_action=False)
+        if message:
+            cls.poll_message_set(message)
+        return message is None
+
     def execute(self, context):
         settings = context.scene.mocap_workbench.editing
         listed = {item.action for item in settings.pca_actions}
-        obj = context.active_object
-        candidates = matching_actions(obj, "") if obj is not None and obj.type == "ARMATURE" else []
+        candidates = matching_actions(context.active_object, "")
         item = settings.pca_actions.add()
         item.action = next((a for a in candidates if a not in listed), None)
         settings.pca_index = len(settings.pca_actions) - 1

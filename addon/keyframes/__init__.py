@@ -14,3 +14,9 @@ register, unregister = feature_registration((*operators.classes, *panels.classes
 def scene_settings() -> dict:
     """Extraction settings kept at the top of ``scene.mocap_workbench``."""
     return {**operators.settings_properties(), "last_report": StringProperty(name="Last Result", default="")}
+
+
+def preference_settings() -> dict:
+    """Settings whose defaults for new files are add-on preferences (:mod:`..common.preferences`)."""
+    properties = operators.settings_properties()
+    return {name: properties[name] for name in operators.PREFERENCE_SETTINGS}

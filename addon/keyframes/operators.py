@@ -6,33 +6,25 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 METHOD_ITEMS = [
+    ("HYBRID", "Hybrid", "Whole-pose keys as a grid, then each channel keeps only the keys it needs (most accurate)"),
     (
-        "hybrid",
-        "Hybrid",
-        "Whole-pose keys as the edit grid; each channel drops the keys it does not need, within the same number of stored keys (most accurate)",
-    ),
-    (
-        "optimal",
+        "OPTIMAL",
         "Optimal Poses",
         "The whole-pose keys with the least total joint error (exact, for clips of a few thousand frames)",
     ),
-    ("activity", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
-    ("simplify", "Curve Simplification", "Keys where the joint paths bend most"),
-    (
-        "threshold",
-        "Threshold Rule",
-        "Shen, Sun and Pan: a frame becomes a key when the pose drifts past the threshold from the last key",
-    ),
-    ("uniform", "Uniform", "Keys spread evenly over the clip"),
+    ("ACTIVITY", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
+    ("SIMPLIFY", "Curve Simplification", "Keys where the joint paths bend most"),
+    ("THRESHOLD", "Threshold Rule", "A frame becomes a key when the pose drifts past the threshold from the last key"),
+    ("UNIFORM", "Uniform", "Keys spread evenly over the clip"),
 ]
 TARGET_ITEMS = [
     ("RATIO", "Ratio", "Keep this share of the frames"),
     ("COUNT", "Count", "Keep exactly this many keyframes"),
     ("MAX_ERROR", "Max Error", "Keep the fewest keys whose largest joint position error stays below this distance"),
-    ("THRESHOLD", "Threshold", "The threshold rule's pose distance δ (threshold method only)"),
+    ("THRESHOLD", "Threshold", "Pose distance of the Threshold Rule (that method only)"),
 ]
 INTERPOLATION_ITEMS = [
-    ("FITTED", "Fitted Bezier", "Bezier keys with handles fitted so playback follows the slerp rebuild"),
+    ("FITTED", "Fitted Bezier", "Bezier keys whose handles are fitted so playback follows the rebuilt motion"),
     ("LINEAR", "Linear", "Linear keys; each channel is interpolated on its own"),
 ]
 WEIGHT_ITEMS = [
@@ -46,7 +38,7 @@ def settings_properties() -> dict:
     """The extraction settings, shared by the scene's sidebar settings and the operator."""
     return {
         "method": EnumProperty(
-            name="Method", items=METHOD_ITEMS, default="hybrid", description="How keyframes are chosen"
+            name="Method", items=METHOD_ITEMS, default="HYBRID", description="How keyframes are chosen"
         ),
         "target": EnumProperty(
             name="Target", items=TARGET_ITEMS, default="RATIO", description="What the result must meet"
@@ -75,7 +67,7 @@ def settings_properties() -> dict:
             subtype="DISTANCE",
             unit="LENGTH",
             precision=4,
-            description="Largest joint position error allowed, in armature units",
+            description="Largest joint position error allowed",
         ),
         "threshold": FloatProperty(
             name="Threshold",
@@ -83,7 +75,7 @@ def settings_properties() -> dict:
             min=0.0,
             soft_max=0.5,
             precision=4,
-            description="Pose distance δ past which a frame becomes a key",
+            description="Pose distance from the last key past which a frame becomes a key",
         ),
         "weights": EnumProperty(
             name="Joint Weights",
@@ -103,12 +95,12 @@ def settings_properties() -> dict:
             min=1.0,
             soft_max=8.0,
             precision=1,
-            description="Hybrid only: whole-pose keys per key kept on each channel (a denser grid is more accurate and slower)",
+            description="Hybrid only: whole-pose keys per key kept on each channel (denser is more accurate and slower)",
         ),
         "replace": BoolProperty(
             name="Replace Keys",
             default=False,
-            description="Rewrite the keys of the current action instead of creating a new action",
+            description="Rewrite the keys of the active action instead of making a new action",
         ),
         "measure_playback": BoolProperty(
             name="Measure Playback",
@@ -118,23 +110,31 @@ def settings_properties() -> dict:
     }
 
 
-def target_of(settings) -> dict:
-    """The core's target argument from the settings."""
+# Settings whose defaults for new files are add-on preferences.
+PREFERENCE_SETTINGS = ("method", "target", "ratio", "count", "interpolation")
+
+
+def target_of(settings, obj=None) -> dict:
+    """The core's target argument from the settings. Max Error is a distance in the scene (Blender
+    units, shown in the scene's units): the core measures in ``obj``'s armature units."""
     if settings.target == "COUNT":
         return {"count": settings.count}
     if settings.target == "MAX_ERROR":
-        return {"max_error": settings.max_error}
+        from ..common.spaces import world_scale
+
+        return {"max_error": settings.max_error / (world_scale(obj) if obj is not None else 1.0)}
     if settings.target == "THRESHOLD":
         return {"threshold": settings.threshold}
     return {"ratio": settings.ratio / 100.0}
 
 
-def extraction_options(settings) -> dict:
-    """Every extraction setting (the scene's or an operator's) as keyword arguments of
-    :func:`.extract_action.extract_on_armature`: Extract Keyframes and Retarget › Extract both use it."""
+def extraction_options(settings, obj=None) -> dict:
+    """Every extraction setting (the scene's or an operator's) for the armature ``obj`` as keyword
+    arguments of :func:`.extract_action.extract_on_armature`: Extract Keyframes and Retarget › Extract
+    both use it. The core names its methods in lower case."""
     return {
         "method": settings.method.lower(),
-        "target": target_of(settings),
+        "target": target_of(settings, obj),
         "weights": settings.weights,
         "fitted": settings.interpolation == "FITTED",
         "grid": settings.grid,
@@ -146,6 +146,8 @@ def armature_poll_message(context) -> str | None:
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         return "Select an armature with motion capture animation"
+    if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
+        return "Leave NLA tweak mode first"
     if obj.animation_data is None or obj.animation_data.action is None:
         return f"'{obj.name}' has no action to extract keyframes from"
     if context.mode not in {"OBJECT", "POSE"}:
@@ -154,11 +156,11 @@ def armature_poll_message(context) -> str | None:
 
 
 class MOCAP_OT_extract_keyframes(bpy.types.Operator):
-    """Reduce the active armature's dense motion capture to whole-pose keyframes, rebuilt by slerp"""
+    """Reduce the active armature's dense motion capture to sparse, editable keyframes"""
 
     bl_idname = "mocap.extract_keyframes"
     bl_label = "Extract Keyframes"
-    bl_options = {"REGISTER", "UNDO"}
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     __annotations__ = settings_properties()
 
     @classmethod
@@ -169,6 +171,9 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         return message is None
 
     def invoke(self, context, event):
+        from ..common.preferences import seed
+
+        seed(context.scene)  # a scene made in this session has not taken the preferences yet
         # The scene's settings, except those the caller passed (a script, a keymap item, a preset)
         settings = context.scene.mocap_workbench
         for name in settings_properties():
@@ -184,10 +189,10 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
     def execute(self, context):
         from .extract_action import extract_on_armature
 
-        if self.method == "hybrid" and self.target not in {"COUNT", "RATIO"}:
+        if self.method == "HYBRID" and self.target not in {"COUNT", "RATIO"}:
             self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
             return {"CANCELLED"}
-        if self.target == "THRESHOLD" and self.method != "threshold":
+        if self.target == "THRESHOLD" and self.method != "THRESHOLD":
             self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
             return {"CANCELLED"}
         wm = context.window_manager
@@ -198,7 +203,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
                 replace=self.replace,
                 measure_playback=self.measure_playback,
                 progress=lambda x: wm.progress_update(int(100 * x)),
-                **extraction_options(self),
+                **extraction_options(self, context.active_object),
             )
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
@@ -216,10 +221,10 @@ def draw_settings(layout, settings) -> None:
     layout.prop(settings, "target")
     field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "THRESHOLD": "threshold"}[settings.target]
     row = layout.row()
-    row.active = settings.target != "THRESHOLD" or settings.method == "threshold"
+    row.active = settings.target != "THRESHOLD" or settings.method == "THRESHOLD"
     row.prop(settings, field)
     layout.prop(settings, "weights")
-    if settings.method == "hybrid":
+    if settings.method == "HYBRID":
         layout.prop(settings, "grid")
     layout.prop(settings, "interpolation")
     layout.prop(settings, "replace")

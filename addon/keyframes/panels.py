@@ -31,6 +31,7 @@ class MOCAP_PT_keyframes_graph(_KeyframesPanel, bpy.types.Panel):
 
 class MOCAP_PT_keyframes_view3d(_KeyframesPanel, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
+    bl_options = {"DEFAULT_CLOSED"}  # the Mocap tab opens compact: Retarget first, the rest on demand
 
 
 def draw_key_menu(self, context):
@@ -38,7 +39,16 @@ def draw_key_menu(self, context):
     self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
 
 
+# Dope Sheet modes whose channels are the active object's action. Blender draws DOPESHEET_HT_header for the
+# Timeline too (4.2 and 5.0: the Timeline is the Dope Sheet editor in mode 'TIMELINE'), and for Shape Key,
+# Grease Pencil, Mask and Cache File modes, where the button has no place.
+HEADER_MODES = {"DOPESHEET", "ACTION"}
+
+
 def draw_dopesheet_header(self, context):
+    space, area = context.space_data, context.area
+    if getattr(space, "mode", None) not in HEADER_MODES or (area is not None and area.ui_type == "TIMELINE"):
+        return
     self.layout.operator(MOCAP_OT_extract_keyframes.bl_idname, text="", icon="KEYFRAME_HLT")
 
 

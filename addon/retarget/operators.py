@@ -7,8 +7,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 BODY_MODEL_ITEMS = [
-    ("MALE", "Male", "Segment masses, centers of mass and inertia of de Leva's (1996) male column"),
-    ("FEMALE", "Female", "Segment masses, centers of mass and inertia of de Leva's (1996) female column"),
+    ("MALE", "Male", "Segment masses and inertia of an average adult man (de Leva, 1996)"),
+    ("FEMALE", "Female", "Segment masses and inertia of an average adult woman (de Leva, 1996)"),
 ]
 SCALE_ITEMS = [
     ("AUTO", "Leg Length", "Scale the root motion by the ratio of the target's leg length to the source's"),
@@ -39,8 +39,8 @@ def retarget_properties() -> dict:
         "distribute_twist": BoolProperty(
             name="Distribute Twist",
             default=True,
-            description="Spread the twist over target bones that have no source bone between mapped bones "
-            "(extra spine or twist bones); off keeps them rigid",
+            description="Spread the twist over unmapped target bones between mapped ones, such as extra spine or "
+            "twist bones",
         ),
         "extract_keyframes": BoolProperty(
             name="Extract Keyframes",
@@ -66,7 +66,8 @@ def physics_properties() -> dict:
             min=1.0,
             soft_max=200.0,
             precision=1,
-            description="Body mass of the target character, in kilograms",
+            unit="MASS",
+            description="Body mass of the target character",
         ),
         "target_height": FloatProperty(
             name="Target Height",
@@ -74,8 +75,9 @@ def physics_properties() -> dict:
             min=0.0,
             soft_max=3.0,
             precision=3,
-            description="Standing height of the target character, in meters. "
-            "0 measures it from the armature (its size in the scene times the scene's Unit Scale)",
+            subtype="DISTANCE",
+            unit="LENGTH",
+            description="Standing height of the target character (0 measures it from the armature)",
         ),
         "source_mass": FloatProperty(
             name="Source Mass",
@@ -83,7 +85,8 @@ def physics_properties() -> dict:
             min=1.0,
             soft_max=200.0,
             precision=1,
-            description="Body mass of the performer, in kilograms (for the capture's own figures in the report)",
+            unit="MASS",
+            description="Body mass of the performer, for the capture's own figures in the report",
         ),
         "body_model": EnumProperty(
             name="Body Model",
@@ -94,7 +97,7 @@ def physics_properties() -> dict:
         "use_balance": BoolProperty(
             name="Balance",
             default=True,
-            description="Keep the zero moment point (ZMP) inside the support polygon of the feet on the ground",
+            description="Keep the body's zero moment point inside the area the feet on the ground support",
         ),
         "use_torque_limits": BoolProperty(
             name="Torque Limits",
@@ -114,29 +117,32 @@ def physics_properties() -> dict:
             soft_min=0.1,
             soft_max=10.0,
             precision=2,
-            description="How firmly the result holds to the retargeted motion against the constraints. "
-            "The filter's process noise is divided and its measurement noise multiplied by this value: "
-            "higher keeps closer to the motion, lower follows the torque and contact goals further",
+            description="How closely the result keeps to the retargeted motion: higher stays closer, lower "
+            "follows the physics goals further",
         ),
         "plot_physics": BoolProperty(
             name="Plot Report",
             default=True,
-            description="Draw the ZMP path over the support polygons and the torques against their limits, "
-            "before and after, into an image 'Physics Report' (needs matplotlib in Blender's Python)",
+            description="Plot the balance and the joint torques, before and after, into the image 'Physics "
+            "Report' (needs matplotlib)",
         ),
     }
 
 
-def physics_settings_of(settings):
-    """The core's PhysicsSettings from the settings, or None when Physics is off."""
+def physics_settings_of(settings, scene=None):
+    """The core's PhysicsSettings from the settings, or None when Physics is off. Masses and the height
+    are kept in Blender units (shown in the scene's units): the core gets kilograms and metres."""
     if not settings.use_physics:
         return None
     from ...core.physics.apply import PhysicsSettings
+    from ..common.units import scale
 
+    scene = scene or bpy.context.scene
+    kg, m = scale(scene, "MASS"), scale(scene, "LENGTH")
     return PhysicsSettings(
-        target_mass=settings.target_mass,
-        target_height=settings.target_height or None,
-        source_mass=settings.source_mass,
+        target_mass=settings.target_mass * kg,
+        target_height=settings.target_height * m or None,
+        source_mass=settings.source_mass * kg,
         sex=settings.body_model.lower(),
         balance=settings.use_balance,
         torques=settings.use_torque_limits,
@@ -182,6 +188,8 @@ def pair_poll_message(context, name: str = "", need_action: bool = True) -> str 
         return "Make the target armature active"
     if context.mode not in {"OBJECT", "POSE"}:
         return "Switch to Object or Pose Mode"
+    if target.animation_data is not None and target.animation_data.use_tweak_mode:
+        return f"Leave NLA tweak mode on '{target.name}' first"
     source = find_source(context, name)
     if source is None:
         return "Choose a source armature in the Retarget panel, or select it together with the active target"
@@ -204,12 +212,13 @@ class MOCAP_OT_retarget(bpy.types.Operator):
 
     bl_idname = "mocap.retarget"
     bl_label = "Retarget"
-    bl_options = {"REGISTER", "UNDO"}
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     __annotations__ = {
         **retarget_properties(),
         "source": StringProperty(
             name="Source",
             default="",
+            options={"SKIP_PRESET"},  # a preset names no object of a file
             description="Source armature (default: the Retarget panel's source, else the other selected armature)",
         ),
         "use_bone_map": BoolProperty(
@@ -258,9 +267,9 @@ class MOCAP_OT_retarget(bpy.types.Operator):
             mapping = bone_map_of(settings.retarget.bone_map) or None
         extract = None
         if self.extract_keyframes:
-            extract = extraction_options(settings)
+            extract = extraction_options(settings, target)
         try:
-            physics = physics_settings_of(self)
+            physics = physics_settings_of(self, context.scene)
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -271,10 +280,11 @@ class MOCAP_OT_retarget(bpy.types.Operator):
                                         progress=lambda x: wm.progress_update(int(100 * x)), physics=physics,
                                         plot=self.plot_physics)  # fmt: skip
         except ValueError as exc:
-            physics_error = str(exc).startswith("Physics: ")
+            from ...core.physics.errors import PhysicsError
+
             hint = (
                 " (the bone map in the Retarget panel does not fit: Auto-Map again)"
-                if mapping and not physics_error
+                if mapping and not isinstance(exc, PhysicsError)
                 else ""
             )
             self.report({"ERROR"}, str(exc) + hint)
@@ -373,11 +383,19 @@ class MOCAP_OT_retarget_save_map(bpy.types.Operator, ExportHelper):
 
 
 class MOCAP_OT_retarget_clear_map(bpy.types.Operator):
-    """Clear the bone map (Retarget then maps automatically)"""
+    """Clear the bone map, so Retarget maps the bones automatically"""
 
     bl_idname = "mocap.retarget_clear_map"
     bl_label = "Clear Bone Map"
     bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        settings = context.scene.mocap_workbench.retarget
+        if not len(settings.bone_map) and not settings.bone_map_target:
+            cls.poll_message_set("The bone map is already empty")
+            return False
+        return True
 
     def execute(self, context):
         settings = context.scene.mocap_workbench.retarget
@@ -407,10 +425,13 @@ def draw_physics_options(layout, settings, target=None) -> None:
     column.prop(settings, "target_height")
     if settings.target_height == 0.0 and target is not None and target.type == "ARMATURE":
         from ...core.physics.apply import PLAUSIBLE_HEIGHT
+        from ..common.units import metres
         from .retarget_action import measured_height
 
         height = measured_height(target)
-        text = f"Measured: {height:.3g} m" if height is not None else "Not measurable: set the height"
+        text = (
+            f"Measured: {metres(bpy.context.scene, height)}" if height is not None else "Not measurable: set the height"
+        )
         warn = height is None or not PLAUSIBLE_HEIGHT[0] <= height <= PLAUSIBLE_HEIGHT[1]
         column.label(text=text + (" (not human-sized: set the height)" if height and warn else ""),
                      icon="ERROR" if warn else "INFO")  # fmt: skip

@@ -10,7 +10,7 @@ from .operators import MOCAP_OT_retarget, draw_physics_options, draw_retarget_op
 
 
 class MOCAP_PG_bone_pair(bpy.types.PropertyGroup):
-    """One row of the bone map: a target bone and the source bone it follows."""
+    """One row of the bone map: a target bone and the source bone it follows"""
 
     __annotations__ = {
         "target": StringProperty(name="Target Bone", description="Bone of the active armature"),
@@ -26,7 +26,7 @@ def _is_armature(_self, obj) -> bool:
 
 
 class MOCAP_PG_retarget(bpy.types.PropertyGroup):
-    """Retarget settings and bone map kept with the scene."""
+    """Retarget settings and bone map kept with the scene"""
 
     __annotations__ = {
         **retarget_properties(),
@@ -50,7 +50,7 @@ class MOCAP_PG_retarget(bpy.types.PropertyGroup):
 
 
 class MOCAP_UL_bone_map(bpy.types.UIList):
-    """Target bones and the source bones they follow."""
+    """Target bones and the source bones they follow"""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         source = find_source(context)
@@ -98,6 +98,7 @@ class MOCAP_PT_retarget_bone_map(Sidebar, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_label = "Bone Map"
     bl_parent_id = "MOCAP_PT_retarget"
+    bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
         layout = self.layout

@@ -129,8 +129,8 @@ def register() -> None:
         name="ZMP Overlay",
         default=False,
         update=_update,
-        description="Draw the ZMP path of the active armature's physics result in the 3D Viewport, with the "
-        "current frame's ZMP and support polygon (green: balanced, red: the ZMP is outside)",
+        description="Draw the balance of the active armature's physics result in the 3D Viewport (green: "
+        "balanced, red: not)",
     )
 
 

@@ -395,7 +395,7 @@ def test_extract_keyframes_on_an_imported_cmu_armature():
     import_files(asf.parent, "01.asf", "01_01.amc")
     obj = bpy.context.active_object
     count = round(0.05 * 2751)
-    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=count) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="THRESHOLD", target="COUNT", count=count) == {"FINISHED"}
     info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     assert info["keyframes"] == count and bpy.data.actions["01_01"].use_fake_user
     curves = animdata.object_channels(obj).fcurves
@@ -411,5 +411,5 @@ def test_extract_keyframes_on_an_imported_cmu_armature():
 
 def test_extract_keyframes_on_an_imported_generated_take(walk_files):
     import_files(walk_files, "walk.asf", "walk.amc", rotate_mode="ZXY")
-    assert bpy.ops.mocap.extract_keyframes(method="optimal", target="COUNT", count=8) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="OPTIMAL", target="COUNT", count=8) == {"FINISHED"}
     assert bpy.context.active_object.animation_data.action["mocap_workbench"]["keyframes"]["keyframes"] == 8

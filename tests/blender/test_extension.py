@@ -20,11 +20,14 @@ def test_manifest_is_valid_for_blender():
     manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
     assert manifest["id"] == "mocap_workbench" and manifest["blender_version_min"] == "4.2.0"
     assert len(manifest["tagline"]) <= 64 and not manifest["tagline"].endswith((".", "!"))
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"] and "Version 3" in (ROOT / "LICENSE").read_text()
+    defaults = ["__pycache__/", ".*", "/*.zip", "*.blend[1-9]"]  # Blender's, replaced by a custom list
+    assert manifest["build"]["paths_exclude_pattern"][:4] == defaults
 
 
 def test_operator_and_panels_registered():
     op = bpy.types.MOCAP_OT_extract_keyframes
-    assert op.bl_options == {"REGISTER", "UNDO"}
+    assert op.bl_options == {"REGISTER", "UNDO", "PRESET"}
     for space in ("DOPESHEET_EDITOR", "GRAPH_EDITOR", "VIEW_3D"):
         panels = [
             p
@@ -72,4 +75,8 @@ def test_build_and_install_zip(tmp_path):
         and "core/quaternion.py" in names
         and "addon/keyframes/extract_action.py" in names
     )
-    assert not any(n.startswith(("tests/", "scripts/", ".venv")) for n in names)
+    assert not any(n.startswith(("tests/", "scripts/", "docs/", ".venv", ".ci/", "dist/")) for n in names)
+    assert "LICENSE" in names and "GNU GENERAL PUBLIC LICENSE" in zipfile.ZipFile(zips[0]).read("LICENSE").decode()
+    assert not any("__pycache__" in n or n.endswith(".zip") for n in names)
+    assert {n.split("/")[0] for n in names} <= {"__init__.py", "blender_manifest.toml", "README.md", "LICENSE",
+                                                  "addon", "core"}  # fmt: skip

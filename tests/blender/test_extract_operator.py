@@ -45,7 +45,7 @@ def test_operator_keys_every_channel_on_exactly_the_extracted_frames():
     source = obj.animation_data.action
     _, dense = bone_curves(obj)
     n_curves = len(dense.by_channel)
-    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=25, interpolation="LINEAR") == {
+    assert bpy.ops.mocap.extract_keyframes(method="THRESHOLD", target="COUNT", count=25, interpolation="LINEAR") == {
         "FINISHED"
     }
     result = obj.animation_data.action
@@ -102,7 +102,7 @@ def test_replace_in_place_keeps_other_channels():
     custom = animdata.new_fcurve(channels, '["Intensity"]', 0, "Custom")
     animdata.write_keys(custom, np.arange(1, 391, 7), np.linspace(0, 1, len(range(1, 391, 7))), "BEZIER")
     before = animdata.read_keys(custom).copy()
-    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="RATIO", ratio=5.0, replace=True) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="THRESHOLD", target="RATIO", ratio=5.0, replace=True) == {"FINISHED"}
     assert obj.animation_data.action == source and len(bpy.data.actions) == 1
     _, curves = bone_curves(obj)
     assert all(len(fc.keyframe_points) == 20 for fc in curves.by_channel.values())
@@ -125,7 +125,7 @@ def test_new_action_copies_unused_channels_unchanged():
 
 def test_max_error_target_holds_in_blender_units():
     obj, motion = make_rig("QUATERNION")
-    bpy.ops.mocap.extract_keyframes(target="MAX_ERROR", max_error=0.05, method="uniform")
+    bpy.ops.mocap.extract_keyframes(target="MAX_ERROR", max_error=0.05, method="UNIFORM")
     info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     assert info["position_max"] <= 0.05 and info["keyframes"] < motion.n_frames / 2
 
@@ -150,7 +150,7 @@ def test_real_capture_through_blenders_bvh_importer(rotate_mode):
     bpy.ops.import_anim.bvh(filepath=str(path), rotate_mode=rotate_mode, update_scene_fps=True)
     obj = bpy.context.active_object
     count = round(0.05 * 1124)
-    assert bpy.ops.mocap.extract_keyframes(method="threshold", target="COUNT", count=count) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="THRESHOLD", target="COUNT", count=count) == {"FINISHED"}
     info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     assert info["keyframes"] == count
     _, curves = bone_curves(obj)
@@ -200,7 +200,7 @@ def test_fitted_playback_on_a_real_capture_within_two_percent(rotate_mode):
 
 def test_hybrid_keeps_the_budget_and_the_grid():
     obj, motion = make_rig("QUATERNION")
-    assert bpy.ops.mocap.extract_keyframes(method="hybrid", target="COUNT", count=20, grid=3.0) == {"FINISHED"}
+    assert bpy.ops.mocap.extract_keyframes(method="HYBRID", target="COUNT", count=20, grid=3.0) == {"FINISHED"}
     _, curves = bone_curves(obj)
     info = obj.animation_data.action["mocap_workbench"]["keyframes"]
     n_channels = len(curves.by_channel)
@@ -221,4 +221,4 @@ def test_hybrid_keeps_the_budget_and_the_grid():
     assert mixed.playback_error["position_mean"] < plain.playback_error["position_mean"]
     assert mixed.playback_error["position_mean"] == pytest.approx(mixed.error["position_mean"], rel=0.02)
     with pytest.raises(RuntimeError, match="Count or Ratio"):
-        bpy.ops.mocap.extract_keyframes(method="hybrid", target="MAX_ERROR", max_error=0.1)
+        bpy.ops.mocap.extract_keyframes(method="HYBRID", target="MAX_ERROR", max_error=0.1)

@@ -185,7 +185,7 @@ def test_physics_ui_is_registered():
         assert name in op_props and name in settings.bl_rna.properties, name
     assert op_props["source_mass"].default == 60.0 and op_props["target_height"].default == 0.0
     assert op_props["body_model"].default == "MALE" and not op_props["use_physics"].default
-    assert bpy.types.MOCAP_OT_retarget.bl_options == {"REGISTER", "UNDO"}
+    assert bpy.types.MOCAP_OT_retarget.bl_options == {"REGISTER", "UNDO", "PRESET"}
 
 
 class PanelLayout(FakeLayout):

@@ -190,7 +190,7 @@ def test_planting_and_extraction_on_the_rigify_rig():
     target = build_rigify_rig()
     select_pair(source, target)
     settings = bpy.context.scene.mocap_workbench
-    settings.method, settings.target, settings.ratio = "optimal", "RATIO", 10.0
+    settings.method, settings.target, settings.ratio = "OPTIMAL", "RATIO", 10.0
     assert bpy.ops.mocap.retarget(extract_keyframes=True) == {"FINISHED"}
     report = settings.retarget.last_report
     assert "Kept 15 of 150 frames" in report
@@ -228,7 +228,7 @@ def test_ui_is_registered():
     for cls in ("MOCAP_OT_retarget", "MOCAP_OT_retarget_auto_map", "MOCAP_OT_retarget_load_map",
                 "MOCAP_OT_retarget_save_map", "MOCAP_OT_retarget_clear_map"):  # fmt: skip
         assert hasattr(bpy.types, cls), cls
-    assert bpy.types.MOCAP_OT_retarget.bl_options == {"REGISTER", "UNDO"}
+    assert bpy.types.MOCAP_OT_retarget.bl_options == {"REGISTER", "UNDO", "PRESET"}
     assert hasattr(bpy.types, "MOCAP_UL_bone_map")
     panels = {p.__name__: p for p in bpy.types.Panel.__subclasses__() if p.__name__.startswith("MOCAP_PT_retarget")}
     assert panels["MOCAP_PT_retarget"].bl_space_type == "VIEW_3D" and panels["MOCAP_PT_retarget"].bl_category == "Mocap"
