@@ -53,6 +53,8 @@ _F32 = np.float32
 _PI_F = _F32(np.pi)  # float(M_PI) in compatible_eul
 _TWO_PI_F = _F32(2.0) * _PI_F
 _HALF_F = _F32(0.5)
+_HALF_PI_F = _F32(np.pi / 2)
+_NEXT, _AFTER_NEXT = [1, 2, 0], [2, 0, 1]  # compatible_eul's (i, j, k) = (0, 1, 2), (1, 2, 0), (2, 0, 1)
 _EULER_HYPOT_EPSILON = 0.0000375  # math_rotation.cc: below this hypot the last Euler angle is zeroed
 _SAFE_THRESHOLD = _F32(6.1e-3)  # vec_roll_to_mat3_normalized: 1 + y above this is precise enough
 _THRESHOLD_SQUARED = _F32(2.5e-4) * _F32(2.5e-4)  # squared XZ distance below which -Y is singular
@@ -276,6 +278,7 @@ def blender_bvh_import(
     heads = head32.astype(float)
     tails = (tail32 - head32).astype(float)
     rest, bone_mats, roots_after = armature_rest(tails, sk.parents)
+    rest_inv = np.linalg.inv(rest)
 
     # The skeleton skeleton_from_armature reads: same bones after the axis conversion.
     order = depth_first_order(sk.parents)
@@ -319,14 +322,13 @@ def blender_bvh_import(
     for j in np.flatnonzero(has_loc):
         present = np.array([c in sk.channels[j] for c in POSITION_CHANNELS])
         bvh_loc = np.where(present, s * motion.translations[:, j], 0.0)
-        loc = np.linalg.solve(rest[j], (bvh_loc - s * sk.rest_translations[j]).T).T
+        loc = (bvh_loc - s * sk.rest_translations[j]) @ rest_inv[j].T
         for i in range(3):
             values[(bone_of[j], "location", i)] = loc[:, i].astype(_F32)
     # Rotations: rest⁻¹·q·rest, in the bone's mode.
     rot_joints = np.flatnonzero(has_rot)
     if rot_joints.size:
-        r = rest[rot_joints]
-        m = np.linalg.solve(r, quat.to_matrix(motion.rotations[:, rot_joints]) @ r)  # rest⁻¹·M·rest
+        m = rest_inv[rot_joints] @ quat.to_matrix(motion.rotations[:, rot_joints]) @ rest[rot_joints]  # rest⁻¹·M·rest
         m = m / np.linalg.norm(m, axis=-2, keepdims=True)  # Blender normalises the columns first
         if mode == "QUATERNION":
             q_bone = quat.from_matrix(m)  # w ≥ 0, as Blender's mat3_to_quat
@@ -335,10 +337,11 @@ def blender_bvh_import(
                     values[(bone_of[j], "rotation_quaternion", i)] = q_bone[:, c, i].astype(_F32)
         else:
             joint_modes = np.array([modes_by_joint[j] for j in rot_joints])
-            euler = np.empty((motion.n_frames, len(rot_joints), 3), dtype=_F32)
+            candidates = np.empty((2, motion.n_frames, len(rot_joints), 3), dtype=_F32)
             for euler_order in np.unique(joint_modes):
                 cols = np.flatnonzero(joint_modes == euler_order)
-                euler[:, cols] = compatible_euler_sequence(m[:, cols], str(euler_order))
+                candidates[:, :, cols] = euler_candidates(m[:, cols], str(euler_order))
+            euler = compatible_scan(candidates)  # the same scan for every order: it works on x, y, z slots
             for c, j in enumerate(rot_joints):
                 for i in range(3):
                     values[(bone_of[j], "rotation_euler", i)] = euler[:, c, i]
@@ -387,15 +390,16 @@ def compatible_euler(euler: np.ndarray, previous: np.ndarray) -> np.ndarray:
     eul = np.asarray(euler, dtype=_F32)
     old = np.asarray(previous, dtype=_F32)
     d = eul - old
-    up = d > _PI_F
-    down = d < -_PI_F
-    eul = np.where(up, eul - np.floor(d / _TWO_PI_F + _HALF_F) * _TWO_PI_F, eul)
-    eul = np.where(down, eul + np.floor(-d / _TWO_PI_F + _HALF_F) * _TWO_PI_F, eul)
-    d = np.where(up | down, eul - old, d)
-    size = np.abs(d).astype(float)  # compared with the double constants M_PI, M_PI_2 as C does
-    small = size < np.pi / 2
-    flip = (size > np.pi) & np.roll(small, -1, axis=-1) & np.roll(small, -2, axis=-1)
-    return np.where(flip, np.where(d > 0, eul - _TWO_PI_F, eul + _TWO_PI_F), eul)
+    size = np.abs(d)
+    # eul -= floor(d / 2π + 0.5)·2π above π, eul += floor(-d / 2π + 0.5)·2π below -π: the same turns.
+    turns = np.floor(size / _TWO_PI_F + _HALF_F) * (size > _PI_F)
+    eul = eul - np.copysign(turns, d) * _TWO_PI_F
+    d = eul - old
+    size = np.abs(d)
+    # C compares these floats with the doubles M_PI and M_PI_2: > M_PI is >= float(M_PI), < M_PI_2 is < float(M_PI_2).
+    small = size < _HALF_PI_F
+    flip = (size >= _PI_F) & small[..., _NEXT] & small[..., _AFTER_NEXT]
+    return eul - np.copysign(flip, d).astype(_F32) * _TWO_PI_F
 
 
 def compatible_euler_sequence(m: np.ndarray, order: str, previous: np.ndarray | None = None) -> np.ndarray:
@@ -406,7 +410,12 @@ def compatible_euler_sequence(m: np.ndarray, order: str, previous: np.ndarray | 
     (:func:`compatible_euler`), the one with the smaller sum of absolute differences is kept
     (the first on a tie). Vectorised over the trailing axes; the frames are a scan.
     """
-    candidates = euler_candidates(m, order).astype(_F32)  # (2, T, ..., 3)
+    return compatible_scan(euler_candidates(m, order), previous)
+
+
+def compatible_scan(candidates: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
+    """The scan of :func:`compatible_euler_sequence` on precomputed solutions (2, T, ..., 3); (T, ..., 3) float32."""
+    candidates = np.asarray(candidates, dtype=_F32)
     n_frames = candidates.shape[1]
     prev = np.zeros(candidates.shape[2:], dtype=_F32) if previous is None else np.asarray(previous, dtype=_F32)
     out = np.empty(candidates.shape[1:], dtype=_F32)
