@@ -29,12 +29,13 @@ FILES = (
     "iclone_cc/005_06.bvh",
 )
 MODES = ("NATIVE", "QUATERNION")
-MEASURED: dict = {}  # (file, mode) → max differences, printed with -s
 
 
-def import_with_blender(path, mode):
+def import_with_blender(path, mode, scale=1.0):
     addon_utils.enable("io_anim_bvh", default_set=True)
-    bpy.ops.import_anim.bvh(filepath=str(path), rotate_mode=mode, update_scene_fps=True, update_scene_duration=True)
+    bpy.ops.import_anim.bvh(
+        filepath=str(path), rotate_mode=mode, global_scale=scale, update_scene_fps=True, update_scene_duration=True
+    )
     obj = bpy.context.active_object
     values, frames = {}, None
     for fcurve in animdata.object_channels(obj).fcurves:
@@ -55,10 +56,19 @@ def rotation_angle(a, b):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("relative", FILES)
 def test_model_matches_blender_import(relative, mode):
+    check_against_blender(relative, mode)
+
+
+@pytest.mark.parametrize("scale", [0.01, 2.5])
+def test_model_matches_blender_import_scaled(scale):
+    check_against_blender("cmu_bvh_cgspeed/02_01.bvh", "NATIVE", scale)
+
+
+def check_against_blender(relative, mode, scale=1.0):
     path = shared_file(relative)
     motion = bvh.read_bvh(path)
-    obj, skeleton, modes, values, frames = import_with_blender(path, mode)
-    ours, our_modes, our_values = blender_bvh.blender_bvh_import(motion, mode)
+    obj, skeleton, modes, values, frames = import_with_blender(path, mode, scale)
+    ours, our_modes, our_values = blender_bvh.blender_bvh_import(motion, mode, scale)
 
     size = skeleton.size()
     assert ours.names == skeleton.names
@@ -78,8 +88,8 @@ def test_model_matches_blender_import(relative, mode):
     for kind in ("location", "rotation_quaternion", "rotation_euler"):
         keys = [k for k in values if k[1] == kind]
         if keys:
-            scale = size if kind == "location" else 1.0
-            diff[kind] = max(np.abs(our_values[k] - values[k]).max() for k in keys) / scale
+            unit = size if kind == "location" else 1.0
+            diff[kind] = max(np.abs(our_values[k] - values[k]).max() for k in keys) / unit
     assert diff.get("location", 0.0) < 1e-4
     assert diff.get("rotation_quaternion", 0.0) < 2e-4
     euler = [k[0] for k in values if k[1] == "rotation_euler" and k[2] == 0]
@@ -88,8 +98,7 @@ def test_model_matches_blender_import(relative, mode):
         assert diff["rotation_euler_outside_gimbal_lock"] < 2e-4
         assert diff["rotation_euler_as_rotation"] < 2e-4
         assert diff["rotation_euler_as_rotation_at_lock_times_cos"] < 1e-6
-    MEASURED[(relative, mode)] = diff
-    print(relative, mode, {k: float(f"{v:.3g}") for k, v in diff.items()})
+    print(relative, mode, scale, {k: float(f"{v:.3g}") for k, v in diff.items()})
 
 
 def compare_euler(bones, modes, ours, theirs, tol=2e-4, lock=1e-3):
