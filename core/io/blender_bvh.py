@@ -414,15 +414,67 @@ def compatible_euler_sequence(m: np.ndarray, order: str, previous: np.ndarray | 
 
 
 def compatible_scan(candidates: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
-    """The scan of :func:`compatible_euler_sequence` on precomputed solutions (2, T, ..., 3); (T, ..., 3) float32."""
+    """The scan of :func:`compatible_euler_sequence` on precomputed solutions (2, T, ..., 3); (T, ..., 3) float32.
+
+    Vectorised over frames too: ``compatible_eul`` only moves angles by whole turns, so which of
+    the two solutions frame t keeps depends only on which one frame t − 1 kept (as angles mod
+    2π). Each frame's choice for both possible predecessors is one array operation, the chain
+    of choices is composed by doubling (log₂ T steps), and the whole turns then accumulate as
+    a cumulative sum. Same float32 operations as Blender's per-frame loop
+    (:func:`compatible_scan_loop`, kept as the reference).
+    """
+    c = np.asarray(candidates, dtype=_F32)
+    n = c.shape[1]
+    out = np.empty(c.shape[1:], dtype=_F32)
+    if n == 0:
+        return out
+    prev = np.zeros(c.shape[2:], dtype=_F32) if previous is None else np.asarray(previous, dtype=_F32)
+    first, state = _compatible_step(c[:, 0], prev)
+    out[0] = first
+    if n == 1:
+        return out
+    # choice[p, t - 1]: the solution kept at frame t when frame t - 1 kept solution p.
+    _, choice = _compatible_step(c[None, :, 1:], c[:, None, :-1])
+    maps = np.moveaxis(choice, 0, -1)  # (T - 1, ..., 2): maps[t - 1][p]
+    step = 1
+    while step < n - 1:  # maps[i] becomes choice[i] ∘ choice[i - 1] ∘ … ∘ choice[0]
+        maps[step:] = np.take_along_axis(maps[step:], maps[:-step], axis=-1)
+        step *= 2
+    index = np.broadcast_to(state[None, ..., None], (*maps.shape[:-1], 1))
+    states = np.concatenate((state[None], np.take_along_axis(maps, index, axis=-1)[..., 0]))
+    kept = np.where(states[..., None] == 1, c[1], c[0])  # (T, ..., 3) principal angles kept
+    # Whole turns: frame t moves its angles by compatible_eul's turns relative to frame t - 1.
+    delta = kept[1:] - kept[:-1]
+    size = np.abs(delta)
+    first_pass = np.copysign(np.floor(size / _TWO_PI_F + _HALF_F) * (size > _PI_F), delta)
+    after = delta - first_pass * _TWO_PI_F
+    size = np.abs(after)
+    small = size < _HALF_PI_F
+    flips = np.copysign((size >= _PI_F) & small[..., _NEXT] & small[..., _AFTER_NEXT], after).astype(_F32)
+    turns0 = np.round((first.astype(float) - kept[0]) / (2 * np.pi))  # frame 0's turns relative to `previous`
+    total = turns0 - np.cumsum(first_pass + flips, axis=0)  # turns of frame t's key over its principal angles
+    before = np.concatenate((turns0[None], total[:-1]))
+    # Blender: eul = kept - n·2π with n = turns relative to the previous key, then the flip turn.
+    shift = (first_pass - before).astype(_F32)
+    out[1:] = (kept[1:] - (shift * _TWO_PI_F)) - flips * _TWO_PI_F
+    return out
+
+
+def _compatible_step(candidates: np.ndarray, previous: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One ``mat3_normalized_to_compatible_eulO`` choice: the key kept (..., 3) and which solution (...) int8."""
+    both = compatible_euler(candidates, previous)
+    dist = np.abs(both - previous)
+    dist = dist[..., 0] + dist[..., 1] + dist[..., 2]
+    second = dist[0] > dist[1]
+    return np.where(second[..., None], both[1], both[0]), second.astype(np.int8)
+
+
+def compatible_scan_loop(candidates: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
+    """:func:`compatible_scan` frame after frame, as Blender's importer runs it (the reference)."""
     candidates = np.asarray(candidates, dtype=_F32)
-    n_frames = candidates.shape[1]
     prev = np.zeros(candidates.shape[2:], dtype=_F32) if previous is None else np.asarray(previous, dtype=_F32)
     out = np.empty(candidates.shape[1:], dtype=_F32)
-    for t in range(n_frames):
-        both = compatible_euler(candidates[:, t], prev)
-        dist = np.abs(both - prev)
-        dist = dist[..., 0] + dist[..., 1] + dist[..., 2]
-        prev = np.where((dist[0] > dist[1])[..., None], both[1], both[0])
+    for t in range(candidates.shape[1]):
+        prev, _ = _compatible_step(candidates[:, t], prev)
         out[t] = prev
     return out

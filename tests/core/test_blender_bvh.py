@@ -13,7 +13,10 @@ from core.io.blender_bvh import (
     bone_geometry,
     compatible_euler,
     compatible_euler_sequence,
+    compatible_scan,
+    compatible_scan_loop,
     depth_first_order,
+    euler_candidates,
     vec_roll_to_mat3_normalized,
 )
 from core.io.bvh import read_bvh
@@ -223,3 +226,23 @@ def test_rejects_what_blender_cannot_import(tmp_path):
 
 def test_bone_order_is_depth_first():
     np.testing.assert_array_equal(depth_first_order(np.array([-1, 0, 0, 1, 2, 1])), [0, 1, 3, 5, 2, 4])
+
+
+def test_vectorised_scan_is_the_frame_loop():
+    """compatible_scan (composed choices, summed turns) gives Blender's loop bit for bit."""
+    rng = np.random.default_rng(5)
+    for scale in (0.05, 0.5, 1.5):
+        steps = quat.exp(rng.normal(scale=scale, size=(500, 4, 3)))
+        q = np.empty_like(steps)
+        q[0] = steps[0]
+        for t in range(1, len(q)):
+            q[t] = quat.multiply(steps[t], q[t - 1])
+        for order in ("XYZ", "ZYX", "YZX"):
+            candidates = euler_candidates(quat.to_matrix(q), order)
+            previous = rng.normal(scale=10.0, size=(4, 3))
+            np.testing.assert_array_equal(compatible_scan(candidates), compatible_scan_loop(candidates))
+            np.testing.assert_array_equal(
+                compatible_scan(candidates, previous), compatible_scan_loop(candidates, previous)
+            )
+    one = euler_candidates(quat.to_matrix(q[:1]), "XYZ")
+    np.testing.assert_array_equal(compatible_scan(one), compatible_scan_loop(one))
