@@ -11,21 +11,36 @@ and the same keys as arrays, so the add-on and plain Python agree on an imported
 
 Reproduced details of Blender's code:
 
-- bone rest orientation: ``vec_roll_to_mat3_normalized(direction, 0)`` (``armature.cc``) with
-  its thresholds near −Y, evaluated in float32 like Blender;
-- zero-length bones: a tail shorter than 0.001·scale gets +scale/10 in Y; a bone still
+- bone geometry in float32, operation by operation as the importer's mathutils Vectors
+  (:func:`bone_geometry`), so short bones far from the origin get Blender's directions;
+- bone rest frames as Blender builds them (:func:`armature_rest`): ``vec_roll_to_mat3_normalized``
+  (``armature.cc``, roll 0) with its thresholds and series near −Y, each bone rebuilt in its
+  parent's frame with the roll that matches its edit-mode frame, the roots re-rolled by
+  ``transform_apply``; the slightly non-orthonormal matrices this gives near −Y are kept, as
+  Blender converts the keys with them;
+- zero-length bones: a tail within 0.001·scale of the head moves up by scale/10; a bone still
   shorter than 0.001 gets its parent's vector (a root: the mean bone length) added to its tail;
 - channel values: location = rest⁻¹·(bvh_location − rest_offset), rotation = rest⁻¹·M·rest
-  with rest the bone's armature-space orientation *before* the axis conversion and M the
-  joint's BVH rotation;
+  (columns normalised) with rest the bone's armature-space matrix *before* the axis
+  conversion and M the joint's BVH rotation;
 - Euler keys: ``Matrix.to_euler(mode, previous)``, i.e. ``mat3_normalized_to_compatible_eulO``
   (two Euler solutions, each moved by whole turns next to the previous key by
-  ``compatible_eul``, the nearer one kept), frame after frame in float32;
+  ``compatible_eul``, the nearer one kept), in float32 with Blender's thresholds; the
+  frame-to-frame dependency is resolved without a loop over frames (:func:`compatible_scan`);
 - ``'NATIVE'`` gives each bone the rotation mode named by its channel order as listed
   (``Zrotation Xrotation Yrotation`` → ``'ZXY'``, which is not the order BVH applies them in:
   the keys still describe the same rotation); joints without rotation channels get ``'XYZ'``;
 - quaternions keep w ≥ 0 (Blender's ``mat3_to_quat``), so consecutive keys may flip hemisphere;
 - joint names: spaces become ``_`` and names are cut to Blender's 63 bytes.
+
+Measured against Blender 5.0.1 on CMU, Bandai Namco, Mixamo and Character Creator captures
+(tests/blender/test_blender_bvh_model.py): rest rotations within 2e-6 rad, rest offsets and
+locations within 1e-7 of the body size, quaternion keys within 3e-6, Euler keys within 1.4e-5
+where the middle angle is more than 1° from ±90°. Nearer gimbal lock the first and last angle
+rest on matrix elements of size cos(middle angle), so Blender's own float32 arithmetic leaves
+them uncertain by ~1e-7 / cos (measured: |difference|·cos ≤ 2e-6, e.g. 3e-4 rad 0.06° from
+lock), and a ±180° angle exactly at lock may land a whole turn away (the Character Creator
+eyes), which later keys follow; there the keys still agree as rotations.
 
 Not modelled: ``use_fps_scale`` (key times only, values are the same), a joint with one or two
 rotation channels (Blender's importer fails on those; here ValueError), ``axis_forward`` /
@@ -67,8 +82,9 @@ def vec_roll_to_mat3_normalized(nor: np.ndarray, roll: np.ndarray | float = 0.0)
 
     Without roll it is the shortest turn taking +Y to ``nor``, except within 2.5e-4 (XZ distance)
     of −Y where it is the half turn about Z, diag(−1, −1, 1); between that and 1 + y = 6.1e-3 the
-    1/(1 + y) factor is replaced by its series in x² + z², as Blender does. Computed in the
-    dtype of ``nor`` (pass float32 to reproduce Blender's branch choices bit for bit).
+    1/(1 + y) factor is replaced by its series in x² + z², as Blender does (so the result is a
+    rotation only to ~1e-5 there). Computed in the dtype of ``nor``: pass float32 to take the
+    branches where Blender, which works in float32, takes them.
     """
     nor = np.asarray(nor)
     if not np.issubdtype(nor.dtype, np.floating):
@@ -408,7 +424,7 @@ def compatible_euler_sequence(m: np.ndarray, order: str, previous: np.ndarray | 
 
     Of the two solutions (:func:`euler_candidates`), each made compatible with the previous key
     (:func:`compatible_euler`), the one with the smaller sum of absolute differences is kept
-    (the first on a tie). Vectorised over the trailing axes; the frames are a scan.
+    (the first on a tie). Vectorised over the trailing axes and over frames (:func:`compatible_scan`).
     """
     return compatible_scan(euler_candidates(m, order), previous)
 
