@@ -17,6 +17,7 @@ animdata = import_module(PACKAGE + ".addon.common.animdata")
 blender_bvh = import_module(PACKAGE + ".core.io.blender_bvh")
 bvh = import_module(PACKAGE + ".core.io.bvh")
 quat = import_module(PACKAGE + ".core.quaternion")
+channels = import_module(PACKAGE + ".core.channels")
 
 FILES = (
     "cmu_bvh_cgspeed/01_01.bvh",
@@ -122,7 +123,7 @@ def compare_euler(bones, modes, ours, theirs, tol=2e-4, lock=1e-3):
         turns = (a - b) / (2 * np.pi)
         whole_turns = np.all(np.abs(turns - np.round(turns)) * 2 * np.pi < tol, axis=1)
         inherited = whole_turns & (np.cumsum(near_lock) > 0)
-        rotation = rotation_angle(armature.rotation_to_quaternion(mode, a), armature.rotation_to_quaternion(mode, b))
+        rotation = rotation_angle(channels.rotation_to_quaternion(mode, a), channels.rotation_to_quaternion(mode, b))
         explained += int(np.sum((d >= tol) & (near_lock | inherited)))
         worst["value"] = max(worst["value"], d.max())
         worst["outside"] = max(worst["outside"], d[~near_lock & ~inherited].max(initial=0.0))
