@@ -42,8 +42,9 @@ def length(scene: Any, value: float, precision: int = 3) -> str:
 
 
 def speed(scene: Any, value: float, precision: int = 3) -> str:
-    """A speed in Blender units per second in the scene's units, e.g. '1.3 m/s'."""
-    return _to_string(scene, "VELOCITY", value, precision)
+    """A speed in Blender units per second in the scene's units, e.g. '1.3 m/s' ('1.3 per s' without units)."""
+    text = _to_string(scene, "VELOCITY", value, precision)
+    return text + " per s" if scene.unit_settings.system == "NONE" else text
 
 
 def mass(scene: Any, value: float, precision: int = 3) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.keyframes import evaluate
 from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelKeys, extract_channels
-from ..common import animdata, record
+from ..common import animdata, record, units
 from ..common.clip import ArmatureClip, played_motion, read_clip
 
 
@@ -33,6 +33,7 @@ class ExtractionReport:
     per_frame_error: np.ndarray | None = None
     per_frame_playback_error: np.ndarray | None = None
     seconds: float = 0.0
+    length: Any = None  # writes an armature-space distance in the scene's units (default: a plain number)
 
     @property
     def ratio(self) -> float:
@@ -46,10 +47,11 @@ class ExtractionReport:
             rows = [f"Kept {len(self.keys)} of {n} frames ({self.ratio:.1%})"]
         else:
             rows = [f"Kept {kept} of {n} frames per channel ({kept / n:.1%}) on a grid of {len(self.keys)} poses"]
-        rows.append(f"mean error {self.error['position_mean']:.4g}, max {self.error['position_max']:.4g}")
+        length = self.length or (lambda v: f"{v:.4g}")
+        rows.append(f"mean error {length(self.error['position_mean'])}, max {length(self.error['position_max'])}")
         if self.playback_error:
-            rows[-1] += (f" (Blender playback: mean {self.playback_error['position_mean']:.4g}, "
-                         f"max {self.playback_error['position_max']:.4g})")  # fmt: skip
+            rows[-1] += (f" (Blender playback: mean {length(self.playback_error['position_mean'])}, "
+                         f"max {length(self.playback_error['position_max'])})")  # fmt: skip
         if self.result_action != self.source_action:
             rows.append(f"new action '{self.result_action}', original '{self.source_action}' kept")
         else:
@@ -122,7 +124,8 @@ def extract_on_armature(
     channels = write_sparse_action(clip, result.plan, replace)
     step(0.8)
     report = ExtractionReport(result.keys, clip.frames, method, result.params, source_name, channels.action.name,
-                              result.error, per_frame_error=result.per_frame_error)  # fmt: skip
+                              result.error, per_frame_error=result.per_frame_error,
+                              length=lambda v: units.armature_length(obj, v, precision=4))  # fmt: skip
     if measure_playback:
         played = played_motion(clip, channels)
         report.playback_error, report.per_frame_playback_error = evaluate(clip.motion, played, result.metric)

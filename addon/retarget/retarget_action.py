@@ -29,11 +29,10 @@ from ...core.physics.apply import PhysicsSettings, apply_physics
 from ...core.physics.apply import summary_lines as physics_lines
 from ...core.physics.errors import PhysicsError
 from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
-from ..common import animdata, record
+from ..common import animdata, record, units
 from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.spaces import metres_per_unit, object_alignment, world_scale
-from ..common.units import figure as _figure
 
 
 @dataclass
@@ -57,6 +56,9 @@ class RetargetReport:
     physics_series: dict = field(default_factory=dict)  # "before"/"after" PhysicsSeries, for plots
     physics_image: str = ""  # name of the plot's image datablock
     physics_plot_note: str = ""  # why there is no plot
+    speed: Any = None  # writes a speed in the target's armature units per second (the scene's units)
+    kilograms: Any = None  # writes a mass in kg in the scene's units
+    metres: Any = None  # writes a length in metres in the scene's units
 
     def lines(self) -> list[str]:
         """The report as rows: what was retargeted, foot skating, the action written, physics, keyframes."""
@@ -65,11 +67,12 @@ class RetargetReport:
             f"{self.mapped} of {self.target_bones} bones mapped, root scale {self.scale:.3g}"
         ]
         if "skating_before" in self.figures:
-            before, after = (_figure(self.figures[k]) for k in ("skating_before", "skating_after"))
-            rows.append(f"foot skating {before} → {after} per s")
+            speed = self.speed or (lambda v: f"{units.figure(v)} per s")
+            before, after = (speed(self.figures[k]) for k in ("skating_before", "skating_after"))
+            rows.append(f"foot skating {before} → {after}")
         rows.append(f"new action '{self.result_action}'")
         if self.physics:
-            rows.extend(physics_lines(self.physics))
+            rows.extend(physics_lines(self.physics, self.kilograms, self.metres))
         if self.physics_image:
             rows.append(f"plot in image '{self.physics_image}'")
         if self.extraction is not None:
@@ -259,6 +262,9 @@ def retarget_armatures(
     report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
                             len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
                             result.notes)  # fmt: skip
+    scene = bpy.context.scene
+    report.speed = lambda v: units.armature_speed(target, v) if abs(v) > 1e-9 else "0"
+    report.kilograms, report.metres = (lambda kg: units.kilograms(scene, kg)), (lambda m: units.metres(scene, m))
     if outcome is not None:
         from ...core.physics.apply import ground_drawing
         from .physics_overlay import store

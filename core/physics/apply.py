@@ -223,18 +223,23 @@ def _pick(figures: dict) -> dict:
     return {k: figures[k] for k in FIGURES if k in figures}
 
 
-def summary_lines(figures: dict) -> list[str]:
+def summary_lines(figures: dict, kilograms=None, metres=None) -> list[str]:
     """The figures as the report reads them, one row each:
-    ``physics (90 kg, 1.99 m): ZMP inside 72.9% → 98.8% of contact frames``, ``torque-limit frames …``."""
+    ``physics (90 kg, 1.99 m): ZMP inside 72.9% → 98.8% of contact frames``, ``torque-limit frames …``.
+    kilograms, metres: functions writing a mass (kg) and a length (m) in the user's units (Blender
+    passes the scene's); default kg, m, and cm for the flight error."""
     b, a = figures["before"], figures["after"]
+    kilograms = kilograms or (lambda kg: f"{kg:.3g} kg")
+    flight = metres or (lambda m: f"{100 * m:.2g} cm")
+    metres = metres or (lambda m: f"{m:.3g} m")
     parts = [
-        f"physics ({figures['target_mass_kg']:.3g} kg, {figures['target_height_m']:.3g} m"
+        f"physics ({kilograms(figures['target_mass_kg'])}, {metres(figures['target_height_m'])}"
         f"{' measured' if figures['target_height_measured'] else ''}): "
         f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames",
         f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}",
     ]
     if a["flight_frames"] or b["flight_frames"]:
-        parts.append(f"flight CoM error {100 * b['flight_error_m']:.2g} → {100 * a['flight_error_m']:.2g} cm")
+        parts.append(f"flight CoM error {flight(b['flight_error_m'])} → {flight(a['flight_error_m'])}")
     else:
         parts.append("no flight")
     parts.append(f"deviation {100 * a['deviation']:.2g}% of height")

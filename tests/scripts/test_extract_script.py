@@ -117,3 +117,22 @@ def test_default_is_the_hybrid_at_the_stored_key_budget(tmp_path):
         == report["params"]["keys_per_channel"] * 21 * 4 + 3 * report["params"]["keys_per_channel"]
     )
     assert report["error"]["playback"]["position_mean"] == pytest.approx(report["error"]["position_mean"], rel=0.02)
+
+
+@pytest.mark.blender
+@pytest.mark.parametrize("capture", ["cmu_bvh_cgspeed/02_01.bvh", "mixamo/Walk-In-Circle.bvh"])
+def test_hybrid_without_blender_reports_what_blender_reports(tmp_path, capture):
+    """The default method with and without Blender: the same pose keys, stored keys and errors."""
+    pytest.importorskip("bpy")
+    source = shared_file(capture)
+    run(source, "-o", tmp_path / "with", "--ratio", 0.05)
+    run(source, "-o", tmp_path / "without", "--ratio", 0.05, "--no-blender")
+    stem = source.stem
+    blender = json.loads((tmp_path / "with" / f"{stem}.json").read_text())
+    core = json.loads((tmp_path / "without" / f"{stem}.json").read_text())
+    assert core["method"] == blender["method"] == "hybrid"
+    assert core["keyframes"] == blender["keyframes"]
+    assert core["params"]["stored_keys"] == blender["params"]["stored_keys"]
+    for name in ("position_mean", "position_p95"):
+        assert core["error"][name] == pytest.approx(blender["error"][name], rel=0.01)
+    assert "playback" not in core["error"] and "playback" in blender["error"]
