@@ -55,13 +55,16 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..motion import Motion
+from ..quaternion import EULER_ORDERS
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
 from .bvh import to_bvh_layout
 
 #: The importer's default axis conversion (forward -Z, up Y → forward Y, up Z): +90° about X.
 Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 
-EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+# The importer's tail of a joint with several children includes the joint's own offset from this
+# version on (checked: 4.2 without, 4.5 and 5.0 with; 4.3 and 4.4 not checked).
+HEAD_OFFSET_FIX = (4, 5)
 MAX_NAME_BYTES = 63  # Blender's MAXBONENAME (64) less the terminating zero
 
 _F32 = np.float32
@@ -150,7 +153,9 @@ def depth_first_order(parents: np.ndarray) -> np.ndarray:
     return np.array(order, dtype=int)
 
 
-def bone_geometry(skeleton: Skeleton, global_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def bone_geometry(
+    skeleton: Skeleton, global_scale: float = 1.0, head_offset_fix: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """(J, 3) float32 heads and tails of the edit bones the importer creates, file (Y-up) axes, scene units.
 
     Tail: the joint's last End Site, else its only child's head, else the mean of its
@@ -159,7 +164,9 @@ def bone_geometry(skeleton: Skeleton, global_scale: float = 1.0) -> tuple[np.nda
     bone still shorter than 0.001 gets its parent's vector (a root: the mean bone length)
     added to its tail. Computed in float32 operation by operation like the importer's
     mathutils Vectors, so that short bones far from the origin (a jaw at 1.7 m, in cm) get
-    Blender's directions, not more exact ones.
+    Blender's directions, not more exact ones. head_offset_fix: the importer of Blender 4.5 and
+    later; before it, a joint with several children had its local tail at the mean of their
+    offsets without its own head offset, which changes which bones count as zero-length.
     """
     sk = skeleton
     f32 = np.float32
@@ -193,7 +200,9 @@ def bone_geometry(skeleton: Skeleton, global_scale: float = 1.0) -> tuple[np.nda
                 world_sum += head[c]
                 local_sum += local[c]
             tail[j] = world_sum * f32(1.0 / len(kids))
-            tail_local[j] = local[j] + local_sum * f32(1.0 / len(kids))
+            tail_local[j] = local_sum * f32(1.0 / len(kids))
+            if head_offset_fix:
+                tail_local[j] = local[j] + tail_local[j]
         if np.linalg.norm((tail_local[j] - local[j]).astype(float)) <= 0.001 * s:
             tail_local[j, 1] = f32(float(tail_local[j, 1]) + s / 10)
             tail[j, 1] = f32(float(tail[j, 1]) + s / 10)
@@ -255,14 +264,16 @@ def armature_rest(tails: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray, n
 
 
 def blender_bvh_import(
-    motion: Motion, rotate_mode: str = "NATIVE", global_scale: float = 1.0
+    motion: Motion, rotate_mode: str = "NATIVE", global_scale: float = 1.0, blender: tuple[int, int] = (5, 0)
 ) -> tuple[Skeleton, dict[str, str], dict[tuple[str, str, int], np.ndarray]]:
     """The armature and action Blender's BVH importer makes of a motion read by :func:`core.io.bvh.read_bvh`.
 
     motion: the file as read (a motion with rest rotations is first put in BVH layout, as
     :func:`core.io.bvh.write_bvh` would write it). rotate_mode: ``'NATIVE'``, ``'QUATERNION'``
     or an Euler order such as ``'XYZ'`` (the importer's option). global_scale: the importer's
-    ``global_scale``.
+    ``global_scale``. blender: the Blender version whose importer is modelled (major, minor); the
+    importers before :data:`HEAD_OFFSET_FIX` differ in the tails of joints with several children
+    (:func:`bone_geometry`).
 
     Returns
     - the Skeleton ``addon.common.armature.skeleton_from_armature(obj, moving)`` reads from the
@@ -290,7 +301,7 @@ def blender_bvh_import(
     s = float(global_scale)
 
     # Rest pose as the importer builds it (file axes, before the axis conversion).
-    head32, tail32 = bone_geometry(sk, s)
+    head32, tail32 = bone_geometry(sk, s, head_offset_fix=tuple(blender) >= HEAD_OFFSET_FIX)
     heads = head32.astype(float)
     tails = (tail32 - head32).astype(float)
     rest, bone_mats, roots_after = armature_rest(tails, sk.parents)

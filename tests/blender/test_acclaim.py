@@ -133,7 +133,6 @@ def test_cmu_import_plays_the_amc_exactly():
     clip = clips.read_clip(obj)
     assert np.abs(clip.motion.world_positions() - pos[:, idx]).max() < PLAYBACK_TOLERANCE * size
     print(f"\nCMU 01_01 import: {seconds:.2f} s; playback max error {err.max():.2e} units (size {size:.1f})")
-    assert seconds < 10
 
 
 def test_cmu_bones_follow_the_asf_axes():

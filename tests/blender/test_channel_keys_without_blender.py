@@ -5,7 +5,8 @@ Blender's BVH importer and read back, against the core's model of that import
 The two sets of channel values differ in their last float32 bits (Blender converts in float32 with
 its own operation order; up to 1.3e-6 rad on CMU 05_02). Pose keys and errors agree; the hybrid's
 greedy channel-key dropping, a hard budget, can rank two near-equal channel keys the other way, so
-a few channels keep a neighbouring key instead (measured: at most 13 of 127 channels, same count).
+a few channels keep a neighbouring key instead (measured on the shared captures: 0–13 % of the
+channels on Blender 5.0, up to 17 % on 4.2; the same number of keys).
 """
 
 from importlib import import_module
@@ -39,7 +40,7 @@ def both_paths(path, rotate_mode):
                             update_scene_duration=True)  # fmt: skip
     clip = clips.read_clip(bpy.context.active_object)
     capture = bvh.read_bvh(path)
-    skeleton, modes, values = blender_bvh.blender_bvh_import(capture, rotate_mode)
+    skeleton, modes, values = blender_bvh.blender_bvh_import(capture, rotate_mode, blender=bpy.app.version[:2])
     layout = channels.ChannelLayout(modes)
     motion = channels.motion_from_values(skeleton, layout, values, capture.n_frames, clip.motion.fps)
     return clip, (motion, layout, values)
@@ -56,7 +57,7 @@ def test_hybrid_without_blender_keeps_blenders_keys(capture, rotate_mode):
     assert np.array_equal(ours.keys, blenders.keys)  # the pose keys, exactly
     assert ours.params["stored_keys"] == blenders.params["stored_keys"]
     differ = [k for k, ck in blenders.plan.items() if not np.array_equal(ours.plan[k].keys, ck.keys)]
-    assert len(differ) <= 0.12 * len(values), f"{len(differ)} of {len(values)} channels keep other keys"
+    assert len(differ) <= 0.25 * len(values), f"{len(differ)} of {len(values)} channels keep other keys"
     for name in ("position_mean", "position_p95"):
         assert ours.error[name] == pytest.approx(blenders.error[name], rel=0.01)
     assert ours.error["position_max"] == pytest.approx(blenders.error["position_max"], rel=0.05)

@@ -246,3 +246,18 @@ def test_vectorised_scan_is_the_frame_loop():
             )
     one = euler_candidates(quat.to_matrix(q[:1]), "XYZ")
     np.testing.assert_array_equal(compatible_scan(one), compatible_scan_loop(one))
+
+
+def test_importers_before_4_5_leave_the_head_offset_out_of_a_branching_tail():
+    """A hand with two fingers either side of it (mean offset 0): Blender 4.5's importer sees a
+    zero-length local tail and lifts it by scale/10; 4.2's compared the mean without the hand's own
+    offset, missed it, and the edit bone was repaired with the parent's vector instead."""
+    from core.io.blender_bvh import bone_geometry
+    from core.skeleton import Skeleton
+
+    sk = Skeleton(["Root", "Hand", "F1", "F2"], [-1, 0, 1, 1],
+                  [[0, 0, 0], [0, 2, 0], [0.1, 0, 0], [-0.1, 0, 0]])  # fmt: skip
+    _, new = bone_geometry(sk, 1.0, head_offset_fix=True)
+    _, old = bone_geometry(sk, 1.0, head_offset_fix=False)
+    assert np.allclose(new[1], [0, 2.1, 0], atol=1e-6)  # head (0, 2, 0) lifted by 0.1
+    assert np.allclose(old[1], [0, 4, 0], atol=1e-6)  # head minus the parent's vector (0, −2, 0)
