@@ -263,7 +263,7 @@ def retarget_armatures(
                             len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
                             result.notes)  # fmt: skip
     scene = bpy.context.scene
-    report.speed = lambda v: units.armature_speed(target, v) if abs(v) > 1e-9 else "0"
+    report.speed = lambda v: units.armature_speed(target, v if abs(v) > 1e-9 else 0.0)  # rounding noise as 0
     report.kilograms, report.metres = (lambda kg: units.kilograms(scene, kg)), (lambda m: units.metres(scene, m))
     if outcome is not None:
         from ...core.physics.apply import ground_drawing
