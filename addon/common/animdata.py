@@ -278,3 +278,34 @@ def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
     for name, _, dtype in _SPLICED:
         points.foreach_set(name, np.ascontiguousarray(merged[name][order], dtype=dtype).ravel())
     fcurve.update()
+
+
+def curve_lists(action: Any) -> list[Any]:
+    """Every F-curve container of an action: ``Action.fcurves`` (4.2), else each channelbag's."""
+    if not SLOTTED:
+        return [action.fcurves]
+    return [bag.fcurves for layer in action.layers for strip in layer.strips for bag in strip.channelbags]
+
+
+def restore_keys(action: Any, copy: Any) -> None:
+    """Put back the keys of ``action`` from ``copy`` (made by ``action.copy()`` before the keys
+    changed): every key, handle, interpolation, easing and type, and the custom properties."""
+    for fcurves, saved in zip(curve_lists(action), curve_lists(copy)):
+        by_channel = {(fc.data_path, fc.array_index): fc for fc in saved}
+        for fcurve in list(fcurves):
+            source = by_channel.get((fcurve.data_path, fcurve.array_index))
+            if source is None:
+                fcurves.remove(fcurve)
+                continue
+            points, n = fcurve.keyframe_points, len(source.keyframe_points)
+            points.clear()
+            points.add(n)
+            for name, width, dtype in _KEY_PROPERTIES:
+                buffer = np.empty(n * width, dtype=dtype)
+                source.keyframe_points.foreach_get(name, buffer)
+                points.foreach_set(name, buffer)
+            fcurve.update()
+    for key in list(action.keys()):
+        del action[key]
+    for key, value in copy.items():
+        action[key] = value.to_dict() if hasattr(value, "to_dict") else value

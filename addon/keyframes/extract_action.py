@@ -16,6 +16,7 @@ from ...core.keyframes import evaluate
 from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelKeys, extract_channels
 from ..common import animdata, record, units
 from ..common.clip import ArmatureClip, played_motion, read_clip
+from ..common.library import refuse_linked
 
 
 @dataclass
@@ -116,7 +117,10 @@ def extract_on_armature(
     """
     start = time.perf_counter()
     step = progress or (lambda _x: None)
+    refuse_linked(obj)  # its new action would be lost on reload
     clip = clip or read_clip(obj)
+    if replace:
+        refuse_linked(clip.channels.action, keys=True)
     source_name = clip.channels.action.name
     step(0.2)
     result = extract_channels(clip.motion, clip.layout, clip.values, method, target, weights, fitted, grid, step)
