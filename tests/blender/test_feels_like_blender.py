@@ -334,6 +334,7 @@ def test_a_scene_made_in_the_session_takes_the_preferences_when_extracting(prefs
     bpy.context.window.scene = scene
     assert not scene.mocap_workbench.is_property_set("method")
     ran = SimpleNamespace(execute=lambda context: {"FINISHED"})
+    ran.properties = SimpleNamespace(is_property_set=lambda name: False)  # the caller passed nothing
     assert bpy.types.MOCAP_OT_extract_keyframes.invoke(ran, bpy.context, None) == {"FINISHED"}
     assert scene.mocap_workbench.method == "UNIFORM" and scene.mocap_workbench.count == 9
     assert (ran.method, ran.target, ran.count) == ("UNIFORM", "COUNT", 9)

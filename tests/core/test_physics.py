@@ -99,6 +99,11 @@ def test_savgol_matches_scipy(half, order, deriv):
     np.testing.assert_allclose(savgol(x, half, order, deriv, 0.05), ref, atol=1e-9)
 
 
+def cross_2d(u: np.ndarray, v: np.ndarray) -> float:
+    """z of the cross product of two 2-D vectors (numpy 2 refuses np.cross on 2-vectors)."""
+    return float(u[0] * v[1] - u[1] * v[0])
+
+
 def test_hulls_and_polygon_queries_match_scipy():
     rng = np.random.default_rng(3)
     points = rng.normal(size=(60, 8, 2))
@@ -117,8 +122,9 @@ def test_hulls_and_polygon_queries_match_scipy():
             np.linalg.norm(q[t] - (a + np.clip((q[t] - a) @ (b - a) / ((b - a) @ (b - a)), 0, 1) * (b - a)))
             for a, b in segs
         )
-        inside_ref = all(np.cross(b - a, q[t] - a) >= 0 for a, b in segs)  # scipy's 2-D hull is counter-clockwise
-        assert inside[t] == inside_ref
+        # scipy's 2-D hull is counter-clockwise: inside is left of every edge (2-D cross product ≥ 0)
+        inside_ref = all(cross_2d(b - a, q[t] - a) >= 0 for a, b in segs)
+        assert inside[t] == inside_ref  # the queries are ≥ 0.027 from every edge: no float tie
         assert abs(signed[t]) == pytest.approx(d, abs=1e-12)
         assert np.linalg.norm(nearest[t] - q[t]) == pytest.approx(max(signed[t], 0.0), abs=1e-12)
     moved = project_inside(points, end, valid, q, margin=0.0)
