@@ -125,6 +125,13 @@ def new_action_for(obj: Any, name: str) -> Channels:
     return Channels(action, slot, bag.fcurves, bag.groups)
 
 
+def keep(action: Any) -> None:
+    """Give an action about to be unassigned a fake user, so saving keeps it (linked actions are
+    kept by their library)."""
+    if action.library is None:
+        action.use_fake_user = True
+
+
 def assign(obj: Any, channels: Channels) -> None:
     """Make ``channels.action`` (and its slot) the active action of ``obj``."""
     if obj.animation_data is None:

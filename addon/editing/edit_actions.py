@@ -113,7 +113,7 @@ def write_action(
             animdata.copy_fcurve(fcurve, channels)
     previous = animdata.object_channels(obj)
     if previous is not None:
-        previous.action.use_fake_user = True
+        animdata.keep(previous.action)
     animdata.assign(obj, channels)
     return channels
 
@@ -245,7 +245,7 @@ def transition_strips(obj: Any, a: ArmatureClip, b: ArmatureClip, tr: ed.Transit
     source = animdata.action_channels(obj, a.channels.action)
     anim = obj.animation_data
     if anim.action is not None:
-        anim.action.use_fake_user = True
+        animdata.keep(anim.action)
         anim.action = None
     strip_a = animdata.add_strip(obj, _name(a), _first(a), source)
     strip_a.action_frame_end = float(a.frames[i + length - 1])

@@ -263,8 +263,6 @@ def edit_poll_message(context, need_action: bool = True, need_other: bool = Fals
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         return "Select an armature with motion capture animation"
-    if not len(obj.data.bones):
-        return f"'{obj.name}' has no bones"
     linked = linked_message(obj) if writes else None
     if linked:
         return linked
@@ -275,6 +273,8 @@ def edit_poll_message(context, need_action: bool = True, need_other: bool = Fals
         return "Leave NLA tweak mode first"
     if need_action and (anim is None or anim.action is None):
         return f"'{obj.name}' has no action to edit"
+    if not len(obj.data.bones):
+        return f"'{obj.name}' has no bones"
     if need_other:
         active = anim.action if anim else None
         if not any(a != active and animdata.animates_bones(a, obj.data.bones) for a in bpy.data.actions):

@@ -149,8 +149,6 @@ def armature_poll_message(context) -> str | None:
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         return "Select an armature with motion capture animation"
-    if not len(obj.data.bones):
-        return f"'{obj.name}' has no bones"
     linked = linked_message(obj)
     if linked:
         return linked
@@ -158,6 +156,8 @@ def armature_poll_message(context) -> str | None:
         return "Leave NLA tweak mode first"
     if obj.animation_data is None or obj.animation_data.action is None:
         return f"'{obj.name}' has no action to extract keyframes from"
+    if not len(obj.data.bones):
+        return f"'{obj.name}' has no bones"
     if context.mode not in {"OBJECT", "POSE"}:
         return "Switch to Object or Pose Mode"
     return None

@@ -136,7 +136,7 @@ def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> tup
     channels = animdata.new_action_for(target, name)
     write_values(channels, values, frames)
     if previous is not None:
-        previous.action.use_fake_user = True
+        animdata.keep(previous.action)
     _reset_pose(target)
     animdata.assign(target, channels)
     return channels, values

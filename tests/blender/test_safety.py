@@ -279,7 +279,7 @@ def test_an_override_takes_a_new_action_but_its_linked_keys_are_not_replaced(lib
     assert bpy.ops.mocap.extract_keyframes(replace=False) == {"FINISHED"}
     result = obj.animation_data.action
     assert result.library is None and result != linked and linked.library is not None
-    assert "mocap_workbench" not in linked
+    assert "mocap_workbench" not in linked and not linked.use_fake_user  # kept by its library
 
 
 # --- armatures without bones -------------------------------------------------------------------
@@ -299,5 +299,73 @@ def test_retarget_onto_an_armature_without_bones_is_refused():
     with pytest.raises(RuntimeError, match="Source 'Empty' has no bones"):
         bpy.ops.mocap.retarget()
     bpy.context.view_layer.objects.active = empty
-    with pytest.raises(RuntimeError, match="'Empty' has no bones"):
+    bpy.context.view_layer.update()
+    empty.animation_data_create().action = source.animation_data.action
+    for operator in ("extract_keyframes", "rotate_motion"):
+        with pytest.raises(RuntimeError, match="'Empty' has no bones"):
+            getattr(bpy.ops.mocap, operator)()
+
+
+# --- keys that cannot be measured ------------------------------------------------------------
+
+
+def curve(obj, bone, prop, index):
+    path = obj.pose.bones[bone].path_from_id(prop)
+    return next(fc for fc in animdata.object_channels(obj).fcurves if fc.data_path == path and fc.array_index == index)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@pytest.mark.parametrize("operator", ["extract_keyframes", "rotate_motion", "reverse_motion"])
+def test_keys_that_are_not_numbers_are_refused_naming_bone_and_frame(bad, operator):
+    obj = make_rig()
+    fc = curve(obj, "LeftArm", "rotation_quaternion", 1)
+    co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    co[2 * 11 + 1] = bad
+    fc.keyframe_points.foreach_set("co", co)  # stored as it is
+    fc.update()
+    curve(obj, "Head", "rotation_quaternion", 0).keyframe_points[40].co = (41.0, bad)
+    before = state()
+    expected = (r"action 'Mocap' has keys that are not numbers \(NaN or inf\): bone 'LeftArm' "
+                r"\(rotation_quaternion\[1\]\) at frame 12; bone 'Head' \(rotation_quaternion\[0\]\) at frame 41")  # fmt: skip
+    with pytest.raises(RuntimeError, match=expected):
+        getattr(bpy.ops.mocap, operator)()
+    assert state() == before
+
+
+def test_a_key_on_a_frame_that_is_not_a_number_is_refused():
+    obj = make_rig()
+    curve(obj, "Hips", "location", 0).keyframe_points[5].co = (float("nan"), 0.0)
+    before = state()
+    with pytest.raises(RuntimeError, match=r"not numbers \(NaN or inf\): bone 'Hips' \(location\[0\]\) at frame 6"):
         bpy.ops.mocap.extract_keyframes()
+    assert state() == before
+
+
+def add_scale(obj, bone, values):
+    channels = animdata.object_channels(obj)
+    path = obj.pose.bones[bone].path_from_id("scale")
+    frames = np.arange(1, len(values) + 1)
+    for index in range(3):
+        fc = animdata.new_fcurve(channels, path, index, bone)
+        animdata.write_keys(fc, frames, values)
+
+
+def test_scale_keys_away_from_one_are_refused_by_extract_keyframes():
+    obj = make_rig()
+    add_scale(obj, "LeftArm", 1.0 + 0.2 * np.sin(np.linspace(0, 3, 60)))
+    add_scale(obj, "Head", np.full(60, 2.0))
+    bpy.context.view_layer.update()
+    before = state()
+    with pytest.raises(RuntimeError, match="scale keys on bones 'Head', 'LeftArm': not supported"):
+        bpy.ops.mocap.extract_keyframes()
+    assert state() == before
+
+
+def test_scale_keys_at_one_are_keyed_and_measured():
+    obj = make_rig()
+    add_scale(obj, "LeftArm", np.ones(60))
+    assert bpy.ops.mocap.extract_keyframes(target="COUNT", count=12) == {"FINISHED"}
+    result = obj.animation_data.action
+    assert result.name == "Mocap_keys" and len(curve(obj, "LeftArm", "scale", 0).keyframe_points) <= 60
+    assert np.allclose(animdata.read_keys(curve(obj, "LeftArm", "scale", 2))[:, 1], 1.0)
