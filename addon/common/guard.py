@@ -137,7 +137,11 @@ def reported_errors(execute: Callable) -> Callable:
     @functools.wraps(execute)
     def guarded(self: Any, context: Any) -> set[str]:
         in_place = getattr(self, "in_place_actions", None)
-        changes = Changes(context, in_place(context) if in_place is not None else ())
+        try:
+            changes = Changes(context, in_place(context) if in_place is not None else ())
+        except Exception as exc:  # noqa: BLE001 (nothing is changed yet)
+            self.report({"ERROR"}, error_message(exc))
+            return {"CANCELLED"}
         try:
             result = execute(self, context)
         except Exception as exc:  # noqa: BLE001 (every failure becomes a report)

@@ -188,6 +188,15 @@ def test_acclaim_export_and_import_report_internal_errors(monkeypatch, tmp_path)
     )
 
 
+def test_bone_map_files_that_cannot_be_read_or_written_are_reported(tmp_path):
+    make_rig()
+    with pytest.raises(RuntimeError, match="No such file or directory"):
+        bpy.ops.mocap.retarget_load_map(filepath=str(tmp_path / "missing.json"))
+    bpy.context.scene.mocap_workbench.retarget.bone_map.add().target = "Hips"
+    with pytest.raises(RuntimeError, match="No such file or directory"):
+        bpy.ops.mocap.retarget_save_map(filepath=str(tmp_path / "no" / "such" / "map.json"))
+
+
 # --- data from libraries ----------------------------------------------------------------------
 
 
