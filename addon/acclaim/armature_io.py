@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import bpy
 import numpy as np
 
 from ...core import quaternion as quat
@@ -47,6 +46,7 @@ from ..common.armature import (
     skeleton_from_armature,
     write_values,
 )
+from ..common.guard import Changes
 
 META = "acclaim"  # custom property of the armature datablock
 Y_UP_TO_Z_UP = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)  # Blender's BVH default
@@ -122,8 +122,7 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
     motions = _file_motions(takes, options)
     fps = motions[0].fps if options.update_scene_fps and takes.motions else scene_fps(scene)
     skeleton = motions[0].skeleton
-    before = _datablocks()
-    active = context.view_layer.objects.active
+    changes = Changes(context)
     try:
         obj = build_armature(
             skeleton, takes.asf.stem, context.collection, options.rotation_mode, rest_world_rotations(skeleton)
@@ -142,8 +141,7 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
         actions = [c.action for c in made]
         store_meta(obj, takes.skeleton, options)
     except BaseException:
-        _remove_new(before)
-        context.view_layer.objects.active = active
+        changes.undo()
         raise
     if options.update_scene_fps and takes.motions:
         set_scene_fps(scene, motions[0].fps)
@@ -158,22 +156,6 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
     context.view_layer.objects.active = obj
     frames = motions[0].n_frames if takes.motions else 0
     return ImportResult(obj, actions, frames, time.perf_counter() - start)
-
-
-def _collections() -> tuple[Any, ...]:
-    return (bpy.data.objects, bpy.data.armatures, bpy.data.actions)  # users before what they use
-
-
-def _datablocks() -> list[set[int]]:
-    """Which objects, armatures and actions exist now (by address)."""
-    return [{block.as_pointer() for block in collection} for collection in _collections()]
-
-
-def _remove_new(before: list[set[int]]) -> None:
-    """Remove every object, armature and action made since ``before``: a failed import leaves nothing."""
-    for collection, existing in zip(_collections(), before):
-        for block in [b for b in collection if b.as_pointer() not in existing]:
-            collection.remove(block)
 
 
 # --- what export needs to give an Acclaim file back its own skeleton ---------------------

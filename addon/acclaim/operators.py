@@ -11,6 +11,7 @@ from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatPrope
 from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper, poll_file_object_drop
 
 from ...core.quaternion import EULER_ORDERS
+from ..common.guard import reported_errors
 
 ROTATION_MODE_ITEMS = [
     ("QUATERNION", "Quaternion", "Convert rotations to quaternions"),
@@ -107,6 +108,7 @@ class IMPORT_ANIM_OT_acclaim(bpy.types.Operator, ImportHelper):
             return [os.path.join(self.directory, name) for name in names]
         return [self.filepath] if self.filepath else []
 
+    @reported_errors
     def execute(self, context):
         from bpy_extras.io_utils import axis_conversion
 
@@ -186,6 +188,7 @@ class EXPORT_ANIM_OT_acclaim(bpy.types.Operator, ExportHelper):
         layout.prop(self, "axis_forward")
         layout.prop(self, "axis_up")
 
+    @reported_errors
     def execute(self, context):
         from bpy_extras.io_utils import axis_conversion
 

@@ -125,6 +125,13 @@ def new_action_for(obj: Any, name: str) -> Channels:
     return Channels(action, slot, bag.fcurves, bag.groups)
 
 
+def keep(action: Any) -> None:
+    """Give an action about to be unassigned a fake user, so saving keeps it (linked actions are
+    kept by their library)."""
+    if action.library is None:
+        action.use_fake_user = True
+
+
 def assign(obj: Any, channels: Channels) -> None:
     """Make ``channels.action`` (and its slot) the active action of ``obj``."""
     if obj.animation_data is None:
@@ -278,3 +285,34 @@ def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
     for name, _, dtype in _SPLICED:
         points.foreach_set(name, np.ascontiguousarray(merged[name][order], dtype=dtype).ravel())
     fcurve.update()
+
+
+def curve_lists(action: Any) -> list[Any]:
+    """Every F-curve container of an action: ``Action.fcurves`` (4.2), else each channelbag's."""
+    if not SLOTTED:
+        return [action.fcurves]
+    return [bag.fcurves for layer in action.layers for strip in layer.strips for bag in strip.channelbags]
+
+
+def restore_keys(action: Any, copy: Any) -> None:
+    """Put back the keys of ``action`` from ``copy`` (made by ``action.copy()`` before the keys
+    changed): every key, handle, interpolation, easing and type, and the custom properties."""
+    for fcurves, saved in zip(curve_lists(action), curve_lists(copy)):
+        by_channel = {(fc.data_path, fc.array_index): fc for fc in saved}
+        for fcurve in list(fcurves):
+            source = by_channel.get((fcurve.data_path, fcurve.array_index))
+            if source is None:
+                fcurves.remove(fcurve)
+                continue
+            points, n = fcurve.keyframe_points, len(source.keyframe_points)
+            points.clear()
+            points.add(n)
+            for name, width, dtype in _KEY_PROPERTIES:
+                buffer = np.empty(n * width, dtype=dtype)
+                source.keyframe_points.foreach_get(name, buffer)
+                points.foreach_set(name, buffer)
+            fcurve.update()
+    for key in list(action.keys()):
+        del action[key]
+    for key, value in copy.items():
+        action[key] = value.to_dict() if hasattr(value, "to_dict") else value

@@ -45,6 +45,8 @@ def skeleton_from_armature(obj: Any, moving: set[str] | None = None) -> Skeleton
     moving: names of bones whose location is animated; they get position channels.
     """
     bones = bone_order(obj.data)
+    if not bones:
+        raise ValueError(f"'{obj.name}' has no bones")
     names = [b.name for b in bones]
     index = {n: i for i, n in enumerate(names)}
     parents = [index[b.parent.name] if b.parent else -1 for b in bones]

@@ -45,12 +45,40 @@ def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Ske
     curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
     if not curves.by_channel:
         raise ValueError(f"action '{channels.action.name}' animates no bone of '{obj.name}'")
+    if not np.all(np.isfinite(channels.action.frame_range)):
+        raise ValueError(f"action '{channels.action.name}' has keys on frames that are not numbers (NaN or inf)")
     frames = frame_range(channels.action)
     skeleton = skeleton or skeleton_from_armature(obj, curves.moving_bones())
     values = sample_curves(curves, frames)
+    refuse_non_finite(channels.action, values, frames)
     layout = channel_layout(obj)
     motion = motion_from_values(skeleton, layout, values, len(frames), scene_fps(bpy.context.scene))
     return ArmatureClip(obj, channels, curves, frames, values, motion, layout)
+
+
+HUGE = 1e30  # Blender stores an infinite key value typed in as FLT_MAX (3.4e38)
+
+
+def refuse_non_finite(action: Any, values: dict, frames: np.ndarray) -> None:
+    """Raise ValueError naming the bones and first frames where sampled ``values`` are NaN or infinite."""
+    bad = {}
+    for (bone, prop, index), v in values.items():
+        wrong = np.flatnonzero(~(np.abs(v) < HUGE))  # NaN, inf, or inf clamped by Blender to FLT_MAX
+        if len(wrong) and (bone not in bad or frames[wrong[0]] < bad[bone][0]):
+            bad[bone] = (int(frames[wrong[0]]), f"{prop}[{index}]", float(v[wrong[0]]))
+    if bad:
+        shown = [
+            f"bone '{b}' ({where}) at frame {f}" for b, (f, where, _) in sorted(bad.items(), key=lambda x: x[1][0])
+        ]
+        more = f" and {len(shown) - 3} more bones" if len(shown) > 3 else ""
+        raise ValueError(f"action '{action.name}' has keys that are not numbers (NaN or inf): "
+                         f"{'; '.join(shown[:3])}{more}; fix or delete those keys")  # fmt: skip
+
+
+def scaled_bones(clip: ArmatureClip, tolerance: float = 1e-4) -> list[str]:
+    """Bones whose scale curves leave 1 somewhere in the clip (the core's motion has no scale)."""
+    return sorted({bone for (bone, prop, _), v in clip.values.items()
+                   if prop == "scale" and np.any(np.abs(v - 1.0) > tolerance)})  # fmt: skip
 
 
 def played_motion(clip: ArmatureClip, channels: animdata.Channels) -> Motion:

@@ -43,6 +43,7 @@ from ..common.armature import (
     write_values,
 )
 from ..common.clip import ArmatureClip, read_clip
+from ..common.library import refuse_linked
 from ..common.spaces import to_armature, to_world, vertical
 from ..common.units import armature_length, armature_speed, length
 from ..common.units import figure as _figure
@@ -102,6 +103,7 @@ def write_action(
     """Key ``motion`` (on the armature's skeleton) on every frame from ``first_frame`` as a new
     action and assign it; the action it replaces keeps a fake user. source: a clip with the same
     timing whose other curves (custom properties, constraints, bone scale) are copied."""
+    refuse_linked(obj)  # its new action would be lost on reload
     frames = np.arange(first_frame, first_frame + motion.n_frames)
     channels = animdata.new_action_for(obj, name)
     write_values(channels, pose_values(obj, motion), frames)
@@ -111,7 +113,7 @@ def write_action(
             animdata.copy_fcurve(fcurve, channels)
     previous = animdata.object_channels(obj)
     if previous is not None:
-        previous.action.use_fake_user = True
+        animdata.keep(previous.action)
     animdata.assign(obj, channels)
     return channels
 
@@ -230,6 +232,7 @@ def transition_strips(obj: Any, a: ArmatureClip, b: ArmatureClip, tr: ed.Transit
     at the middle of the window (position and heading), so the two roots the NLA mixes stay as
     close as they can across the window. Returns what the NLA plays (computed as Blender mixes the
     channels)."""
+    refuse_linked(obj)  # its new tracks would be lost on reload
     i, j, length = tr.frame_a, tr.frame_b, tr.window
     middle = length // 2
     placed = place(b.motion, j + middle, track(a.motion, up).state(i + middle), up)
@@ -242,7 +245,7 @@ def transition_strips(obj: Any, a: ArmatureClip, b: ArmatureClip, tr: ed.Transit
     source = animdata.action_channels(obj, a.channels.action)
     anim = obj.animation_data
     if anim.action is not None:
-        anim.action.use_fake_user = True
+        animdata.keep(anim.action)
         anim.action = None
     strip_a = animdata.add_strip(obj, _name(a), _first(a), source)
     strip_a.action_frame_end = float(a.frames[i + length - 1])
@@ -545,6 +548,7 @@ def spread_pose(
     """
     start = time.perf_counter()
     clip = read_clip(obj)
+    refuse_linked(clip.channels.action if in_place else obj, keys=in_place)
     first, n = _first(clip), clip.motion.n_frames
     index = frame - first
     if not 0 <= index < n:

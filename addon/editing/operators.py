@@ -15,6 +15,8 @@ from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatPrope
 
 from ..common import animdata
 from ..common.armature import scene_fps, set_scene_fps
+from ..common.guard import reported_errors
+from ..common.library import linked_message
 
 PIVOT_ITEMS = [
     ("FIRST_FRAME", "First Frame Root", "The vertical through the root bone at the action's first frame"),
@@ -256,11 +258,14 @@ def operator_properties(properties: dict) -> dict:
     return out
 
 
-def edit_poll_message(context, need_action: bool = True, need_other: bool = False) -> str | None:
-    """Why an Edit operator cannot run, or None when it can."""
+def edit_poll_message(context, need_action: bool = True, need_other: bool = False, writes: bool = True) -> str | None:
+    """Why an Edit operator cannot run, or None when it can (writes: it gives the armature a new action)."""
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         return "Select an armature with motion capture animation"
+    linked = linked_message(obj) if writes else None
+    if linked:
+        return linked
     if context.mode not in {"OBJECT", "POSE"}:
         return "Switch to Object or Pose Mode"
     anim = obj.animation_data
@@ -268,6 +273,8 @@ def edit_poll_message(context, need_action: bool = True, need_other: bool = Fals
         return "Leave NLA tweak mode first"
     if need_action and (anim is None or anim.action is None):
         return f"'{obj.name}' has no action to edit"
+    if not len(obj.data.bones):
+        return f"'{obj.name}' has no bones"
     if need_other:
         active = anim.action if anim else None
         if not any(a != active and animdata.animates_bones(a, obj.data.bones) for a in bpy.data.actions):
@@ -319,10 +326,11 @@ class _EditOperator:
     properties_of = staticmethod(dict)  # the options shared with the Edit panel's settings
     need_action = True
     need_other = False
+    writes = True  # gives the armature a new action
 
     @classmethod
     def poll(cls, context):
-        message = edit_poll_message(context, cls.need_action, cls.need_other)
+        message = edit_poll_message(context, cls.need_action, cls.need_other, cls.writes)
         if message:
             cls.poll_message_set(message)
         return message is None
@@ -359,15 +367,13 @@ class _EditOperator:
     def draw_inputs(self, layout, context) -> None:
         pass
 
+    @reported_errors
     def execute(self, context):
         self.fill(context)
         wm = context.window_manager
         wm.progress_begin(0, 100)
         try:
             report = self.run(context)
-        except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
         finally:
             wm.progress_end()
         context.scene.mocap_workbench.editing.last_report = "\n".join(report.lines())
@@ -599,6 +605,9 @@ class MOCAP_OT_smoothed_pose_edit(_EditOperator, bpy.types.Operator):
             cls.poll_message_set(message)
         return message is None
 
+    def in_place_actions(self, context):
+        return [context.active_object.animation_data.action] if self.in_place else []
+
     def run(self, context):
         from .edit_actions import spread_pose
 
@@ -695,6 +704,7 @@ class MOCAP_OT_copy_range(_RangeOperator, bpy.types.Operator):
 
     bl_idname = "mocap.copy_range"
     bl_label = "Copy Range"
+    writes = False
     properties_of = staticmethod(range_properties)
     __annotations__ = operator_properties(range_properties())
 

@@ -8,6 +8,7 @@ import bpy
 from bpy.props import CollectionProperty, IntProperty, PointerProperty, StringProperty
 
 from ..common import animdata
+from ..common.guard import reported_errors
 from ..common.panels import draw_report
 from .operators import (
     MOCAP_OT_blend_body_part,
@@ -77,11 +78,12 @@ class MOCAP_OT_pca_list_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = edit_poll_message(context, need_action=False)
+        message = edit_poll_message(context, need_action=False, writes=False)
         if message:
             cls.poll_message_set(message)
         return message is None
 
+    @reported_errors
     def execute(self, context):
         settings = context.scene.mocap_workbench.editing
         listed = {item.action for item in settings.pca_actions}
@@ -106,6 +108,7 @@ class MOCAP_OT_pca_list_remove(bpy.types.Operator):
             return False
         return True
 
+    @reported_errors
     def execute(self, context):
         settings = context.scene.mocap_workbench.editing
         settings.pca_actions.remove(settings.pca_index)
@@ -122,11 +125,12 @@ class MOCAP_OT_pca_list_fill(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = edit_poll_message(context, need_action=False)
+        message = edit_poll_message(context, need_action=False, writes=False)
         if message:
             cls.poll_message_set(message)
         return message is None
 
+    @reported_errors
     def execute(self, context):
         settings = context.scene.mocap_workbench.editing
         settings.pca_actions.clear()

@@ -15,7 +15,8 @@ import numpy as np
 from ...core.keyframes import evaluate
 from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelKeys, extract_channels
 from ..common import animdata, record, units
-from ..common.clip import ArmatureClip, played_motion, read_clip
+from ..common.clip import ArmatureClip, played_motion, read_clip, scaled_bones
+from ..common.library import refuse_linked
 
 
 @dataclass
@@ -90,7 +91,7 @@ def write_sparse_action(clip: ArmatureClip, plan: dict, replace: bool, name: str
     if source.use_frame_range:
         target.action.use_frame_range = True
         target.action.frame_start, target.action.frame_end = source.frame_start, source.frame_end
-    source.use_fake_user = True  # the original must survive being unassigned
+    animdata.keep(source)  # the original must survive being unassigned
     animdata.assign(clip.obj, target)
     return target
 
@@ -116,7 +117,15 @@ def extract_on_armature(
     """
     start = time.perf_counter()
     step = progress or (lambda _x: None)
+    refuse_linked(obj)  # its new action would be lost on reload
     clip = clip or read_clip(obj)
+    if replace:
+        refuse_linked(clip.channels.action, keys=True)
+    scaled = scaled_bones(clip)
+    if scaled:
+        listed = ", ".join(f"'{b}'" for b in scaled[:4]) + (", …" if len(scaled) > 4 else "")
+        raise ValueError(f"scale keys on bones {listed}: not supported (the error could not be measured); "
+                         "set those scales to 1 or remove their curves")  # fmt: skip
     source_name = clip.channels.action.name
     step(0.2)
     result = extract_channels(clip.motion, clip.layout, clip.values, method, target, weights, fitted, grid, step)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
+from ..common.guard import reported_errors
+from ..common.library import linked_message
+
 METHOD_ITEMS = [
     ("HYBRID", "Hybrid", "Whole-pose keys as a grid, then each channel keeps only the keys it needs (most accurate)"),
     (
@@ -146,10 +149,15 @@ def armature_poll_message(context) -> str | None:
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         return "Select an armature with motion capture animation"
+    linked = linked_message(obj)
+    if linked:
+        return linked
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         return "Leave NLA tweak mode first"
     if obj.animation_data is None or obj.animation_data.action is None:
         return f"'{obj.name}' has no action to extract keyframes from"
+    if not len(obj.data.bones):
+        return f"'{obj.name}' has no bones"
     if context.mode not in {"OBJECT", "POSE"}:
         return "Switch to Object or Pose Mode"
     return None
@@ -186,6 +194,11 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         layout.use_property_split = True
         draw_settings(layout, self)
 
+    def in_place_actions(self, context):
+        anim = context.active_object.animation_data
+        return [anim.action] if self.replace and anim is not None else []
+
+    @reported_errors
     def execute(self, context):
         from .extract_action import extract_on_armature
 
@@ -205,9 +218,6 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
                 progress=lambda x: wm.progress_update(int(100 * x)),
                 **extraction_options(self, context.active_object),
             )
-        except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
         finally:
             wm.progress_end()
         context.scene.mocap_workbench.last_report = "\n".join(report.lines())

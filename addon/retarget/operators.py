@@ -6,6 +6,9 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from ..common.guard import reported_errors
+from ..common.library import linked_message
+
 BODY_MODEL_ITEMS = [
     ("MALE", "Male", "Segment masses and inertia of an average adult man (de Leva, 1996)"),
     ("FEMALE", "Female", "Segment masses and inertia of an average adult woman (de Leva, 1996)"),
@@ -181,11 +184,17 @@ def find_source(context, name: str = ""):
     return others[0] if others else None
 
 
-def pair_poll_message(context, name: str = "", need_action: bool = True) -> str | None:
-    """Why retargeting cannot run on the current selection, or None when it can."""
+def pair_poll_message(context, name: str = "", need_action: bool = True, writes: bool = True) -> str | None:
+    """Why retargeting cannot run on the current selection, or None when it can (writes: a new action
+    goes onto the target)."""
     target = context.active_object
     if not _armature(target):
         return "Make the target armature active"
+    if not len(target.data.bones):
+        return f"'{target.name}' has no bones"
+    linked = linked_message(target) if writes else None
+    if linked:
+        return linked
     if context.mode not in {"OBJECT", "POSE"}:
         return "Switch to Object or Pose Mode"
     if target.animation_data is not None and target.animation_data.use_tweak_mode:
@@ -193,6 +202,8 @@ def pair_poll_message(context, name: str = "", need_action: bool = True) -> str 
     source = find_source(context, name)
     if source is None:
         return "Choose a source armature in the Retarget panel, or select it together with the active target"
+    if not len(source.data.bones):
+        return f"Source '{source.name}' has no bones"
     if need_action and (source.animation_data is None or source.animation_data.action is None):
         return f"Source '{source.name}' has no action to retarget"
     return None
@@ -201,7 +212,7 @@ def pair_poll_message(context, name: str = "", need_action: bool = True) -> str 
 class _PairOperator:
     @classmethod
     def poll(cls, context):
-        message = pair_poll_message(context, need_action=cls.need_action)
+        message = pair_poll_message(context, need_action=cls.need_action, writes=False)
         if message:
             cls.poll_message_set(message)
         return message is None
@@ -253,6 +264,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         if body is not None:
             draw_physics_options(body, self, context.active_object)
 
+    @reported_errors
     def execute(self, context):
         from ..keyframes.operators import extraction_options
         from .retarget_action import bone_map_of, retarget_armatures
@@ -309,6 +321,7 @@ class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
     need_action = False
 
+    @reported_errors
     def execute(self, context):
         from .retarget_action import auto_bone_map, fill_bone_map
 
@@ -336,6 +349,7 @@ class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
             return False
         return True
 
+    @reported_errors
     def execute(self, context):
         from ...core.retarget import load_preset
         from .retarget_action import fill_bone_map
@@ -371,6 +385,7 @@ class MOCAP_OT_retarget_save_map(bpy.types.Operator, ExportHelper):
             return False
         return True
 
+    @reported_errors
     def execute(self, context):
         from ...core.retarget import save_preset
         from .retarget_action import bone_map_of
@@ -397,6 +412,7 @@ class MOCAP_OT_retarget_clear_map(bpy.types.Operator):
             return False
         return True
 
+    @reported_errors
     def execute(self, context):
         settings = context.scene.mocap_workbench.retarget
         settings.bone_map.clear()

@@ -32,6 +32,7 @@ from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metri
 from ..common import animdata, record, units
 from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
+from ..common.library import refuse_linked
 from ..common.spaces import metres_per_unit, object_alignment, world_scale
 
 
@@ -135,7 +136,7 @@ def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> tup
     channels = animdata.new_action_for(target, name)
     write_values(channels, values, frames)
     if previous is not None:
-        previous.action.use_fake_user = True
+        animdata.keep(previous.action)
     _reset_pose(target)
     animdata.assign(target, channels)
     return channels, values
@@ -241,6 +242,7 @@ def retarget_armatures(
     step = progress or (lambda _x: None)
     if source == target:
         raise ValueError("the source and the target must be two different armatures")
+    refuse_linked(target)  # its new action would be lost on reload
     clip = read_clip(source)
     step(0.2)
     skeleton = skeleton_from_armature(target)
