@@ -53,6 +53,13 @@ def _window(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stop", type=A.index, help="frame after the last one (exclusive)")
 
 
+def _command(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+    """A sub-command that also takes --force after its name (the top level's value is kept otherwise)."""
+    p = sub.add_parser(name, **kwargs)
+    p.add_argument("--force", action="store_true", default=argparse.SUPPRESS, help="as before the command")
+    return p
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = A.Parser(prog="edit.py", description=__doc__.split("\n")[0])
     parser.add_argument("--asf", type=Path, help="skeleton for .amc inputs (default: found next to each .amc)")
@@ -63,33 +70,33 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("cut", help="remove frames [start, stop); the rest joins with root continuity")
+    p = _command(sub, "cut", help="remove frames [start, stop); the rest joins with root continuity")
     _io(p)
     _window(p)
     p.add_argument("--clip", type=Path, help="also write the removed frames here")
 
-    p = sub.add_parser("paste", help="insert a clip before frame --at, continuing the root path")
+    p = _command(sub, "paste", help="insert a clip before frame --at, continuing the root path")
     p.add_argument("input", type=Path, help="target motion")
     p.add_argument("clip", type=Path, help="motion to insert")
     p.add_argument("output", type=Path)
     p.add_argument("--at", type=A.index, required=True, help="frame of the target before which the clip goes")
     _window(p)
 
-    p = sub.add_parser("reverse", help="play backwards")
+    p = _command(sub, "reverse", help="play backwards")
     _io(p)
 
-    p = sub.add_parser("resample", help="change the frame rate (same duration) or the duration (same rate)")
+    p = _command(sub, "resample", help="change the frame rate (same duration) or the duration (same rate)")
     _io(p)
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--fps", type=A.positive, help="new frame rate, same duration")
     group.add_argument("--factor", type=A.positive, help="duration factor at the same rate (2 = half speed)")
 
-    p = sub.add_parser("rotate", help="turn the whole motion about the vertical axis")
+    p = _command(sub, "rotate", help="turn the whole motion about the vertical axis")
     _io(p)
     p.add_argument("--degrees", type=A.finite, required=True, help="counter-clockwise seen from above")
     p.add_argument("--pivot", type=A.finite, nargs=3, help="pivot point (default: the pelvis at frame 0)")
 
-    p = sub.add_parser("transition", help="blend from A into B with root alignment and foot clean-up")
+    p = _command(sub, "transition", help="blend from A into B with root alignment and foot clean-up")
     _io(p, 2)
     p.add_argument("--window", type=A.positive, default=0.5, help="blend length in seconds (default 0.5)")
     p.add_argument("--frame-a", type=A.index, help="blend start in A (default: searched)")
@@ -99,7 +106,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--margin", type=A.non_negative, default=0.5, help="seconds around the window for foot clean-up")
     p.add_argument("--no-cleanup", action="store_true", help="skip the foot-sliding clean-up")
 
-    p = sub.add_parser("blend", help="take a joint and its subtree from B, the rest from A")
+    p = _command(sub, "blend", help="take a joint and its subtree from B, the rest from A")
     _io(p, 2)
     p.add_argument("--joint", required=True, help="joint whose subtree comes from B")
     p.add_argument("--weight", type=A.between(0, 1), default=1.0, help="how much of B, 0..1")
@@ -109,7 +116,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--soft-edge", type=A.between(0, 1), default=0.5, help="share of the weight for the joint's parent")
     p.add_argument("--root-rotation", action="store_true", help="take B's pelvis orientation (in A's heading)")
 
-    p = sub.add_parser("interpolate", help="interpolate two time-aligned motions (walk + run = jog)")
+    p = _command(sub, "interpolate", help="interpolate two time-aligned motions (walk + run = jog)")
     _io(p, 2)
     p.add_argument("--coefficient", type=A.between(-0.5, 1.5), required=True, help="0 = A, 1 = B; -0.5..1.5 allowed")
     p.add_argument("--speed", type=A.positive, default=1.0, help="time-scale factor (2 = twice as fast), up to 10")
@@ -118,7 +125,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--loop-a", type=A.count, default=1, help="repeat A, a closed loop, this many times first")
     p.add_argument("--loop-b", type=A.count, default=1, help="repeat B, a closed loop, this many times first")
 
-    p = sub.add_parser("pca", help="fit PCA to gait cycles of similar motions and synthesise a new one")
+    p = _command(sub, "pca", help="fit PCA to gait cycles of similar motions and synthesise a new one")
     p.add_argument("inputs", type=Path, nargs="+", help="similar cyclic motions (same joint names)")
     p.add_argument("-o", "--output", type=Path, required=True)
     p.add_argument("--params", nargs="+", default=["speed"], help="'speed' or one value per input")
@@ -128,7 +135,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--frames", type=A.count, default=32, help="frames per normalised cycle")
     p.add_argument("--side", help="foot whose strikes cut the cycles (default L)")
 
-    p = sub.add_parser("key-edit", help="change one frame's pose and fade the change into its neighbours")
+    p = _command(sub, "key-edit", help="change one frame's pose and fade the change into its neighbours")
     _io(p)
     p.add_argument("--frame", type=A.index, required=True, help="the frame to change (0-based)")
     p.add_argument("--width", type=A.non_negative, default=10.0, help="frames on each side over which the change fades")
