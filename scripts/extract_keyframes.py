@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 write_plot(report, Path(args.plot))
         except Exception as exc:  # one bad file must not stop a batch
             failures += 1
-            known = (ValueError, OSError, RuntimeError, UsageError)
+            known = (ValueError, OSError, RuntimeError, ImportError, UsageError)
             detail = " ".join(str(exc).split()) if isinstance(exc, known) else traceback.format_exc()
             print(f"FAILED {detail}" if str(source) in detail else f"FAILED {source}: {detail}", file=sys.stderr)
             results.append({"input": str(source), "error": str(exc)})

@@ -426,6 +426,16 @@ def test_blend_outputs_never_replace_their_input(hostile, tmp_path):
         assert proc.returncode == 2, proc.stdout + proc.stderr
         line = one_line_error(proc, "extract_keyframes.py")
         assert ("--overwrite-input" if args else "--force") in line
+    # ``blender -b scene.blend -P extract_keyframes.py -- -o scene.blend --replace``: the open file is the input
+    opened = (
+        "import bpy, runpy, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1], load_ui=False, use_scripts=False); "
+        "sys.argv = ['blender', '-b', sys.argv[1], '-P', sys.argv[2], '--', *sys.argv[3:]]; "
+        "runpy.run_path(sys.argv[4], run_name='__main__')"
+    )
+    script = str(SCRIPTS / "extract_keyframes.py")
+    proc = subprocess.run([sys.executable, "-c", opened, str(scene), script, "-o", str(scene), "--replace", "--count", "5"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 2 and "--overwrite-input" in proc.stderr, proc.stdout + proc.stderr
     proc = run("retarget", "walk.bvh", scene, "--target-armature", "Walk", "-o", scene, "--force", cwd=tmp_path,
                mode="blender")  # fmt: skip
     assert proc.returncode == 2 and "is the target .blend" in one_line_error(proc, "retarget.py")
