@@ -56,7 +56,12 @@ def _window(p: argparse.ArgumentParser) -> None:
 def _command(sub, name: str, **kwargs) -> argparse.ArgumentParser:
     """A sub-command that also takes --force after its name (the top level's value is kept otherwise)."""
     p = sub.add_parser(name, **kwargs)
-    p.add_argument("--force", action="store_true", default=argparse.SUPPRESS, help="as before the command")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="allow replacing an input, or a different .asf beside an .amc output",
+    )
     return p
 
 
