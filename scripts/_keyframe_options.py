@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+import _arguments as A
 import _package
 import numpy as np
 
@@ -23,15 +24,16 @@ def add_arguments(parser: argparse.ArgumentParser, prefix: str = "", method_defa
     g.add_argument(f"--{prefix}method", choices=("hybrid", *METHODS), default=method_default,
                    help=f"how keyframes are chosen (default {method_default or 'see above'})")  # fmt: skip
     target = g.add_mutually_exclusive_group()
-    target.add_argument(f"--{prefix}count", type=int, help="exact number of keyframes (hybrid: per channel)")
-    target.add_argument(f"--{prefix}ratio", type=float, help="share of frames to keep, 0-1 (default 0.05)")
-    target.add_argument(f"--{prefix}max-error", type=float, help="largest joint position error allowed (scene units)")
-    target.add_argument(f"--{prefix}threshold", type=float, help="the threshold rule's pose distance")
+    target.add_argument(f"--{prefix}count", type=A.count, help="exact number of keyframes (hybrid: per channel)")
+    target.add_argument(f"--{prefix}ratio", type=A.ratio, help="share of frames to keep, in (0, 1] (default 0.05)")
+    target.add_argument(f"--{prefix}max-error", type=A.positive,
+                        help="largest joint position error allowed (scene units, > 0)")  # fmt: skip
+    target.add_argument(f"--{prefix}threshold", type=A.positive, help="the threshold rule's pose distance (> 0)")
     g.add_argument(f"--{prefix}weights", default="HIERARCHY", choices=["HIERARCHY", "UNIFORM", "MAIN"],
                    help="joint weight preset (default HIERARCHY)")  # fmt: skip
     g.add_argument(f"--{prefix}linear", action="store_true",
                    help="LINEAR keys instead of Bezier keys fitted to the slerp rebuild")  # fmt: skip
-    g.add_argument(f"--{prefix}grid", type=float, default=HYBRID_GRID,
+    g.add_argument(f"--{prefix}grid", type=A.at_least(1), default=HYBRID_GRID,
                    help=f"hybrid: whole-pose keys per key kept on each channel (default {HYBRID_GRID:g})")  # fmt: skip
 
 

@@ -11,14 +11,18 @@ needed; each input gets ``<name>.<format>``). Without ``--to`` a BVH becomes ASF
 AMC becomes BVH. An .amc output is written with its .asf next to it. ``--fps`` sets the
 frame rate of AMC input (AMC stores none: default 120, or the rate this tool noted when it
 wrote the file) and overrides a BVH's. In a folder, a file that fails is reported and the
-rest are converted; the exit status is 1 when any file failed, 2 for usage errors.
+rest are converted; the exit status is 1 when any file failed, 2 for usage errors (a bad
+value, an output that is an input, an .asf beside an .amc output that would replace a different
+existing one — the skeleton other takes share; ``--force`` allows both). Outputs are written
+atomically (a temporary file in the same folder, then moved into place).
 
 Where Blender's ``bpy`` module is available, IN may also be a .blend file: the active action
 of ``--armature`` (default: the active object when it is an animated armature, else the only
 animated armature) is written the way File › Export › Acclaim does (armature space turned
 from Z-up to Y-up, the import scale undone, ASF axes and dofs kept for armatures imported
 from ASF); without ``--to`` or an output extension it becomes ASF/AMC; ``--fps`` overrides
-the scene's frame rate.
+the scene's frame rate. The .blend is opened with its Python disabled (registered Text blocks,
+Python drivers); what it holds is named in a warning.
 """
 
 from __future__ import annotations
@@ -33,9 +37,13 @@ if str(ROOT) not in sys.path:
 if str(ROOT / "scripts") not in sys.path:
     sys.path.append(str(ROOT / "scripts"))  # for _package
 
+import _arguments  # noqa: E402
+import _blend  # noqa: E402
+import _files  # noqa: E402
 import _package  # noqa: E402
+from _arguments import UsageError  # noqa: E402
 
-from core.io.convert import MOTION_SUFFIXES, load_motion, save_motion  # noqa: E402
+from core.io.convert import MOTION_SUFFIXES, find_asf, load_motion  # noqa: E402
 
 TARGETS = {".bvh": ".amc", ".amc": ".bvh", ".blend": ".amc"}
 
@@ -46,35 +54,52 @@ def script_args(argv: list[str]) -> list[str]:
 
 
 def parse_args(args: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="convert.py", description="Convert BVH <-> ASF/AMC (files or folders).")
+    parser = _arguments.Parser(prog="convert.py", description="Convert BVH <-> ASF/AMC (files or folders).")
     parser.add_argument("input", type=Path, help="a .bvh or .amc file, or a folder of them")
     parser.add_argument("output", type=Path, help="output file (.bvh or .amc) or folder")
     parser.add_argument("--to", choices=["bvh", "amc"], help="output format for folders (default: the other one)")
     parser.add_argument("--asf", type=Path, help="skeleton for .amc input (default: found next to the .amc)")
-    parser.add_argument("--fps", type=float, help="frame rate of AMC input (default 120); overrides a BVH's")
+    parser.add_argument(
+        "--fps", type=_arguments.positive, help="frame rate of AMC input (default 120); overrides a BVH's"
+    )
     parser.add_argument("--armature", help="armature object of a .blend input (default: the active or only one)")
-    parsed = parser.parse_args(args)
-    if parsed.fps is not None and not parsed.fps > 0:
-        parser.error("--fps must be positive")
-    return parsed
+    parser.add_argument("--force", action="store_true",
+                        help="replace an input or a different .asf beside an .amc output")  # fmt: skip
+    return parser.parse_args(args)
 
 
 def plan(args: argparse.Namespace) -> list[tuple[Path, Path]]:
-    """(input, output) pairs; raises ValueError for unusable arguments."""
+    """(input, output) pairs, checked: no output replaces an input (unless --force) or another output."""
+    jobs = _pairs(args)
+    outputs, inputs = [], [args.asf]
+    for source, target in jobs:
+        outputs += [target, target.with_suffix(".asf")] if target.suffix.lower() == ".amc" else [target]
+        inputs.append(source)
+        if source.suffix.lower() == ".amc" and args.asf is None:
+            try:
+                inputs.append(find_asf(source))
+            except OSError:
+                pass  # reported when the file is converted
+    _files.check_outputs(outputs, inputs, args.force)
+    return jobs
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[Path, Path]]:
+    """(input, output) pairs; raises UsageError for unusable arguments."""
     source, target = args.input, args.output
     if source.is_dir():
         inputs = sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in MOTION_SUFFIXES)
         if not inputs:
-            raise ValueError(f"no .bvh or .amc files in {source}")
+            raise UsageError(f"no .bvh or .amc files in {source}")
         if target.suffix.lower() in MOTION_SUFFIXES:
-            raise ValueError(f"input is a folder, so the output must be a folder too, not {target}")
+            raise UsageError(f"input is a folder, so the output must be a folder too, not {target}")
         return [(p, _in_folder(p, target, args.to)) for p in inputs]
     if not source.exists():
-        raise ValueError(f"input not found: {source}")
+        raise UsageError(f"input not found: {source}")
     if source.suffix.lower() == ".blend" and not _package.have_bpy():
-        raise ValueError(f"{source.name}: reading a .blend needs Blender's bpy module (or run under blender -b)")
+        raise UsageError(f"{source.name}: reading a .blend needs Blender's bpy module (or run under blender -b)")
     if source.suffix.lower() not in (*MOTION_SUFFIXES, ".blend"):
-        raise ValueError(f"{source.name}: expected a .bvh, .amc or .blend file (for ASF/AMC, pass the .amc)")
+        raise UsageError(f"{source.name}: expected a .bvh, .amc or .blend file (for ASF/AMC, pass the .amc)")
     if target.suffix.lower() in MOTION_SUFFIXES:
         return [(source, target)]
     return [(source, _in_folder(source, target, args.to))]
@@ -91,15 +116,17 @@ def _from_blend(source: Path, target: Path, args: argparse.Namespace):
 
     _package.load()
     from mocap_workbench.addon.acclaim import armature_io as acclaim
-    from mocap_workbench.core.io.convert import save_motion as save
 
-    bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
+    _blend.open_untrusted(source)
+    _blend.warn(_blend.python_in_file(), source.name)
     obj = _blend_armature(bpy, args.armature, source)
     if target.suffix.lower() == ".amc":
-        result = acclaim.export_armature(obj, target, fps=args.fps)
-        return result.motion, [result.asf, result.amc]
+        asf = target.with_suffix(".asf")
+        with _files.atomic(target, asf, guarded=[asf], force=args.force) as (temp, _):
+            result = acclaim.export_armature(obj, temp, fps=args.fps)  # writes the .asf beside it
+        return result.motion, [asf, target]
     motion = acclaim.armature_motion(obj, fps=args.fps).motion
-    return motion, save(motion, target)
+    return motion, _files.save_motion(motion, target)
 
 
 def _blend_armature(bpy, name: str | None, source: Path):
@@ -120,36 +147,34 @@ def _blend_armature(bpy, name: str | None, source: Path):
 
 def convert_one(source: Path, target: Path, args: argparse.Namespace) -> str:
     """Convert one file; returns a one-line report."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     if source.suffix.lower() == ".blend":
         motion, written = _from_blend(source, target, args)
     else:
         motion = load_motion(source, asf=args.asf, fps=args.fps)
-        written = save_motion(motion, target)
+        written = _files.save_motion(motion, target, force=args.force)
     names = ", ".join(str(p) for p in written)
     return f"ok      {source} -> {names} ({motion.n_frames} frames, {motion.fps:g} fps)"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(script_args(sys.argv if argv is None else argv))
-    try:
-        jobs = plan(args)
-    except ValueError as exc:
-        print(f"convert.py: error: {exc}", file=sys.stderr)
-        return 2
-    failed = []
+    jobs = plan(args)  # UsageError: exit 2
+    _package.load()
+    failed, refused = [], False
     for source, target in jobs:
         try:
             print(convert_one(source, target, args), flush=True)
         except Exception as exc:  # one bad file must not stop a batch
             failed.append(source)
-            kind = "" if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: "
-            print(f"FAILED  {source}: {kind}{exc}", file=sys.stderr, flush=True)
+            refused |= isinstance(exc, UsageError)
+            kind = "" if isinstance(exc, (ValueError, OSError, UsageError)) else f"{type(exc).__name__}: "
+            text = " ".join(str(exc).split())
+            print(f"FAILED  {source}: {kind}{text}", file=sys.stderr, flush=True)
     print(f"converted {len(jobs) - len(failed)} of {len(jobs)} file(s), {len(failed)} failed")
     for source in failed:
         print(f"  failed: {source}")
-    return 1 if failed else 0
+    return 2 if refused else 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _arguments.run(main, "convert.py")

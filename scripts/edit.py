@@ -15,13 +15,17 @@
 Inputs: .bvh, or .amc with its .asf found next to it (``--asf`` to name it). Output: the
 extension picks the format (.amc writes the .asf beside it). ``--report FILE`` writes a JSON
 report (frames, fps and the operation's measures); a one-line summary is always printed.
-Exit status: 0 done, 1 the operation failed (message on stderr), 2 usage error.
+Exit status: 0 done, 1 the operation or an input failed (message on stderr), 2 a bad argument:
+a value that is not finite or out of range, a frame outside the loaded clip, an output that
+would be too large, an output that is an input (``--force`` allows it), or an .asf beside an
+.amc output that would replace a different existing one (``--force``). Outputs are written
+atomically (a temporary file in the same folder, then moved into place).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -29,7 +33,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _arguments as A  # noqa: E402
+import _files  # noqa: E402
 import _package  # noqa: E402
+from _arguments import UsageError  # noqa: E402
+
+UP_AXES = ["x", "y", "z", "+x", "+y", "+z", "-x", "-y", "-z"]
 
 
 def _io(p: argparse.ArgumentParser, inputs: int = 1) -> None:
@@ -40,86 +49,101 @@ def _io(p: argparse.ArgumentParser, inputs: int = 1) -> None:
 
 
 def _window(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--start", type=int, help="first frame (0-based)")
-    p.add_argument("--stop", type=int, help="frame after the last one (exclusive)")
+    p.add_argument("--start", type=A.index, help="first frame (0-based)")
+    p.add_argument("--stop", type=A.index, help="frame after the last one (exclusive)")
+
+
+def _command(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+    """A sub-command that also takes --force after its name (the top level's value is kept otherwise)."""
+    p = sub.add_parser(name, **kwargs)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="allow replacing an input, or a different .asf beside an .amc output",
+    )
+    return p
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="edit.py", description=__doc__.split("\n")[0])
+    parser = A.Parser(prog="edit.py", description=__doc__.split("\n")[0])
     parser.add_argument("--asf", type=Path, help="skeleton for .amc inputs (default: found next to each .amc)")
-    parser.add_argument("--up", help="up axis (x, y, z, -y, ...; default: detected)")
+    parser.add_argument("--up", type=str.lower, choices=UP_AXES, help="up axis (x, y, z, -y, ...; default: detected)")
     parser.add_argument("--report", type=Path, help="write a JSON report here")
+    parser.add_argument(
+        "--force", action="store_true", help="allow replacing an input, or a different .asf beside an .amc output"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("cut", help="remove frames [start, stop); the rest joins with root continuity")
+    p = _command(sub, "cut", help="remove frames [start, stop); the rest joins with root continuity")
     _io(p)
     _window(p)
     p.add_argument("--clip", type=Path, help="also write the removed frames here")
 
-    p = sub.add_parser("paste", help="insert a clip before frame --at, continuing the root path")
+    p = _command(sub, "paste", help="insert a clip before frame --at, continuing the root path")
     p.add_argument("input", type=Path, help="target motion")
     p.add_argument("clip", type=Path, help="motion to insert")
     p.add_argument("output", type=Path)
-    p.add_argument("--at", type=int, required=True, help="frame of the target before which the clip goes")
+    p.add_argument("--at", type=A.index, required=True, help="frame of the target before which the clip goes")
     _window(p)
 
-    p = sub.add_parser("reverse", help="play backwards")
+    p = _command(sub, "reverse", help="play backwards")
     _io(p)
 
-    p = sub.add_parser("resample", help="change the frame rate (same duration) or the duration (same rate)")
+    p = _command(sub, "resample", help="change the frame rate (same duration) or the duration (same rate)")
     _io(p)
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--fps", type=float, help="new frame rate, same duration")
-    group.add_argument("--factor", type=float, help="duration factor at the same rate (2 = half speed)")
+    group.add_argument("--fps", type=A.positive, help="new frame rate, same duration")
+    group.add_argument("--factor", type=A.positive, help="duration factor at the same rate (2 = half speed)")
 
-    p = sub.add_parser("rotate", help="turn the whole motion about the vertical axis")
+    p = _command(sub, "rotate", help="turn the whole motion about the vertical axis")
     _io(p)
-    p.add_argument("--degrees", type=float, required=True, help="counter-clockwise seen from above")
-    p.add_argument("--pivot", type=float, nargs=3, help="pivot point (default: the pelvis at frame 0)")
+    p.add_argument("--degrees", type=A.finite, required=True, help="counter-clockwise seen from above")
+    p.add_argument("--pivot", type=A.finite, nargs=3, help="pivot point (default: the pelvis at frame 0)")
 
-    p = sub.add_parser("transition", help="blend from A into B with root alignment and foot clean-up")
+    p = _command(sub, "transition", help="blend from A into B with root alignment and foot clean-up")
     _io(p, 2)
-    p.add_argument("--window", type=float, default=0.5, help="blend length in seconds (default 0.5)")
-    p.add_argument("--frame-a", type=int, help="blend start in A (default: searched)")
-    p.add_argument("--frame-b", type=int, help="blend start in B (default: searched)")
-    p.add_argument("--search-a", type=int, nargs=2, metavar=("LO", "HI"), help="start frames of A to search")
-    p.add_argument("--search-b", type=int, nargs=2, metavar=("LO", "HI"), help="start frames of B to search")
-    p.add_argument("--margin", type=float, default=0.5, help="seconds around the window for foot clean-up")
+    p.add_argument("--window", type=A.positive, default=0.5, help="blend length in seconds (default 0.5)")
+    p.add_argument("--frame-a", type=A.index, help="blend start in A (default: searched)")
+    p.add_argument("--frame-b", type=A.index, help="blend start in B (default: searched)")
+    p.add_argument("--search-a", type=A.index, nargs=2, metavar=("LO", "HI"), help="start frames of A to search")
+    p.add_argument("--search-b", type=A.index, nargs=2, metavar=("LO", "HI"), help="start frames of B to search")
+    p.add_argument("--margin", type=A.non_negative, default=0.5, help="seconds around the window for foot clean-up")
     p.add_argument("--no-cleanup", action="store_true", help="skip the foot-sliding clean-up")
 
-    p = sub.add_parser("blend", help="take a joint and its subtree from B, the rest from A")
+    p = _command(sub, "blend", help="take a joint and its subtree from B, the rest from A")
     _io(p, 2)
     p.add_argument("--joint", required=True, help="joint whose subtree comes from B")
-    p.add_argument("--weight", type=float, default=1.0, help="how much of B, 0..1")
-    p.add_argument("--offset", type=int, default=0, help="first frame of B to use")
-    p.add_argument("--length", type=int, help="frames of B to use (default: the rest of B)")
+    p.add_argument("--weight", type=A.between(0, 1), default=1.0, help="how much of B, 0..1")
+    p.add_argument("--offset", type=A.index, default=0, help="first frame of B to use")
+    p.add_argument("--length", type=A.count, help="frames of B to use (default: the rest of B)")
     p.add_argument("--no-stretch", action="store_true", help="use B frame by frame instead of stretching it onto A")
-    p.add_argument("--soft-edge", type=float, default=0.5, help="share of the weight for the joint's parent")
+    p.add_argument("--soft-edge", type=A.between(0, 1), default=0.5, help="share of the weight for the joint's parent")
     p.add_argument("--root-rotation", action="store_true", help="take B's pelvis orientation (in A's heading)")
 
-    p = sub.add_parser("interpolate", help="interpolate two time-aligned motions (walk + run = jog)")
+    p = _command(sub, "interpolate", help="interpolate two time-aligned motions (walk + run = jog)")
     _io(p, 2)
-    p.add_argument("--coefficient", type=float, required=True, help="0 = A, 1 = B; -0.5..1.5 allowed")
-    p.add_argument("--speed", type=float, default=1.0, help="time-scale factor (2 = twice as fast)")
-    p.add_argument("--events-a", type=float, nargs="+", help="key event frames in A (default: foot strikes)")
-    p.add_argument("--events-b", type=float, nargs="+", help="matching key event frames in B")
-    p.add_argument("--loop-a", type=int, default=1, help="repeat A, a closed loop, this many times first")
-    p.add_argument("--loop-b", type=int, default=1, help="repeat B, a closed loop, this many times first")
+    p.add_argument("--coefficient", type=A.between(-0.5, 1.5), required=True, help="0 = A, 1 = B; -0.5..1.5 allowed")
+    p.add_argument("--speed", type=A.positive, default=1.0, help="time-scale factor (2 = twice as fast), up to 10")
+    p.add_argument("--events-a", type=A.non_negative, nargs="+", help="key event frames in A (default: foot strikes)")
+    p.add_argument("--events-b", type=A.non_negative, nargs="+", help="matching key event frames in B")
+    p.add_argument("--loop-a", type=A.count, default=1, help="repeat A, a closed loop, this many times first")
+    p.add_argument("--loop-b", type=A.count, default=1, help="repeat B, a closed loop, this many times first")
 
-    p = sub.add_parser("pca", help="fit PCA to gait cycles of similar motions and synthesise a new one")
+    p = _command(sub, "pca", help="fit PCA to gait cycles of similar motions and synthesise a new one")
     p.add_argument("inputs", type=Path, nargs="+", help="similar cyclic motions (same joint names)")
     p.add_argument("-o", "--output", type=Path, required=True)
     p.add_argument("--params", nargs="+", default=["speed"], help="'speed' or one value per input")
-    p.add_argument("--value", type=float, required=True, help="parameter value of the new motion")
-    p.add_argument("--loops", type=int, default=4, help="cycles in the output")
-    p.add_argument("--components", type=int, help="PCA components to use (default: all)")
-    p.add_argument("--frames", type=int, default=32, help="frames per normalised cycle")
+    p.add_argument("--value", type=A.finite, required=True, help="parameter value of the new motion")
+    p.add_argument("--loops", type=A.count, default=4, help="cycles in the output")
+    p.add_argument("--components", type=A.count, help="PCA components to use (default: all)")
+    p.add_argument("--frames", type=A.count, default=32, help="frames per normalised cycle")
     p.add_argument("--side", help="foot whose strikes cut the cycles (default L)")
 
-    p = sub.add_parser("key-edit", help="change one frame's pose and fade the change into its neighbours")
+    p = _command(sub, "key-edit", help="change one frame's pose and fade the change into its neighbours")
     _io(p)
-    p.add_argument("--frame", type=int, required=True)
-    p.add_argument("--width", type=float, default=10.0, help="frames on each side over which the change fades")
+    p.add_argument("--frame", type=A.index, required=True, help="the frame to change (0-based)")
+    p.add_argument("--width", type=A.non_negative, default=10.0, help="frames on each side over which the change fades")
     p.add_argument("--shape", default="smootherstep", choices=["smootherstep", "smoothstep", "linear"])
     p.add_argument("--rotate", nargs=4, action="append", default=[], metavar=("JOINT", "X", "Y", "Z"),
                    help="turn JOINT further by Euler angles in degrees (Blender XYZ order); repeatable")  # fmt: skip
@@ -148,15 +172,19 @@ class Editor:
 
     def cmd_cut(self):
         motion = self.load(self.args.input)
-        rest, clip = self.ed.cut(motion, self.args.start, self.args.stop, self.args.up)
+        start, stop = _window_of(self.args, motion.n_frames)
+        if stop - start == motion.n_frames:
+            raise UsageError(f"--start {start} --stop {stop} would cut every frame of the clip")
+        rest, clip = self.ed.cut(motion, start, stop, self.args.up)
         if self.args.clip:
-            _save(clip.motion, self.args.clip)
-        return rest, {"removed": [self.args.start, self.args.stop], "clip": str(self.args.clip or "")}
+            _save(clip.motion, self.args.clip, self.args.force)
+        return rest, {"removed": [start, stop], "clip": str(self.args.clip or "")}
 
     def cmd_paste(self):
         target, source = self.load(self.args.input), self.load(self.args.clip)
-        start = 0 if self.args.start is None else self.args.start
-        stop = source.n_frames if self.args.stop is None else self.args.stop
+        A.frame_in(self.args.at, target.n_frames, "--at", stop=True)
+        start, stop = _window_of(self.args, source.n_frames)
+        A.output_size(target.n_frames + stop - start, target.skeleton.n_joints, "paste")
         clip = self.ed.copy(source, start, stop, self.args.up) if (start, stop) != (0, source.n_frames) else source
         out = self.ed.paste(target, clip, self.args.at, self.args.up)
         return out, {"at": self.args.at, "clip_frames": stop - start}
@@ -166,8 +194,11 @@ class Editor:
 
     def cmd_resample(self):
         motion = self.load(self.args.input)
+        joints, span = motion.skeleton.n_joints, max(motion.n_frames - 1, 0)
         if self.args.fps is not None:
+            A.output_size(span * self.args.fps / motion.fps + 1, joints, f"--fps {self.args.fps:g}")
             return self.ed.resample(motion, self.args.fps), {"fps": self.args.fps}
+        A.output_size(span * self.args.factor + 1, joints, f"--factor {self.args.factor:g}")
         out = self.ed.time_scale(motion, self.args.factor)
         return out, {"factor": self.args.factor, "exact_factor": (out.n_frames - 1) / max(motion.n_frames - 1, 1)}
 
@@ -177,6 +208,22 @@ class Editor:
 
     def cmd_transition(self):
         a, b = self.load(self.args.a), self.load(self.args.b)
+        A.frame_in(self.args.frame_a, a.n_frames, "--frame-a")
+        A.frame_in(self.args.frame_b, b.n_frames, "--frame-b")
+        for option, search, n in (
+            ("--search-a", self.args.search_a, a.n_frames),
+            ("--search-b", self.args.search_b, b.n_frames),
+        ):
+            if search is not None:
+                A.frame_in(search[0], n, option)
+                A.frame_in(search[1], n, option, stop=True)
+                if search[1] <= search[0]:
+                    raise UsageError(f"argument {option}: HI must be greater than LO, got {search[0]} {search[1]}")
+        window = self.args.window * a.fps
+        if window >= a.n_frames + b.n_frames:
+            raise UsageError(
+                f"argument --window: {self.args.window:g} s ({window:.0f} frames) is longer than both clips"
+            )
         tr = self.ed.transition(
             a,
             b,
@@ -204,6 +251,11 @@ class Editor:
 
     def cmd_blend(self):
         a, b = self.load(self.args.a), self.load(self.args.b)
+        A.frame_in(self.args.offset, b.n_frames, "--offset")
+        if self.args.length is not None and self.args.offset + self.args.length > b.n_frames:
+            raise UsageError(
+                f"argument --length: {self.args.offset} + {self.args.length} frames run past B's {b.n_frames} frames"
+            )
         out = self.ed.blend_parts(
             a,
             b,
@@ -220,6 +272,17 @@ class Editor:
 
     def cmd_interpolate(self):
         a, b = self.load(self.args.a), self.load(self.args.b)
+        if self.args.speed > 10:
+            raise UsageError(f"argument --speed: must be at most 10, got {self.args.speed:g}")
+        joints = a.skeleton.n_joints
+        A.output_size(a.n_frames * self.args.loop_a, joints, f"--loop-a {self.args.loop_a}")
+        A.output_size(b.n_frames * self.args.loop_b, joints, f"--loop-b {self.args.loop_b}")
+        longest = max(a.n_frames * self.args.loop_a, b.n_frames * self.args.loop_b * a.fps / b.fps)
+        A.output_size(longest / self.args.speed, joints, f"--speed {self.args.speed:g}")
+        for option, events in (("--events-a", self.args.events_a), ("--events-b", self.args.events_b)):
+            n = (a.n_frames * self.args.loop_a) if option == "--events-a" else (b.n_frames * self.args.loop_b)
+            if events is not None and max(events) > n - 1:
+                raise UsageError(f"argument {option}: frame {max(events):g} is outside the clip (0 to {n - 1})")
         if self.args.loop_a > 1:
             a = self.ed.repeat(a, self.args.loop_a, closed=True, up=self.args.up)
         if self.args.loop_b > 1:
@@ -238,7 +301,14 @@ class Editor:
 
     def cmd_pca(self):
         motions = [self.load(p) for p in self.args.inputs]
-        params = "speed" if self.args.params == ["speed"] else [float(v) for v in self.args.params]
+        A.output_size(
+            self.args.loops * self.args.frames + 1,
+            motions[0].skeleton.n_joints,
+            f"--loops {self.args.loops} of --frames {self.args.frames}",
+        )
+        if self.args.frames < 2:
+            raise UsageError(f"argument --frames: must be at least 2, got {self.args.frames}")
+        params = "speed" if self.args.params == ["speed"] else [_number(v, "--params") for v in self.args.params]
         if params != "speed" and len(params) != len(motions):
             raise ValueError(f"--params needs one value per input ({len(motions)}), got {len(params)}")
         model = self.ed.fit_cycle_pca(motions, params, self.args.frames, self.args.side, self.args.up)
@@ -258,40 +328,90 @@ class Editor:
     def cmd_key_edit(self):
         motion = self.load(self.args.input)
         frame, quat = self.args.frame, self.quat
+        A.frame_in(frame, motion.n_frames, "--frame")
         rotations, translations = {}, {}
         for joint, *xyz in self.args.rotate:
-            turn = quat.from_euler(np.radians([float(v) for v in xyz]), "XYZ")
+            turn = quat.from_euler(np.radians([_number(v, "--rotate") for v in xyz]), "XYZ")
             current = rotations.get(joint, motion.rotations[frame, motion.skeleton.index(joint)])
             rotations[joint] = quat.multiply(current, turn)
         for joint, *wxyz in self.args.set_rotation:
-            rotations[joint] = np.array([float(v) for v in wxyz])
+            q = np.array([_number(v, "--set-rotation") for v in wxyz])
+            if not np.linalg.norm(q) > 1e-12:
+                raise UsageError("argument --set-rotation: the quaternion must not be zero")
+            rotations[joint] = q / np.linalg.norm(q)
         for joint, *delta in self.args.translate:
             current = translations.get(joint, motion.translations[frame, motion.skeleton.index(joint)])
-            translations[joint] = current + np.array([float(v) for v in delta])
+            translations[joint] = current + np.array([_number(v, "--translate") for v in delta])
         if not rotations and not translations:
             raise ValueError("nothing to edit: give --rotate, --set-rotation or --translate")
         out = self.ed.key_edit(motion, frame, rotations, translations, self.args.width, self.args.shape)
         return out, {"frame": frame, "joints": sorted(set(rotations) | set(translations)), "width": self.args.width}
 
 
-def _save(motion, path: Path) -> list[str]:
-    from mocap_workbench.core.io.convert import save_motion
+def _number(text: str, option: str) -> float:
+    """A finite number from a free-form argument (a joint's angles, a parameter), else UsageError."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"argument {option}: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise UsageError(f"argument {option}: expected a finite number, got {text!r}")
+    return value
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return [str(p) for p in save_motion(motion, path)]
+
+def _window_of(args: argparse.Namespace, n_frames: int) -> tuple[int, int]:
+    """--start/--stop checked against a clip of ``n_frames`` (defaults: the whole clip)."""
+    start = 0 if args.start is None else args.start
+    stop = n_frames if args.stop is None else args.stop
+    A.frame_in(start, n_frames, "--start")
+    A.frame_in(stop, n_frames, "--stop", stop=True)
+    if stop <= start:
+        raise UsageError(f"argument --stop: must be greater than --start ({start}), got {stop}")
+    return start, stop
+
+
+def _save(motion, path: Path, force: bool = False) -> list[str]:
+    return [str(p) for p in _files.save_motion(motion, path, force=force)]
+
+
+def _inputs_and_outputs(args: argparse.Namespace) -> tuple[list, list]:
+    """The files the command reads (with the .asf of each .amc) and the files it writes."""
+    from mocap_workbench.core.io.convert import find_asf
+
+    reads = [getattr(args, name, None) for name in ("input", "a", "b")]
+    reads += list(getattr(args, "inputs", None) or [])
+    if args.command == "paste":
+        reads.append(args.clip)
+    reads = [Path(p) for p in reads if p is not None]
+    for path in list(reads):
+        if path.suffix.lower() == ".amc":
+            try:
+                reads.append(args.asf or find_asf(path))
+            except OSError:
+                pass  # reported when the file is read
+    writes = [args.output, args.report, args.clip if args.command == "cut" else None]
+    writes += [Path(p).with_suffix(".asf") for p in writes if p is not None and Path(p).suffix.lower() == ".amc"]
+    return reads, writes
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(_package.script_args(argv))
     _package.load()
+    prog = f"edit.py {args.command}"
     start = time.perf_counter()
     try:
+        reads, writes = _inputs_and_outputs(args)
+        _files.check_outputs(writes, reads, args.force)
         motion, report = Editor(args).run()
-        written = _save(motion, args.output)
-    except (ValueError, KeyError, OSError) as exc:
-        kind = "unknown joint " if isinstance(exc, KeyError) else ""
-        print(f"edit.py {args.command}: error: {kind}{exc}", file=sys.stderr)
-        return 1
+        written = _save(motion, args.output, args.force)
+    except UsageError as exc:
+        return A.fail(prog, exc, 2)
+    except KeyError as exc:
+        return A.fail(prog, f"unknown joint {exc}", 1)
+    except (ValueError, OSError) as exc:
+        return A.fail(prog, exc, 1)
+    except Exception as exc:  # no traceback for a user's run; the type says what went wrong
+        return A.fail(prog, f"{type(exc).__name__}: {exc}", 1)
     report = {
         "command": args.command,
         "output": written,
@@ -301,11 +421,13 @@ def main(argv: list[str] | None = None) -> int:
         **report,
     }
     if args.report:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(report, indent=2, default=float))
+        try:
+            _files.write_json(args.report, report)
+        except OSError as exc:
+            return A.fail(prog, f"cannot write the report: {exc}", 1)
     print(f"{args.command}: wrote {', '.join(written)} ({motion.n_frames} frames, {motion.fps:g} fps)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    A.run(main, "edit.py")

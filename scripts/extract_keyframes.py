@@ -7,24 +7,34 @@
 With Blender (the bpy module or ``blender -b``) the result is a .blend holding the sparse
 action, and the report includes the error of Blender's playback. Without bpy, BVH inputs
 are processed by the core alone (use --bvh to write the rebuilt motion).
+
+Exit status: 0 done, 1 an input or a write failed, 2 a bad argument (a value out of range, an
+output that is an input: ``--force`` allows it, except ``--replace`` over the input .blend,
+which would leave its action with only the keyframes: that needs ``--overwrite-input``).
+Outputs are written atomically. A .blend input is opened with its Python disabled; registered
+Text blocks and Python drivers are named in a warning and in the report (``python_not_run``),
+and the output .blend gets the Text blocks unregistered (``--keep-scripts`` keeps them).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _arguments  # noqa: E402
+import _blend  # noqa: E402
+import _files  # noqa: E402
 import _keyframe_options  # noqa: E402
 import _package  # noqa: E402
+from _arguments import UsageError  # noqa: E402
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="extract_keyframes.py", description=__doc__.split("\n")[0])
+    p = _arguments.Parser(prog="extract_keyframes.py", description=__doc__.split("\n")[0])
     p.add_argument("input", nargs="?", help="a .bvh file, a .blend file, or a folder of .bvh files")
     p.add_argument("--demo", action="store_true", help="use the built-in procedural clip (walk, turn, jump)")
     p.add_argument(
@@ -42,6 +52,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--plot", help="PNG plot of the per-frame error with the keyframes marked (needs matplotlib)")
     p.add_argument("--bvh", action="store_true", help="also write the rebuilt motion as BVH")
     p.add_argument("--no-blender", action="store_true", help="core only, even when bpy is available")
+    p.add_argument("--force", action="store_true", help="allow an output to replace an input file")
+    p.add_argument("--overwrite-input", action="store_true",
+                   help="with --replace: allow -o to be the input .blend (its action keeps only the keyframes)")  # fmt: skip
+    p.add_argument("--keep-scripts", action="store_true",
+                   help="keep registered Text blocks registered in the output .blend (never run here)")  # fmt: skip
     args = p.parse_args(argv)
     if args.bvh and args.replace:
         p.error("--bvh needs the original action; do not combine it with --replace")
@@ -69,37 +84,68 @@ def default_method(target: dict, n_frames: int) -> str:
     return "optimal" if n_frames <= CORE_OPTIMAL_LIMIT else "simplify"
 
 
+def _plan(args: argparse.Namespace, inputs: list[str | None], use_blender: bool):
+    """(source, .blend path, report path) per input, and whether it is a batch; checks that no
+    output replaces an input (UsageError)."""
+    out = Path(args.output)
+    batch = len(inputs) > 1 or bool(args.input and Path(args.input).is_dir())
+    jobs, outputs, reads = [], [], []
+    for source in inputs:
+        stem = "demo" if source is None else Path(source).stem
+        folder = batch or out.suffix.lower() != ".blend"
+        if folder:
+            _files.ensure_folder(out)
+        blend_path = out / f"{stem}.blend" if folder else out
+        report_path = Path(args.report) if args.report and not batch else blend_path.with_suffix(".json")
+        jobs.append((source, blend_path, report_path))
+        read = bpy_filepath() if source == "" else source
+        reads.append(read)
+        outputs += [blend_path if use_blender else None, report_path]
+        outputs.append(blend_path.with_name(blend_path.stem + "_keys.bvh") if args.bvh else None)
+        if args.replace and use_blender and read and _files.same_file(blend_path, read) and not args.overwrite_input:
+            raise UsageError(
+                f"--replace with -o {blend_path} would replace the input's action by its keyframes in the file "
+                "itself; write to another path, or pass --overwrite-input"
+            )
+    outputs.append(Path(args.plot) if args.plot and not batch else None)
+    outputs.append(out / "summary.json" if batch else None)
+    _files.check_outputs(outputs, reads, args.force or args.overwrite_input)
+    return jobs, batch
+
+
+def bpy_filepath() -> str:
+    """The .blend Blender has open (``blender -b scene.blend -P …``), or ''."""
+    if not _package.have_bpy():
+        return ""
+    import bpy
+
+    return bpy.data.filepath
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(_package.script_args(argv))
     pkg = _package.load()
     use_blender = _package.have_bpy() and not args.no_blender
     explicit_method = args.method
     inputs = _inputs(args)
+    jobs, batch = _plan(args, inputs, use_blender)
     out = Path(args.output)
-    batch = len(inputs) > 1 or (args.input and Path(args.input).is_dir())
     results, failures = [], 0
-    for source in inputs:
+    for source, blend_path, report_path in jobs:
         stem = "demo" if source is None else Path(source).stem
-        if batch or out.suffix.lower() != ".blend":
-            out.mkdir(parents=True, exist_ok=True)
-            blend_path = out / f"{stem}.blend"
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            blend_path = out
-        report_path = Path(args.report) if args.report and not batch else blend_path.with_suffix(".json")
         args.method = explicit_method  # the default may differ per file
         try:
             report = run_one(pkg, args, source, blend_path, use_blender)
+            _files.write_json(report_path, report)
+            if args.plot and not batch:
+                write_plot(report, Path(args.plot))
         except Exception as exc:  # one bad file must not stop a batch
             failures += 1
-            detail = str(exc) if isinstance(exc, (ValueError, OSError, RuntimeError)) else traceback.format_exc()
+            known = (ValueError, OSError, RuntimeError, ImportError, UsageError)
+            detail = " ".join(str(exc).split()) if isinstance(exc, known) else traceback.format_exc()
             print(f"FAILED {detail}" if str(source) in detail else f"FAILED {source}: {detail}", file=sys.stderr)
             results.append({"input": str(source), "error": str(exc)})
             continue
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(json.dumps(report, indent=2))
-        if args.plot and not batch:
-            write_plot(report, Path(args.plot))
         results.append(report)
         e = report["error"]
         kept = report["params"].get("keys_per_channel", len(report["keyframes"]))
@@ -111,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         print(line + f", {report['seconds']:.2f} s")
     if batch:
         summary = {"processed": len(results) - failures, "failed": failures, "results": results}
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        try:
+            _files.write_json(out / "summary.json", summary)
+        except OSError as exc:
+            return _arguments.fail("extract_keyframes.py", f"cannot write the summary: {exc}", 1)
         print(
             f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}"
         )
@@ -127,10 +176,10 @@ def _inputs(args: argparse.Namespace) -> list[str | None]:
     if path.is_dir():
         files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() == ".bvh")
         if not files:
-            raise SystemExit(f"no .bvh files in {path}")
+            raise UsageError(f"no .bvh files in {path}")
         return files
     if not path.exists():
-        raise SystemExit(f"input not found: {path}")
+        raise UsageError(f"input not found: {path}")
     return [str(path)]
 
 
@@ -172,7 +221,8 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
     report = _report_base(source, shape, args.method, result.params, result.keys, result.error, result.per_frame_error)
     if args.bvh:
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
-        write_bvh(result.played, path)
+        with _files.atomic(path) as (temp,):
+            write_bvh(result.played, temp)
         report["outputs"] = {"bvh": str(path)}
     return report
 
@@ -218,7 +268,7 @@ def _load_armature(args: argparse.Namespace, source: str | None):
         )
         return bpy.context.active_object
     if source.lower().endswith(".blend"):
-        bpy.ops.wm.open_mainfile(filepath=source)
+        _blend.open_untrusted(source)
     elif source:
         raise ValueError(f"{source}: expected a .bvh or .blend file")
     if args.armature:
@@ -241,7 +291,10 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     from mocap_workbench.addon.common.armature import frame_range, scene_fps
     from mocap_workbench.addon.keyframes.extract_action import extract_on_armature
 
+    _blend.disable_scripts()
     obj = _load_armature(args, source)
+    python = _blend.python_in_file()
+    _blend.warn(python, Path(source or bpy.data.filepath).name)
     options = _keyframe_options.options_of(args)
     frames = len(frame_range(obj.animation_data.action))
     options["method"] = args.method = args.method or default_method(options["target"], frames)
@@ -252,7 +305,13 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     out["per_frame_playback_error"] = [float(x) for x in report.per_frame_playback_error]
     out.update(armature=obj.name, source_action=report.source_action, result_action=report.result_action,
                first_frame=int(report.frames[0]), blender=bpy.app.version_string)  # fmt: skip
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend_path.resolve()))
+    if python:
+        out["python_not_run"] = python
+    if not args.keep_scripts:
+        unregistered = _blend.unregister_texts()
+        if unregistered:
+            out["unregistered_texts"] = unregistered
+    _files.save_blend(blend_path)
     out["outputs"] = {"blend": str(blend_path)}
     if args.bvh:
         from mocap_workbench.addon.common import animdata
@@ -262,7 +321,8 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
 
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
         clip = read_clip(obj, animdata.action_channels(obj, bpy.data.actions[report.source_action]))
-        write_bvh(reconstruct(clip.motion, report.keys), path)
+        with _files.atomic(path) as (temp,):
+            write_bvh(reconstruct(clip.motion, report.keys), temp)
         out["outputs"]["bvh"] = str(path)
     return out
 
@@ -304,15 +364,10 @@ def write_plot(report: dict, path: Path) -> None:
     ax.set_ylabel("mean joint position error (scene units)")
     ax.legend(loc="upper right")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    with _files.atomic(path) as (temp,):
+        fig.savefig(temp)
     plt.close(fig)
 
 
 if __name__ == "__main__":
-    code = main()
-    if "bpy" in sys.modules and "--" in sys.argv:  # under `blender -b -P`, sys.exit would be swallowed
-        import os
-
-        os._exit(code)
-    sys.exit(code)
+    _arguments.run(main, "extract_keyframes.py")

@@ -21,26 +21,36 @@ standing height in file or scene units taken as metres — × the scene's Unit S
 --stiffness (1: default filter noise; higher keeps closer to the retargeted motion). The report
 gets the figures under "physics"; --plot writes the ZMP/torque plot (needs matplotlib; in a
 batch PATH is a folder for <name>_physics.png).
+
+Exit status: 0 done, 1 an input or a write failed (in a batch: any file), 2 a bad argument (a
+value that is not finite or out of range, an output that is an input — ``--force`` allows it —
+or -o the target .blend, which would also receive the imported source armature). Outputs are
+written atomically. .blend inputs are opened and appended with their Python disabled; registered
+Text blocks and Python drivers are named in a warning and in the report (``python_not_run``),
+and an output .blend gets the Text blocks unregistered (``--keep-scripts`` keeps them).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _arguments as A  # noqa: E402
+import _blend  # noqa: E402
+import _files  # noqa: E402
 import _keyframe_options  # noqa: E402
 import _package  # noqa: E402
+from _arguments import UsageError  # noqa: E402
 
 MOTION_SUFFIXES = (".bvh", ".amc")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="retarget.py", description=__doc__.split("\n")[0])
+    p = A.Parser(prog="retarget.py", description=__doc__.split("\n")[0])
     p.add_argument("source", help="a .bvh/.amc file, a .blend file, or a folder of .bvh/.amc files")
     p.add_argument("target", help="a .blend file (with --target-armature) or a .bvh/.asf skeleton")
     p.add_argument("-o", "--output", required=True, help="output .blend or .bvh (single source) or folder (batch)")
@@ -48,10 +58,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--target-armature", help="armature object in the target .blend (default: the only armature)")
     p.add_argument("--map", help="bone map preset (JSON: target bone → source bone); default automatic")
     p.add_argument("--save-map", help="write the bone map used (single source) as a JSON preset")
-    p.add_argument("--scale", type=float, help="root motion scale (default: leg-length ratio)")
+    p.add_argument("--scale", type=A.positive, help="root motion scale (default: leg-length ratio)")
     p.add_argument("--in-place", action="store_true", help="remove the horizontal root travel")
     p.add_argument("--on-floor", action="store_true", help="move the root so the feet stand on the floor")
-    p.add_argument("--floor-level", type=float, default=0.0, help="floor height for --on-floor (target units)")
+    p.add_argument("--floor-level", type=A.finite, default=0.0, help="floor height for --on-floor (target units)")
     p.add_argument("--no-plant", action="store_true", help="do not pin the source's foot contacts with IK")
     p.add_argument("--rigid-twist", action="store_true", help="keep unmapped in-between bones rigid")
     p.add_argument("--format", choices=["blend", "bvh"], help="output format of a batch (default blend with Blender)")
@@ -59,17 +69,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--rotate-mode", default="NATIVE", choices=["NATIVE", "QUATERNION"], help="Blender BVH import rotation mode"
     )
     p.add_argument("--report", help="JSON report path (single source; default beside the output)")
+    p.add_argument("--force", action="store_true", help="allow an output to replace an input file")
+    p.add_argument("--keep-scripts", action="store_true",
+                   help="keep registered Text blocks registered in the output .blend (never run here)")  # fmt: skip
     _keyframe_options.add_arguments(p, "extract-", method_default=None)
     g = p.add_argument_group("physics")
     g.add_argument("--physics", action="store_true", help="make the result physically plausible for the target's body")
-    g.add_argument("--target-mass", type=float, default=70.0, help="target body mass in kg (default 70)")
-    g.add_argument("--target-height", type=float, help="target standing height in m (default: measured)")
-    g.add_argument("--source-mass", type=float, default=60.0, help="performer's body mass in kg (default 60)")
+    g.add_argument("--target-mass", type=A.positive, default=70.0, help="target body mass in kg (default 70)")
+    g.add_argument("--target-height", type=A.positive, help="target standing height in m (default: measured)")
+    g.add_argument("--source-mass", type=A.positive, default=60.0, help="performer's body mass in kg (default 60)")
     g.add_argument("--body-model", choices=["male", "female"], default="male", help="de Leva's column (default male)")
     g.add_argument("--no-balance", action="store_true", help="do not keep the ZMP inside the support polygon")
     g.add_argument("--no-torque", action="store_true", help="do not keep joint torques within their limits")
     g.add_argument("--no-momentum", action="store_true", help="do not correct the CoM path and momentum in flight")
-    g.add_argument("--stiffness", type=float, default=1.0, help="how firmly the result holds to the retargeted motion (default 1)")  # fmt: skip
+    g.add_argument("--stiffness", type=A.positive, default=1.0, help="how firmly the result holds to the retargeted motion (default 1)")  # fmt: skip
     g.add_argument("--plot", help="PNG of the physics report (ZMP over the support polygons, torques vs limits)")
     return p.parse_args(argv)
 
@@ -87,7 +100,7 @@ def physics_of(args: argparse.Namespace):
                                torques=not args.no_torque, momentum=not args.no_momentum,
                                stiffness=args.stiffness)  # fmt: skip
     except PhysicsError as exc:
-        raise SystemExit(f"--physics: {exc}") from None
+        raise UsageError(f"--physics: {exc}") from None
 
 
 def options_of(args: argparse.Namespace):
@@ -98,6 +111,40 @@ def options_of(args: argparse.Namespace):
                            distribute_twist=not args.rigid_twist)  # fmt: skip
 
 
+def _plan(args: argparse.Namespace, sources: list[str], out: Path, batch: bool, suffix: str) -> list[tuple]:
+    """(source, output, report, plot) per source; UsageError when an output would replace an input
+    (unless --force) or the target .blend (always: it would also receive the source armature)."""
+    from mocap_workbench.core.io.convert import find_asf
+
+    jobs, outputs = [], [args.save_map if not batch else None, out / "summary.json" if batch else None]
+    reads = [*sources, args.target, args.map]
+    reads += [_asf_of(s, find_asf) for s in sources if s.lower().endswith(".amc")]
+    if batch:
+        _files.ensure_folder(out)
+    for source in sources:
+        path = out / f"{Path(source).stem}{suffix}" if batch else out
+        report_path = Path(args.report) if args.report and not batch else path.with_suffix(".json")
+        plot = None
+        if args.plot:
+            plot = Path(args.plot) / f"{Path(source).stem}_physics.png" if batch else Path(args.plot)
+        if args.target.lower().endswith(".blend") and _files.same_file(path, args.target):
+            raise UsageError(
+                f"-o {path} is the target .blend: the result would also save the imported source armature "
+                "into the rig's file; write to another path"
+            )
+        jobs.append((source, path, report_path, plot))
+        outputs += [path, report_path, plot]
+    _files.check_outputs(outputs, reads, args.force)
+    return jobs
+
+
+def _asf_of(amc: str, find_asf) -> str | None:
+    try:
+        return str(find_asf(amc))
+    except OSError:
+        return None  # reported when the file is read
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(_package.script_args(argv))
     _package.load()
@@ -105,33 +152,36 @@ def main(argv: list[str] | None = None) -> int:
     sources, out = _sources(args), Path(args.output)
     batch = Path(args.source).is_dir()
     suffix = _output_suffix(args, out, batch)
-    mapping = _load_map(args.map)
+    jobs = _plan(args, sources, out, batch, suffix)
+    try:
+        mapping = _load_map(args.map)
+    except ValueError as exc:
+        return A.fail("retarget.py", exc, 1)
     results, failures = [], 0
-    for source in sources:
-        path = out / f"{Path(source).stem}{suffix}" if batch else out
-        path.parent.mkdir(parents=True, exist_ok=True)
-        report_path = Path(args.report) if args.report and not batch else path.with_suffix(".json")
-        plot = None
-        if args.plot:
-            plot = Path(args.plot) / f"{Path(source).stem}_physics.png" if batch else Path(args.plot)
+    for source, path, report_path, plot in jobs:
         try:
             report = run_one(args, source, path, mapping, plot)
+            _files.write_json(report_path, report)
+            if args.save_map and not batch:
+                from mocap_workbench.core.retarget import save_preset
+
+                with _files.atomic(args.save_map) as (temp,):
+                    save_preset(temp, report["mapping"], source=str(source), target=str(args.target))
         except Exception as exc:  # one bad file must not stop a batch
             failures += 1
-            detail = str(exc) if isinstance(exc, (ValueError, OSError, RuntimeError)) else traceback.format_exc()
+            known = (ValueError, OSError, RuntimeError, UsageError)
+            detail = " ".join(str(exc).split()) if isinstance(exc, known) else traceback.format_exc()
             print(f"FAILED {detail}" if str(source) in detail else f"FAILED {source}: {detail}", file=sys.stderr)
             results.append({"input": str(source), "error": str(exc)})
             continue
-        report_path.write_text(json.dumps(report, indent=2))
-        if args.save_map and not batch:
-            from mocap_workbench.core.retarget import save_preset
-
-            save_preset(args.save_map, report["mapping"], source=str(source), target=str(args.target))
         results.append(report)
         print(_line(report))
     if batch:
         summary = {"processed": len(results) - failures, "failed": failures, "results": results}
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        try:
+            _files.write_json(out / "summary.json", summary)
+        except OSError as exc:
+            return A.fail("retarget.py", f"cannot write the summary: {exc}", 1)
         print(f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}")  # fmt: skip
     return 1 if failures else 0
 
@@ -156,12 +206,12 @@ def _sources(args: argparse.Namespace) -> list[str]:
     if path.is_dir():
         files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in MOTION_SUFFIXES)
         if not files:
-            raise SystemExit(f"no .bvh or .amc files in {path}")
+            raise UsageError(f"no .bvh or .amc files in {path}")
         return files
     if not path.exists():
-        raise SystemExit(f"source not found: {path}")
+        raise UsageError(f"source not found: {path}")
     if not Path(args.target).exists():
-        raise SystemExit(f"target not found: {args.target}")
+        raise UsageError(f"target not found: {args.target}")
     return [str(path)]
 
 
@@ -169,7 +219,7 @@ def _output_suffix(args: argparse.Namespace, out: Path, batch: bool) -> str:
     if batch:
         return "." + (args.format or ("blend" if _package.have_bpy() else "bvh"))
     if out.suffix.lower() not in (".blend", ".bvh"):
-        raise SystemExit(f"output must be a .blend or .bvh file (or a folder for a batch), got {out}")
+        raise UsageError(f"output must be a .blend or .bvh file (or a folder for a batch), got {out}")
     return out.suffix.lower()
 
 
@@ -178,10 +228,7 @@ def _load_map(path: str | None) -> dict | None:
         return None
     from mocap_workbench.core.retarget import load_preset
 
-    try:
-        return load_preset(path)
-    except ValueError as exc:
-        raise SystemExit(str(exc)) from None
+    return load_preset(path)  # ValueError naming the file
 
 
 def _files_only(source: str, target: str) -> bool:
@@ -212,9 +259,10 @@ def _plot(report: dict, series: dict, path: Path) -> None:
         report["notes"].append(note)
         print(f"warning: {note}", file=sys.stderr)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     title = f"Physics Report – {Path(report['input']).stem} on {Path(report['target']).stem}"
-    report["physics_plot"] = str(plot.plot_report(path, title, series["before"], series["after"]))
+    with _files.atomic(path) as (temp,):
+        plot.plot_report(temp, title, series["before"], series["after"])
+    report["physics_plot"] = str(path)
 
 
 def _target_skeleton(path: str):
@@ -260,7 +308,8 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
             keys.keys, keys.params, keys.error, _keyframe_options.options_of(args, "extract-")
         )
         written = keys.played
-    write_bvh(written, out)
+    with _files.atomic(out) as (temp,):
+        write_bvh(written, temp)
     report = _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
                      result.notes, **extra)  # fmt: skip
     return report, series
@@ -303,6 +352,7 @@ def _append_armature(path: str, name: str | None):
     """Append the (named, else the only animated) armature object of another .blend file."""
     import bpy
 
+    _blend.disable_scripts()  # appended drivers are evaluated with the open file's auto-run setting
     with bpy.data.libraries.load(path, link=False) as (data_from, data_to):
         data_to.objects = [n for n in data_from.objects if not name or n == name]
     objects = [o for o in data_to.objects if o is not None and o.type == "ARMATURE"]
@@ -330,8 +380,9 @@ def _load_target(args: argparse.Namespace):
     import bpy
 
     target = args.target
+    _blend.disable_scripts()
     if target.lower().endswith(".blend"):
-        bpy.ops.wm.open_mainfile(filepath=str(Path(target).resolve()))
+        _blend.open_untrusted(target)
         return _armature_in(target, args.target_armature, animated=False)
     bpy.ops.wm.read_homefile(use_empty=True)
     if target.lower().endswith(".bvh"):
@@ -375,6 +426,9 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
 
     target = _load_target(args)
     source_obj = _load_source(args, source)
+    python = _blend.python_in_file()
+    blends = [Path(p).name for p in (source, args.target) if p.lower().endswith(".blend")]
+    _blend.warn(python, " and ".join(dict.fromkeys(blends)) or "input")
     extract = _keyframe_options.options_of(args, "extract-") if _keyframe_options.given(args, "extract-") else None
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
                                 physics=args.physics_settings)  # fmt: skip
@@ -382,10 +436,15 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
         from mocap_workbench.addon.common.clip import read_clip
         from mocap_workbench.core.io.bvh import write_bvh
 
-        write_bvh(read_clip(target).motion, out)
-    else:
-        bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
+        with _files.atomic(out) as (temp,):
+            write_bvh(read_clip(target).motion, temp)
     extra = {"physics": report.physics} if report.physics else {}
+    if python:
+        extra["python_not_run"] = python
+    if out.suffix != ".bvh":
+        if not args.keep_scripts and (unregistered := _blend.unregister_texts()):
+            extra["unregistered_texts"] = unregistered
+        _files.save_blend(out)
     if report.extraction is not None:
         e = report.extraction
         extra["extraction"] = _extraction(e.keys, e.params, e.error, extract)
@@ -398,9 +457,4 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
 
 
 if __name__ == "__main__":
-    code = main()
-    if "bpy" in sys.modules and "--" in sys.argv:  # under `blender -b -P`, sys.exit would be swallowed
-        import os
-
-        os._exit(code)
-    sys.exit(code)
+    A.run(main, "retarget.py")

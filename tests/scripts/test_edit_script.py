@@ -71,7 +71,7 @@ def test_errors_exit_with_status_and_message(tmp_path, files, capsys):
         == 1
     )
     assert "unknown joint 'Nope'" in capsys.readouterr().err
-    assert edit.main(["edit.py", "cut", str(files["walk"]), str(out), "--start", "50", "--stop", "500"]) == 1
+    assert edit.main(["edit.py", "cut", str(files["walk"]), str(out), "--start", "50", "--stop", "500"]) == 2
     with pytest.raises(SystemExit) as exc:
         edit.main(["edit.py", "rotate", str(files["walk"]), str(out)])
     assert exc.value.code == 2
