@@ -56,9 +56,16 @@ def run(main: Callable[[], int], prog: str) -> None:
         code = fail(prog, "interrupted", 130)
     sys.stdout.flush()
     sys.stderr.flush()
-    if "bpy" in sys.modules and sys.modules["bpy"] is not None and "--" in sys.argv:
+    if _inside_blender_executable():
         os._exit(code)
     sys.exit(code)
+
+
+def _inside_blender_executable() -> bool:
+    """Run by a Blender executable (``blender -b -P``), not by Python with the bpy module (whose
+    ``binary_path`` is empty): only there must the script end the process itself."""
+    bpy = sys.modules.get("bpy")
+    return bpy is not None and bool(getattr(bpy.app, "binary_path", "")) and "--" in sys.argv
 
 
 # --- argparse types ----------------------------------------------------------------------------

@@ -19,3 +19,15 @@ def shared_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"real capture not available here: {path}")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _no_process_exit(monkeypatch):
+    """A script run in-process must not end the test run: ``os._exit`` (what the scripts call under a
+    Blender executable) raises SystemExit here instead, so a wrong exit path fails its test."""
+    import os
+
+    def refuse(code: int) -> None:
+        raise SystemExit(f"os._exit({code}) called inside the test run")
+
+    monkeypatch.setattr(os, "_exit", refuse)
