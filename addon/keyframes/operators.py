@@ -151,6 +151,15 @@ def default_frame_range(context) -> tuple[int, int]:
     return int(round(start)), int(round(end))
 
 
+def fill_frame_range(operator, context) -> None:
+    """Start and End the caller did not pass: the preview range when set, else the action's frames."""
+    start, end = default_frame_range(context)
+    if not operator.properties.is_property_set("frame_start"):
+        operator.frame_start = start
+    if not operator.properties.is_property_set("frame_end"):
+        operator.frame_end = end
+
+
 # Settings whose defaults for new files are add-on preferences.
 PREFERENCE_SETTINGS = ("method", "target", "ratio", "count", "interpolation")
 
@@ -225,15 +234,8 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         for name in settings_properties():
             if not self.properties.is_property_set(name):
                 setattr(self, name, getattr(settings, name))
-        self.default_range(context)
+        fill_frame_range(self, context)
         return self.execute(context)
-
-    def default_range(self, context) -> None:
-        start, end = default_frame_range(context)
-        if not self.properties.is_property_set("frame_start"):
-            self.frame_start = start
-        if not self.properties.is_property_set("frame_end"):
-            self.frame_end = end
 
     def draw(self, context):
         layout = self.layout
@@ -268,7 +270,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
             return {"CANCELLED"}
         frame_range = None
         if self.use_frame_range:
-            self.default_range(context)  # a script that set only one end
+            fill_frame_range(self, context)  # a script that set one end or none
             if self.frame_end < self.frame_start:
                 self.report({"ERROR"}, f"Frame range {self.frame_start}–{self.frame_end} is empty")
                 return {"CANCELLED"}
