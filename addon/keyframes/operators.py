@@ -143,11 +143,15 @@ def selected_bones(obj) -> set:
 
 
 def default_frame_range(context) -> tuple[int, int]:
-    """The scene's preview range when set, else the active action's frames."""
+    """The scene's preview range when set, else the active action's frames (else the scene's)."""
     scene = context.scene
     if scene.use_preview_range:
         return scene.frame_preview_start, scene.frame_preview_end
-    start, end = context.active_object.animation_data.action.frame_range
+    obj = context.active_object
+    action = obj.animation_data.action if obj is not None and obj.animation_data is not None else None
+    if action is None:
+        return scene.frame_start, scene.frame_end
+    start, end = action.frame_range
     return int(round(start)), int(round(end))
 
 
