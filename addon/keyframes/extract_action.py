@@ -46,7 +46,9 @@ class ExtractionReport:
         """The report as rows: keys kept, the errors (core and Blender playback), the action written."""
         kept = self.params.get("keys_per_channel")
         n = len(self.frames)
-        if kept is None:
+        if not len(self.keys):  # nothing re-keyed: the scope rows say why
+            rows = []
+        elif kept is None:
             rows = [f"Kept {len(self.keys)} of {n} frames ({self.ratio:.1%})"]
         else:
             rows = [f"Kept {kept} of {n} frames per channel ({kept / n:.1%}) on a grid of {len(self.keys)} poses"]
@@ -66,13 +68,15 @@ class ExtractionReport:
         return "; ".join(self.lines())
 
 
-def scope_lines(scope: KeyScope, frames: np.ndarray, bones: set | None) -> list[str]:
+def scope_lines(scope: KeyScope, params: dict, frames: np.ndarray, bones: set | None) -> list[str]:
     """Report rows on what the user's keys kept: curves left as they were, the bones and frames re-keyed."""
     rows = []
     if scope.kept_sparse:
         rows.append(f"{len(scope.kept_sparse)} already-sparse curves kept as they were (Keep Sparse Keys)")
     if not scope.rekey:
         rows.append("no curve re-keyed")
+    if params.get("capped_channels"):
+        rows.append(f"{params['capped_channels']} curves held to the number of keys they had")
     bones_part = "" if bones is None else f" {len({k[0] for k in scope.rekey})} selected bones"
     if scope.rekey and scope.n_frames < len(frames):
         span = f"frames {frames[scope.span[0]]}–{frames[scope.span[1]]}"
@@ -175,7 +179,7 @@ def extract_on_armature(
     report = ExtractionReport(result.keys, clip.frames[a : b + 1], method, result.params, source_name,
                               channels.action.name, result.error, per_frame_error=result.per_frame_error,
                               length=lambda v: units.armature_length(obj, v, precision=4),
-                              scope=scope_lines(result.scope, clip.frames, bones))  # fmt: skip
+                              scope=scope_lines(result.scope, result.params, clip.frames, bones))  # fmt: skip
     if measure_playback:
         played = played_motion(clip, channels)
         if not whole:

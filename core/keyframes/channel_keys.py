@@ -192,6 +192,8 @@ def extract_channels(
     error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
+    wanted = len(keys) if per_channel is None else per_channel
+    params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had
     if a:
         plan = {k: ChannelKeys(ck.keys + a, ck.values, ck.handles) for k, ck in plan.items()}
     return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric, scope)
