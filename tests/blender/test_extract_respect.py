@@ -143,3 +143,23 @@ def test_frame_range_defaults_to_the_preview_range():
     channel = next(iter(before))
     assert np.array_equal(after[channel][after[channel][:, 0] < 50], before[channel][:49])
     assert "frames 50–149" in scene.mocap_workbench.last_report
+
+
+def test_replacing_a_range_in_place_plays_what_the_report_says():
+    obj = make_rig("QUATERNION")
+    source = obj.animation_data.action
+    before = keys_of(obj)
+    assert bpy.ops.mocap.extract_keyframes(replace=True, use_frame_range=True, frame_start=200, frame_end=300,
+                                           only_selected=False) == {"FINISHED"}  # fmt: skip
+    assert obj.animation_data.action == source
+    after = keys_of(obj)
+    for channel, co in before.items():
+        new = after[channel]
+        assert np.array_equal(new[new[:, 0] < 200], co[co[:, 0] < 200])
+        assert np.array_equal(new[new[:, 0] > 300], co[co[:, 0] > 300])
+    info = source["mocap_workbench"]["keyframes"]
+    report = bpy.context.scene.mocap_workbench.last_report
+    assert info["frames"] == 101 and "frames 200–300" in report
+    # Blender plays the joined curves as the core planned them (same figure twice in the report)
+    playback = report.split("Blender playback: mean ")[1].split(",")[0]
+    assert report.split("mean error ")[1].split(",")[0] == playback
