@@ -199,17 +199,7 @@ def write_keys(
     co[:, 1] = values
     points.foreach_set("co", co.ravel())
     if handles is not None and n > 1:
-        h1, h2 = handles
-        third = np.diff(np.asarray(frames, dtype=float)) / 3.0
-        left = co.astype(float).copy()
-        right = left.copy()
-        right[:-1, 0] += third
-        right[:-1, 1] = h1
-        left[1:, 0] -= third
-        left[1:, 1] = h2
-        # outer handles continue the first and last segment's tangent
-        left[0] = 2 * left[0] - right[0]
-        right[-1] = 2 * right[-1] - left[-1]
+        left, right = _free_handles(co, handles)
         points.foreach_set("handle_left_type", np.full(n, HANDLE_FREE, dtype=np.int32))
         points.foreach_set("handle_right_type", np.full(n, HANDLE_FREE, dtype=np.int32))
         points.foreach_set("handle_left", left.astype(np.float32).ravel())
@@ -217,6 +207,22 @@ def write_keys(
         interpolation = "BEZIER"
     points.foreach_set("interpolation", np.full(n, INTERPOLATION[interpolation], dtype=np.int32))
     fcurve.update()
+
+
+def _free_handles(co: np.ndarray, handles: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(left, right) handle positions (n, 2) of keys ``co`` (n, 2) from the handle values (h1, h2) of
+    :func:`write_keys`, at the thirds of each segment; the outer handles continue the end segments."""
+    h1, h2 = handles
+    third = np.diff(co[:, 0].astype(float)) / 3.0
+    left = co.astype(float).copy()
+    right = left.copy()
+    right[:-1, 0] += third
+    right[:-1, 1] = h1
+    left[1:, 0] -= third
+    left[1:, 1] = h2
+    left[0] = 2 * left[0] - right[0]
+    right[-1] = 2 * right[-1] - left[-1]
+    return left, right
 
 
 _KEY_PROPERTIES = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
@@ -283,6 +289,59 @@ def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
     points.clear()
     points.add(len(order))
     for name, _, dtype in _SPLICED:
+        points.foreach_set(name, np.ascontiguousarray(merged[name][order], dtype=dtype).ravel())
+    fcurve.update()
+
+
+def replace_span_keys(
+    fcurve: Any, frames: np.ndarray, values: np.ndarray, handles: tuple[np.ndarray, np.ndarray] | None = None
+) -> None:
+    """Replace the keys of an F-curve from ``frames[0]`` to ``frames[-1]`` with (frames, values) — FREE
+    Bezier keys with ``handles`` as in :func:`write_keys`, else LINEAR — so the curve outside plays as
+    before: keys outside keep everything, and a key the curve already had at either end stays (its
+    frame, value and outer handle; at the last frame, its interpolation onwards too)."""
+    points = fcurve.keyframe_points
+    n = len(points)
+    old = {}
+    for name, width, dtype in _KEY_PROPERTIES:
+        buffer = np.empty(n * width, dtype=dtype)
+        points.foreach_get(name, buffer)
+        old[name] = buffer.reshape(n, width)
+    at = old["co"][:, 0]
+    keep = (at < frames[0] - 1e-3) | (at > frames[-1] + 1e-3)
+    m = len(frames)
+    co = np.stack((np.asarray(frames, dtype=float), np.asarray(values, dtype=float)), axis=1)
+    if handles is not None and m > 1:
+        left, right = _free_handles(co, handles)
+        mode = INTERPOLATION["BEZIER"]
+    else:
+        left, right = co - [1.0 / 3.0, 0.0], co + [1.0 / 3.0, 0.0]
+        mode = INTERPOLATION["LINEAR"]
+    new = {
+        "co": co,
+        "handle_left": left,
+        "handle_right": right,
+        "interpolation": np.full((m, 1), mode),
+        "easing": np.zeros((m, 1)),
+        "type": np.zeros((m, 1)),  # KEYFRAME
+        "handle_left_type": np.full((m, 1), HANDLE_FREE),
+        "handle_right_type": np.full((m, 1), HANDLE_FREE),
+    }
+    first = np.flatnonzero(np.abs(at - frames[0]) <= 1e-3)
+    if len(first):
+        new["co"][0], new["handle_left"][0] = old["co"][first[0]], old["handle_left"][first[0]]
+    last = np.flatnonzero(np.abs(at - frames[-1]) <= 1e-3)
+    before = np.flatnonzero(at < frames[-1] - 1e-3)  # the key whose segment ran on past the span
+    if len(last):
+        new["co"][-1], new["handle_right"][-1] = old["co"][last[0]], old["handle_right"][last[0]]
+        new["interpolation"][-1] = old["interpolation"][last[0]]
+    elif len(before):
+        new["interpolation"][-1] = old["interpolation"][before[-1]]
+    merged = {name: np.concatenate((old[name][keep], new[name].astype(dtype))) for name, _, dtype in _KEY_PROPERTIES}
+    order = np.argsort(merged["co"][:, 0], kind="stable")
+    points.clear()
+    points.add(len(order))
+    for name, _, dtype in _KEY_PROPERTIES:
         points.foreach_set(name, np.ascontiguousarray(merged[name][order], dtype=dtype).ravel())
     fcurve.update()
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core.keyframes import evaluate
 from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelKeys, extract_channels
+from ...core.keyframes.respect import KeyScope
 from ..common import animdata, record, units
 from ..common.clip import ArmatureClip, played_motion, read_clip, scaled_bones
 from ..common.library import refuse_linked
@@ -35,6 +36,7 @@ class ExtractionReport:
     per_frame_playback_error: np.ndarray | None = None
     seconds: float = 0.0
     length: Any = None  # writes an armature-space distance in the scene's units (default: a plain number)
+    scope: list[str] = field(default_factory=list)  # what was re-keyed and what kept (see :func:`scope_lines`)
 
     @property
     def ratio(self) -> float:
@@ -44,7 +46,9 @@ class ExtractionReport:
         """The report as rows: keys kept, the errors (core and Blender playback), the action written."""
         kept = self.params.get("keys_per_channel")
         n = len(self.frames)
-        if kept is None:
+        if not len(self.keys):  # nothing re-keyed: the scope rows say why
+            rows = []
+        elif kept is None:
             rows = [f"Kept {len(self.keys)} of {n} frames ({self.ratio:.1%})"]
         else:
             rows = [f"Kept {kept} of {n} frames per channel ({kept / n:.1%}) on a grid of {len(self.keys)} poses"]
@@ -53,6 +57,7 @@ class ExtractionReport:
         if self.playback_error:
             rows[-1] += (f" (Blender playback: mean {length(self.playback_error['position_mean'])}, "
                          f"max {length(self.playback_error['position_max'])})")  # fmt: skip
+        rows += self.scope
         if self.result_action != self.source_action:
             rows.append(f"new action '{self.result_action}', original '{self.source_action}' kept")
         else:
@@ -63,19 +68,44 @@ class ExtractionReport:
         return "; ".join(self.lines())
 
 
-def write_sparse_action(clip: ArmatureClip, plan: dict, replace: bool, name: str | None = None) -> animdata.Channels:
-    """Write the planned keys on every animated bone channel (see :func:`core.keyframes.channel_keys.plan_channels`).
+def scope_lines(scope: KeyScope, params: dict, frames: np.ndarray, bones: set | None) -> list[str]:
+    """Report rows on what the user's keys kept: curves left as they were, the bones and frames re-keyed."""
+    rows = []
+    if scope.kept_sparse:
+        rows.append(f"{len(scope.kept_sparse)} already-sparse curves kept as they were (Keep Sparse Keys)")
+    if not scope.rekey:
+        rows.append("no curve re-keyed")
+    if params.get("capped_channels"):
+        rows.append(f"{params['capped_channels']} curves held to the number of keys they had")
+    bones_part = "" if bones is None else f" {len({k[0] for k in scope.rekey})} selected bones"
+    if scope.rekey and scope.n_frames < len(frames):
+        span = f"frames {frames[scope.span[0]]}–{frames[scope.span[1]]}"
+        rows.append(f"re-keyed{bones_part} on {span}; the errors cover those frames (every bone's position)")
+    elif scope.rekey and bones_part:
+        rows.append(f"re-keyed{bones_part}; the errors cover every frame (every bone's position)")
+    return rows
 
-    Curves that drive anything else (custom properties, constraints) are copied unchanged
-    into the new action, or left alone when replacing in place.
+
+def write_sparse_action(
+    clip: ArmatureClip, plan: dict, replace: bool, name: str | None = None, whole: bool = True
+) -> animdata.Channels:
+    """Write the planned keys on the bone channels in ``plan`` (see :func:`core.keyframes.channel_keys.plan_channels`).
+
+    whole: the plan covers the clip's every frame (else only its keys' span is replaced, keys outside
+    kept). Curves not in the plan — kept by the user's choice, or driving anything else (custom
+    properties, constraints) — are copied unchanged into the new action, or left alone when replacing.
     """
 
     def write(fcurve: Any, ck: ChannelKeys) -> None:
-        animdata.write_keys(fcurve, clip.frames[ck.keys], ck.values, handles=ck.handles)
+        if whole:
+            animdata.write_keys(fcurve, clip.frames[ck.keys], ck.values, handles=ck.handles)
+        else:
+            animdata.replace_span_keys(fcurve, clip.frames[ck.keys], ck.values, handles=ck.handles)
 
     if replace:
         for key, fcurve in clip.curves.by_channel.items():
-            write(fcurve, plan[key])
+            if key in plan:
+                write(fcurve, plan[key])
         return clip.channels
     source = clip.channels.action
     target = animdata.new_action_for(clip.obj, name or f"{source.name}_keys")
@@ -83,11 +113,13 @@ def write_sparse_action(clip: ArmatureClip, plan: dict, replace: bool, name: str
     channel_of = {(fc.data_path, fc.array_index): key for key, fc in clip.curves.by_channel.items()}
     for fcurve in clip.channels.fcurves:
         key = channel_of.get((fcurve.data_path, fcurve.array_index))
-        if key is None:
+        if key not in plan:
             animdata.copy_fcurve(fcurve, target)
-            continue
-        group = fcurve.group.name if fcurve.group else ""
-        write(animdata.new_fcurve(target, fcurve.data_path, fcurve.array_index, group), plan[key])
+        elif not whole:
+            write(animdata.copy_fcurve(fcurve, target), plan[key])
+        else:
+            group = fcurve.group.name if fcurve.group else ""
+            write(animdata.new_fcurve(target, fcurve.data_path, fcurve.array_index, group), plan[key])
     if source.use_frame_range:
         target.action.use_frame_range = True
         target.action.frame_start, target.action.frame_end = source.frame_start, source.frame_end
@@ -107,6 +139,9 @@ def extract_on_armature(
     fitted: bool = True,
     grid: float = HYBRID_GRID,
     clip: ArmatureClip | None = None,
+    keep_sparse: bool = True,
+    bones: set | None = None,
+    frame_range: tuple[int, int] | None = None,
 ) -> ExtractionReport:
     """Extract keyframes from ``obj``'s active action (or ``clip``, already read) and write the sparse result.
 
@@ -114,6 +149,9 @@ def extract_on_armature(
     fitted: Bezier handles fitted to the slerp rebuild (default) instead of LINEAR keys.
     grid: for the hybrid method, pose keys per stored key of each channel. The keys are the core's
     (:func:`core.keyframes.channel_keys.extract_channels`), the same the plain-Python script gets.
+    The user's keys are respected: no curve gets more keys than it had; keep_sparse: curves with
+    fewer keys than frames stay exactly as they are; bones: re-key only these bones' curves;
+    frame_range: (first, last) frame re-keyed, keys outside kept, the error measured on those frames.
     """
     start = time.perf_counter()
     step = progress or (lambda _x: None)
@@ -128,22 +166,32 @@ def extract_on_armature(
                          "set those scales to 1 or remove their curves")  # fmt: skip
     source_name = clip.channels.action.name
     step(0.2)
-    result = extract_channels(clip.motion, clip.layout, clip.values, method, target, weights, fitted, grid, step)
+    first = clip.frames[0]
+    key_frames = {k: animdata.read_keys(fc)[:, 0] - first for k, fc in clip.curves.by_channel.items()}
+    span = None if frame_range is None else (int(frame_range[0]) - first, int(frame_range[1]) - first)
+    result = extract_channels(clip.motion, clip.layout, clip.values, method, target, weights, fitted, grid, step,
+                              key_frames, keep_sparse, bones, span)  # fmt: skip
     step(0.6)
-    channels = write_sparse_action(clip, result.plan, replace)
+    a, b = result.scope.span
+    whole = b - a + 1 == len(clip.frames)
+    channels = write_sparse_action(clip, result.plan, replace, whole=whole)
     step(0.8)
-    report = ExtractionReport(result.keys, clip.frames, method, result.params, source_name, channels.action.name,
-                              result.error, per_frame_error=result.per_frame_error,
-                              length=lambda v: units.armature_length(obj, v, precision=4))  # fmt: skip
+    report = ExtractionReport(result.keys, clip.frames[a : b + 1], method, result.params, source_name,
+                              channels.action.name, result.error, per_frame_error=result.per_frame_error,
+                              length=lambda v: units.armature_length(obj, v, precision=4),
+                              scope=scope_lines(result.scope, result.params, clip.frames, bones))  # fmt: skip
     if measure_playback:
         played = played_motion(clip, channels)
-        report.playback_error, report.per_frame_playback_error = evaluate(clip.motion, played, result.metric)
+        if not whole:
+            played = played.frames(slice(a, b + 1))
+        original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
+        report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
     record.write(channels.action, "keyframes", {
         "source_action": source_name,
         "method": method,
         "keyframes": len(result.keys),
         "stored_keys": result.params["stored_keys"],
-        "frames": len(clip.frames),
+        "frames": len(report.frames),
         "position_mean": result.error["position_mean"],
         "position_max": result.error["position_max"],
     })  # fmt: skip

@@ -113,6 +113,57 @@ def settings_properties() -> dict:
     }
 
 
+def scope_properties() -> dict:
+    """What the operator re-keys (the operator's own, as Decimate works on the selected keys)."""
+    return {
+        "keep_sparse": BoolProperty(
+            name="Keep Sparse Keys",
+            default=True,
+            description="Leave curves with fewer keys than frames (hand-set keys) exactly as they are",
+        ),
+        "only_selected": BoolProperty(
+            name="Only Selected Bones",
+            default=False,
+            description="Re-key only the bones selected in Pose Mode and leave the others as they are",
+        ),
+        "use_frame_range": BoolProperty(
+            name="Frame Range",
+            default=False,
+            description="Re-key only the frames from Start to End and keep the keys outside",
+        ),
+        # not remembered between runs: each run starts on the preview range or the action's frames
+        "frame_start": IntProperty(name="Start", default=1, options={"SKIP_SAVE"}, description="First frame to re-key"),
+        "frame_end": IntProperty(name="End", default=250, options={"SKIP_SAVE"}, description="Last frame to re-key"),
+    }
+
+
+def selected_bones(obj) -> set:
+    """Names of ``obj``'s selected bones (Blender 5.0 keeps the selection on the pose bone, earlier on the bone)."""
+    return {pb.name for pb in obj.pose.bones if (pb.select if hasattr(pb, "select") else pb.bone.select)}
+
+
+def default_frame_range(context) -> tuple[int, int]:
+    """The scene's preview range when set, else the active action's frames (else the scene's)."""
+    scene = context.scene
+    if scene.use_preview_range:
+        return scene.frame_preview_start, scene.frame_preview_end
+    obj = context.active_object
+    action = obj.animation_data.action if obj is not None and obj.animation_data is not None else None
+    if action is None:
+        return scene.frame_start, scene.frame_end
+    start, end = action.frame_range
+    return int(round(start)), int(round(end))
+
+
+def fill_frame_range(operator, context) -> None:
+    """Start and End the caller did not pass: the preview range when set, else the action's frames."""
+    start, end = default_frame_range(context)
+    if not operator.properties.is_property_set("frame_start"):
+        operator.frame_start = start
+    if not operator.properties.is_property_set("frame_end"):
+        operator.frame_end = end
+
+
 # Settings whose defaults for new files are add-on preferences.
 PREFERENCE_SETTINGS = ("method", "target", "ratio", "count", "interpolation")
 
@@ -169,7 +220,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
     bl_idname = "mocap.extract_keyframes"
     bl_label = "Extract Keyframes"
     bl_options = {"REGISTER", "UNDO", "PRESET"}
-    __annotations__ = settings_properties()
+    __annotations__ = {**settings_properties(), **scope_properties()}
 
     @classmethod
     def poll(cls, context):
@@ -187,12 +238,20 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         for name in settings_properties():
             if not self.properties.is_property_set(name):
                 setattr(self, name, getattr(settings, name))
+        fill_frame_range(self, context)
         return self.execute(context)
 
     def draw(self, context):
         layout = self.layout
         layout.use_property_split = True
         draw_settings(layout, self)
+        layout.prop(self, "keep_sparse")
+        layout.prop(self, "only_selected")
+        layout.prop(self, "use_frame_range")
+        col = layout.column(align=True)
+        col.active = self.use_frame_range
+        col.prop(self, "frame_start")
+        col.prop(self, "frame_end")
 
     def in_place_actions(self, context):
         anim = context.active_object.animation_data
@@ -208,15 +267,30 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         if self.target == "THRESHOLD" and self.method != "THRESHOLD":
             self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
             return {"CANCELLED"}
+        obj = context.active_object
+        bones = selected_bones(obj) if self.only_selected else None
+        if bones is not None and not bones:
+            self.report({"ERROR"}, "Only Selected Bones is on but no bone is selected")
+            return {"CANCELLED"}
+        frame_range = None
+        if self.use_frame_range:
+            fill_frame_range(self, context)  # a script that set one end or none
+            if self.frame_end < self.frame_start:
+                self.report({"ERROR"}, f"Frame range {self.frame_start}–{self.frame_end} is empty")
+                return {"CANCELLED"}
+            frame_range = (self.frame_start, self.frame_end)
         wm = context.window_manager
         wm.progress_begin(0, 100)
         try:
             report = extract_on_armature(
-                context.active_object,
+                obj,
                 replace=self.replace,
                 measure_playback=self.measure_playback,
                 progress=lambda x: wm.progress_update(int(100 * x)),
-                **extraction_options(self, context.active_object),
+                keep_sparse=self.keep_sparse,
+                bones=bones,
+                frame_range=frame_range,
+                **extraction_options(self, obj),
             )
         finally:
             wm.progress_end()

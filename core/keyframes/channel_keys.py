@@ -22,6 +22,7 @@ from .error import evaluate
 from .extract import extract_keyframes, target_count
 from .hybrid import drop_channel_keys
 from .reconstruct import reconstruct
+from .respect import KeyScope, key_scope
 
 # The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
 # at 5 % stored keys, factors 1.5/2/3/4/6 gave Blender-playback mean errors 0.111/0.057/0.034/
@@ -57,7 +58,7 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
-    fitted: bool = True, budget: int | None = None,
+    fitted: bool = True, budget: int | None = None, caps: dict | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
@@ -65,9 +66,16 @@ def plan_channels(
     fitted: Bezier handles fitted so per-curve playback follows the rebuild, else LINEAR keys.
     Without a ``budget`` every channel is keyed on every pose key; with one, channels also drop
     the pose keys they need least until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
+    caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
+    they need least, whatever the method.
     """
     sparse = continuous_quaternions(values, keys)
     names = list(sparse)
+    cap = None if caps is None else np.array([caps.get(k, len(keys)) for k in names])
+    if cap is not None and (cap < len(keys)).any() and budget is None:
+        budget = len(keys) * len(names)  # the caps alone bind
+    elif cap is not None and not (cap < len(keys)).any():
+        cap = None
     if budget is None and not fitted:
         return {k: ChannelKeys(keys, sparse[k]) for k in names}
     targets = rebuilt_channel_values(rebuilt, layout, sparse, keys)
@@ -75,7 +83,7 @@ def plan_channels(
     if budget is None:
         h1, h2 = fit_handles(dense, keys)
         return {k: ChannelKeys(keys, sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
-    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted)
+    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted, caps=cap)
     plan = {}
     for i, k in enumerate(names):
         handles = None
@@ -117,8 +125,10 @@ def choose_keys(
 
 @dataclass
 class ChannelExtraction:
-    """The keys of every channel and what they play: pose keys (K,), method params, the plan
-    (channel → :class:`ChannelKeys`), the motion the keys play and its error against the original."""
+    """The keys of every re-keyed channel and what they play: pose keys (K,), method params, the plan
+    (channel → :class:`ChannelKeys`, keys as indices into the clip's frames), the motion the keys
+    play on the span and its error against the original there, and the scope (what was re-keyed,
+    what kept: :class:`.respect.KeyScope`)."""
 
     keys: np.ndarray
     params: dict
@@ -127,6 +137,7 @@ class ChannelExtraction:
     error: dict
     per_frame_error: np.ndarray
     metric: PoseMetric
+    scope: KeyScope | None = None
 
 
 def extract_channels(
@@ -139,6 +150,10 @@ def extract_channels(
     fitted: bool = True,
     grid: float = HYBRID_GRID,
     progress=None,
+    key_frames: dict | None = None,
+    keep_sparse: bool = True,
+    bones: set | None = None,
+    span: tuple[int, int] | None = None,
 ) -> ChannelExtraction:
     """Keyframes of channel ``values`` (channel → (T,)) that play ``motion`` on the layout's bones.
 
@@ -146,17 +161,39 @@ def extract_channels(
     fitted: Bezier handles fitted to the slerp rebuild instead of LINEAR keys; grid: for the
     hybrid, pose keys per stored key of each channel. The error is measured on what the planned
     curves play (for the hybrid and fitted keys: the Bezier curves, not the pose rebuild).
+
+    The user's keys are respected (:func:`.respect.key_scope`): key_frames (channel → its own key
+    positions on the frame axis, None: a key on every frame) caps each channel at its own key
+    count and, with keep_sparse, leaves channels already sparser than the frames exactly as they
+    are (not in the plan); bones: only these bones' channels are re-keyed; span: (first, last) frame
+    index re-keyed — keys, targets and the error are on those frames, the plan's keys are clip indices.
     """
     step = progress or (lambda _x: None)
-    metric = PoseMetric.for_motion(motion, weights)
-    keys, params, per_channel = choose_keys(motion, method, target or {"ratio": 0.05}, metric, weights, grid)
+    scope = key_scope(key_frames, list(values), motion.n_frames, span, keep_sparse, bones)
+    a, b = scope.span
+    whole = scope.n_frames == motion.n_frames and not scope.kept
+    sub = motion if scope.n_frames == motion.n_frames else motion.frames(slice(a, b + 1))
+    metric = PoseMetric.for_motion(sub, weights)
+    if not scope.rekey:  # nothing to re-key: every curve stays as it is
+        error, per_frame = evaluate(sub, sub, metric)
+        params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
+        return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
+    keys, params, per_channel = choose_keys(sub, method, target or {"ratio": 0.05}, metric, weights, grid)
     step(0.5)
-    rebuilt = reconstruct(motion, keys)
-    budget = None if per_channel is None else per_channel * len(values)
-    plan = plan_channels(motion, layout, values, keys, rebuilt, fitted, budget)
-    if budget is not None:  # the curves, not the pose grid, are the result: measure them
-        rebuilt = motion_from_values(motion.skeleton, layout, planned_values(plan, motion.n_frames),
-                                     motion.n_frames, motion.fps)  # fmt: skip
-    error, per_frame = evaluate(motion, rebuilt, metric)
+    rebuilt = reconstruct(sub, keys)
+    rekeyed = scope.values(values)
+    budget = None if per_channel is None else per_channel * len(rekeyed)
+    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps)
+    if budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
+        # the curves, not the pose grid, are the result: measure them (with the curves kept as they were)
+        played = {k: values[k][a : b + 1] for k in scope.kept}
+        played.update(planned_values(plan, scope.n_frames))
+        rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
+    error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
-    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric)
+    params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
+    wanted = len(keys) if per_channel is None else per_channel
+    params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had
+    if a:
+        plan = {k: ChannelKeys(ck.keys + a, ck.values, ck.handles) for k, ck in plan.items()}
+    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric, scope)

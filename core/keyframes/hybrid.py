@@ -68,6 +68,7 @@ def drop_channel_keys(
     forced: np.ndarray | None = None,
     batch: float = 0.25,
     linear: bool = False,
+    caps: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Per channel, the subset of ``keys`` to keep so that ``budget`` keys remain in all.
 
@@ -75,8 +76,11 @@ def drop_channel_keys(
     sorted pose keyframes (K,); levers: (C,) scene units of joint motion per unit of the
     channel (e.g. a bone's reach for a rotation in radians, 1 for a location); forced:
     key positions (indices into ``keys``) no channel may drop; linear: the curves will play
-    LINEAR keys (segments measured as straight lines, not fitted Beziers). Returns C index
-    arrays into the frame axis.
+    LINEAR keys (segments measured as straight lines, not fitted Beziers); caps: (C,) most keys
+    each channel may keep (its own key count: a channel never gets more keys than it had) — the
+    channels over their cap drop their cheapest keys first, then the budget is met over all
+    channels (so a capped channel's unused share goes to the others). Locked keys (first, last,
+    ``forced``) stay even past a cap. Returns C index arrays into the frame axis.
 
     Greedy in rounds: each round removes the cheapest ``batch`` share of the remaining
     excess at once (never two neighbours on one curve, whose costs would interact), then
@@ -99,10 +103,19 @@ def drop_channel_keys(
     if len(c_all):
         cost[c_all, i_all] = fits.errors(c_all, keys[i_all - 1], keys[i_all + 1]) * levers[c_all]
     total = n_channels * n_keys
-    while total > budget:
-        excess = total - budget
+    count = np.full(n_channels, n_keys)
+    cap = np.full(n_channels, n_keys) if caps is None else np.maximum(np.asarray(caps, dtype=int), locked.sum())
+    while True:
+        over = np.maximum(count - cap, 0)
+        if over.any():  # first bring every channel down to its cap, each by its own cheapest keys
+            excess, quota = int(over.sum()), over
+            flat = np.where((over > 0)[:, None], cost, np.inf).ravel()
+        elif total > budget:
+            excess, quota = total - budget, None
+            flat = cost.ravel()
+        else:
+            break
         take = min(excess, max(1, int(np.ceil(batch * excess))))
-        flat = cost.ravel()
         if not np.isfinite(flat).any():
             break
         candidates = (
@@ -114,14 +127,17 @@ def drop_channel_keys(
             if not np.isfinite(flat[flat_index]):
                 break
             c, i = divmod(flat_index, n_keys)
-            if (c, i) in blocked:
+            if (c, i) in blocked or (quota is not None and quota[c] <= 0):
                 continue
+            if quota is not None:
+                quota[c] -= 1
             chosen.append((c, i))
             blocked.update(((c, int(prev[c, i])), (c, int(nxt[c, i]))))
         touched = set()
         for c, i in chosen:
             p, q = prev[c, i], nxt[c, i]
             keep[c, i] = False
+            count[c] -= 1
             cost[c, i] = np.inf
             nxt[c, p], prev[c, q] = q, p
             touched.update(((c, int(p)), (c, int(q))))
