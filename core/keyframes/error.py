@@ -64,9 +64,10 @@ class MeasuredPoints:
 
 
 def mean_bone_length(skeleton: Skeleton) -> float:
-    """Mean of the non-zero bone lengths (scene units); the body size / 8 for a skeleton without any."""
+    """Mean length of the bones longer than 0.001 × the body size (scene units; shorter ones are
+    zero-length joints, read from Blender with float noise); the body size / 8 for a skeleton without any."""
     lengths = skeleton.bone_lengths()
-    lengths = lengths[lengths > 0]
+    lengths = lengths[lengths > 1e-3 * skeleton.size()]
     return float(lengths.mean()) if lengths.size else skeleton.size() / 8.0
 
 
@@ -104,8 +105,11 @@ def measured_points(skeleton: Skeleton) -> MeasuredPoints:
     has_end = np.zeros(j, dtype=bool)
     has_end[skeleton.end_site_parents] = True
     bare = np.flatnonzero(~has_children & ~has_end)
-    # two unit vectors across each axis: the basis axis least along it, crossed, then crossed again
-    basis = np.eye(3)[np.argmin(np.abs(axes), axis=1)]
+    # two unit vectors across each axis: the frame's basis axis least along it (the first of near
+    # ties, so float noise in a rest pose read from Blender picks the same one), crossed, crossed again.
+    # A Blender bone's axis is its Y, so its side points lie on its X and Z (its roll).
+    along = np.abs(axes)
+    basis = np.eye(3)[np.argmax(along <= along.min(axis=1, keepdims=True) + 1e-4, axis=1)]
     u = np.cross(axes, basis)
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     v = np.cross(axes, u)
