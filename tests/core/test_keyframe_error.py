@@ -95,3 +95,13 @@ def test_axes_follow_rest_rotations_and_children():
     world = pose_points(Motion.rest(sk, 1))[0]
     # B at (0, 1, 0), C at B + turn·(-1, 0, 0) = (0, 0, 0); C's tip continues B→C to (0, -1, 0)
     assert np.allclose(world[2], [0, 0, 0]) and np.allclose(world[of(points, 2, "tip")], [[0, -1.0, 0]])
+
+
+def test_a_blender_bone_gets_its_sides_on_its_roll_axes_despite_float_noise():
+    # Blender bones point along their own Y; read from Blender the child offsets carry float32 noise
+    for noise in (0.0, 3e-8, -3e-8):
+        sk = Skeleton(("A", "B"), [-1, 0], [[0, 0, 0], [noise, 1.0, -noise]], end_site_parents=[1],
+                      end_site_offsets=[[0.0, 0.5, 0.0]])  # fmt: skip
+        points = measured_points(sk)
+        sides = points.offsets[of(points, 0, "side")] / (SHELL_FRACTION * 1.0)
+        assert np.allclose(np.abs(sides), [[0, 0, 1], [1, 0, 0]], atol=1e-6)  # ±Z and ±X, always the same
