@@ -69,9 +69,11 @@ def options_of(args: argparse.Namespace, prefix: str = "") -> dict:
 
 
 def plain(value):
-    """A JSON-ready parameter value: numpy integers to int, other numbers to float."""
+    """A JSON-ready parameter value: numpy integers to int, other numbers to float, dicts and lists item by item."""
     if value is None or isinstance(value, str | bool):
         return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | np.ndarray):
         return [plain(v) for v in value]
     if isinstance(value, int | np.integer):

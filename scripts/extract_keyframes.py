@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             line += (
                 f", Blender playback mean {e['playback']['position_mean']:.4g} max {e['playback']['position_max']:.4g}"
             )
+        w = report["worst"]
+        line += f", worst {w['bone']} {w['point']} at frame {w.get('scene_frame', w['frame']):g} ({w['error']:.4g})"
         print(line + f", {report['seconds']:.2f} s")
     if batch:
         summary = {"processed": len(results) - failures, "failed": failures, "results": results}
@@ -227,9 +229,25 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
     return report
 
 
+WORST_FIELDS = ("worst_bone", "worst_point", "worst_frame")
+
+
+def split_error(error: dict) -> tuple[dict, dict, dict]:
+    """A core summary (:func:`core.keyframes.error.summarize`) as the report writes it: the figures,
+    the per-bone max (bone → error) and the worst point {bone, point, frame (0-based), error}."""
+    figures = {k: v for k, v in error.items() if k not in WORST_FIELDS and k != "per_bone_max"}
+    worst = {"bone": error["worst_bone"], "point": error["worst_point"], "frame": int(error["worst_frame"]),
+             "error": float(error["position_max"])}  # fmt: skip
+    return figures, dict(error["per_bone_max"]), worst
+
+
 def _report_base(source, shape: tuple[int, float, int], method, params, keys, error, per_frame) -> dict:
-    """The report's common fields; shape is (frames, fps, joints)."""
+    """The report's common fields; shape is (frames, fps, joints). The errors are the measure of
+    :mod:`core.keyframes.error` (every bone's head, tip and sides): ``error`` the figures,
+    ``per_frame_error`` the mean per frame, ``per_bone_error`` each bone's max, ``worst`` the worst
+    point (frame 0-based, like ``keyframes``)."""
     frames, fps, joints = shape
+    figures, per_bone, worst = split_error(error)
     return {
         "input": "demo (procedural walk, turn and jump)" if source is None else str(source),
         "frames": int(frames),
@@ -238,8 +256,10 @@ def _report_base(source, shape: tuple[int, float, int], method, params, keys, er
         "method": method,
         "params": {k: _keyframe_options.plain(v) for k, v in params.items()},
         "keyframes": [int(k) for k in keys],
-        "error": dict(error),
+        "error": figures,
         "per_frame_error": [float(x) for x in per_frame],
+        "per_bone_error": per_bone,
+        "worst": worst,
     }
 
 
@@ -301,8 +321,11 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     report = extract_on_armature(obj, replace=args.replace, **options)
     shape = (len(report.frames), scene_fps(bpy.context.scene), len(obj.data.bones))
     out = _report_base(source, shape, args.method, report.params, report.keys, report.error, report.per_frame_error)
-    out["error"]["playback"] = report.playback_error
-    out["per_frame_playback_error"] = [float(x) for x in report.per_frame_playback_error]
+    if report.playback_error:  # what the user sees: Blender's playback, the worst point of that
+        out["error"]["playback"], out["per_bone_playback_error"], out["worst"] = split_error(report.playback_error)
+        out["worst"]["source"] = "playback"
+        out["per_frame_playback_error"] = [float(x) for x in report.per_frame_playback_error]
+    out["worst"]["scene_frame"] = float(report.frames[out["worst"]["frame"]])
     out.update(armature=obj.name, source_action=report.source_action, result_action=report.result_action,
                first_frame=int(report.frames[0]), blender=bpy.app.version_string)  # fmt: skip
     if python:
@@ -328,7 +351,7 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
 
 
 def write_plot(report: dict, path: Path) -> None:
-    """Per-frame mean joint position error, keyframes marked (matplotlib, headless backend)."""
+    """Per-frame mean position error (every bone's head, tip and sides), keyframes marked (matplotlib, headless)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -361,7 +384,7 @@ def write_plot(report: dict, path: Path) -> None:
         f"{Path(report['input']).name}: {kept}, {report['method']}, mean {e['position_mean']:.4g}, max {e['position_max']:.4g}"
     )
     ax.set_xlabel("frame (0-based)")
-    ax.set_ylabel("mean joint position error (scene units)")
+    ax.set_ylabel("mean error of bone heads, tips, sides (scene units)")
     ax.legend(loc="upper right")
     fig.tight_layout()
     with _files.atomic(path) as (temp,):

@@ -319,7 +319,7 @@ def _extraction(keys, params, error, options: dict) -> dict:
     """The report's ``extraction`` part: method, target, pose keys (0-based), params, error of what the keys play."""
     return {"method": options["method"], "target": options["target"], "keyframes": [int(k) for k in keys],
             "params": {k: _keyframe_options.plain(v) for k, v in params.items()},
-            "error": {k: float(v) for k, v in error.items()}}  # fmt: skip
+            "error": _keyframe_options.plain(dict(error))}  # fmt: skip
 
 
 def _report(source, target, out, frames, fps, mapping, scale, figures, notes, **extra) -> dict:
@@ -448,7 +448,7 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     if report.extraction is not None:
         e = report.extraction
         extra["extraction"] = _extraction(e.keys, e.params, e.error, extract)
-        extra["extraction"]["playback_error"] = {k: float(v) for k, v in e.playback_error.items()}
+        extra["extraction"]["playback_error"] = _keyframe_options.plain(dict(e.playback_error))
     out_report = _report(source, args.target, out, len(report.frames), scene_fps(bpy.context.scene), report.mapping,
                          report.scale, report.figures, report.notes, armature=target.name,
                          source_armature=source_obj.name, result_action=report.result_action,

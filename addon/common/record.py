@@ -10,7 +10,10 @@ result distilled into keyframes keeps its physics figures and overlay):
   the plot's image datablock when there is one;
 - ``"physics_overlay"``: the viewport overlay's data (:mod:`addon.retarget.physics_overlay`);
 - ``"keyframes"``: ``source_action``, ``method``, ``keyframes``, ``stored_keys``, ``frames``,
-  ``position_mean``, ``position_max`` (scene units);
+  ``position_mean``, ``position_max`` (armature units; the measure of :mod:`core.keyframes.error`:
+  heads, tips and sides of every bone), and the worst point of Blender's playback (of the core's
+  rebuild when playback is not measured): ``worst_bone``, ``worst_point`` (head / tip / side),
+  ``worst_frame`` (the scene frame), ``worst_error``;
 - ``"edit"``: ``operation``, ``sources`` and that operation's figures.
 
 Writing a section merges it into the record; other sections stay.

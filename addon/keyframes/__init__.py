@@ -1,14 +1,15 @@
 """Extract Keyframes: the operator, its settings, panels and menu entries, and the bridge to the core
-(``extract_action``: read the action, extract, write the sparse action, measure playback)."""
+(``extract_action``: read the action, extract, write the sparse action, measure playback); Go to Worst
+Frame (``worst_frame``)."""
 
 from __future__ import annotations
 
 from bpy.props import StringProperty
 
 from ..common.registration import feature_registration
-from . import operators, panels
+from . import operators, panels, worst_frame
 
-register, unregister = feature_registration((*operators.classes, *panels.classes), panels.MENUS)
+register, unregister = feature_registration((*operators.classes, *worst_frame.classes, *panels.classes), panels.MENUS)
 
 
 def scene_settings() -> dict:

@@ -57,12 +57,25 @@ class ExtractionReport:
         if self.playback_error:
             rows[-1] += (f" (Blender playback: mean {length(self.playback_error['position_mean'])}, "
                          f"max {length(self.playback_error['position_max'])})")  # fmt: skip
+        worst = self.worst()
+        if worst is not None:
+            bone, point, frame, value = worst
+            rows.append(f"worst: {bone} {point} at frame {frame:g}, {length(value)}")
         rows += self.scope
         if self.result_action != self.source_action:
             rows.append(f"new action '{self.result_action}', original '{self.source_action}' kept")
         else:
             rows.append(f"replaced keys in '{self.source_action}'")
         return rows
+
+    def worst(self) -> tuple[str, str, float, float] | None:
+        """The worst point of what the user sees (Blender's playback when measured, else the core's
+        rebuild): bone, point (head / tip / side), Blender frame, error in armature units."""
+        error = self.playback_error if "worst_bone" in self.playback_error else self.error
+        if "worst_bone" not in error:
+            return None
+        frame = float(self.frames[error["worst_frame"]])
+        return error["worst_bone"], error["worst_point"], frame, error["position_max"]
 
     def summary(self) -> str:
         return "; ".join(self.lines())
@@ -186,6 +199,7 @@ def extract_on_armature(
             played = played.frames(slice(a, b + 1))
         original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
         report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
+    worst = report.worst()
     record.write(channels.action, "keyframes", {
         "source_action": source_name,
         "method": method,
@@ -194,6 +208,8 @@ def extract_on_armature(
         "frames": len(report.frames),
         "position_mean": result.error["position_mean"],
         "position_max": result.error["position_max"],
+        **({} if worst is None else {"worst_bone": worst[0], "worst_point": worst[1], "worst_frame": worst[2],
+                                     "worst_error": worst[3]}),
     })  # fmt: skip
     step(1.0)
     report.seconds = time.perf_counter() - start

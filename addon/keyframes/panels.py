@@ -6,6 +6,7 @@ import bpy
 
 from ..common.panels import Sidebar, draw_report
 from .operators import MOCAP_OT_extract_keyframes, draw_settings
+from .worst_frame import MOCAP_OT_goto_worst_frame
 
 
 class _KeyframesPanel(Sidebar):
@@ -19,6 +20,7 @@ class _KeyframesPanel(Sidebar):
         draw_settings(layout, settings)
         layout.operator(MOCAP_OT_extract_keyframes.bl_idname, icon="KEYFRAME_HLT")
         draw_report(layout, settings.last_report.splitlines())
+        layout.operator(MOCAP_OT_goto_worst_frame.bl_idname, icon="VIEWZOOM")
 
 
 class MOCAP_PT_keyframes_dopesheet(_KeyframesPanel, bpy.types.Panel):

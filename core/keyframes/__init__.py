@@ -9,7 +9,7 @@ several methods; both are method-independent, so they live apart from the method
 from .activity import ActivityParams, activity_keys
 from .baselines import simplify_keys, uniform_keys
 from .distance import PoseMetric, joint_weights
-from .error import evaluate, evaluate_keys, position_errors, rotation_errors, summarize
+from .error import evaluate, evaluate_keys, measured_points, pose_points, position_errors, rotation_errors, summarize
 from .extract import METHODS, KeyframeResult, extract_keyframes, target_count
 from .local_search import local_search
 from .optimal import optimal_curve, optimal_keys
@@ -28,8 +28,10 @@ __all__ = [
     "extract_keyframes",
     "joint_weights",
     "local_search",
+    "measured_points",
     "optimal_curve",
     "optimal_keys",
+    "pose_points",
     "position_errors",
     "reconstruct",
     "rotation_errors",

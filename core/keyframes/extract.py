@@ -17,6 +17,7 @@ from ..motion import Motion
 from .activity import activity_for_count
 from .baselines import simplify_for_count, uniform_keys
 from .distance import PoseMetric
+from .error import pose_points, position_errors
 from .jumps import jump_frames
 from .optimal import optimal_for_count
 from .reconstruct import reconstruct
@@ -153,7 +154,8 @@ def fit_count(
 def keys_for_max_error(
     motion: Motion, metric: PoseMetric, choose: CountMethod, max_error: float
 ) -> tuple[np.ndarray, dict]:
-    """The fewest keys (binary search on the count) whose largest joint position error is ≤ max_error.
+    """The fewest keys (binary search on the count) whose largest position error (:mod:`.error`'s
+    measure: heads, tips and sides of every bone) is ≤ max_error.
 
     A final pass inserts the worst frame until the bound holds, so it is guaranteed even
     where a method's error is not monotone in the count.
@@ -161,10 +163,10 @@ def keys_for_max_error(
     if not max_error > 0:
         raise ValueError(f"max_error must be positive, got {max_error}")
     n = motion.n_frames
-    original = motion.world_positions()
+    original = pose_points(motion)
 
     def worst(keys: np.ndarray) -> np.ndarray:
-        return np.linalg.norm(original - reconstruct(motion, keys).world_positions(), axis=-1).max(axis=1)
+        return position_errors(motion, reconstruct(motion, keys), original).max(axis=1)
 
     lo, hi = 2, n
     best_keys, best_extra = np.arange(n), {}

@@ -21,7 +21,7 @@ from core.channels import (
     rotation_to_quaternion,
     values_near,
 )
-from core.keyframes import reconstruct
+from core.keyframes import position_errors, reconstruct
 from core.keyframes.channel_keys import extract_channels, planned_values
 
 MODES = ("QUATERNION", "AXIS_ANGLE", "XYZ", "ZXY", "YZX", "ZYX")
@@ -141,7 +141,7 @@ def test_hybrid_keeps_the_budget_and_measures_what_the_curves_play(mode):
         assert set(ck.keys) <= set(result.keys) and ck.keys[0] == 0 and ck.keys[-1] == motion.n_frames - 1
     played = motion_from_values(motion.skeleton, layout, planned_values(result.plan, motion.n_frames),
                                 motion.n_frames, motion.fps)  # fmt: skip
-    err = np.linalg.norm(played.world_positions() - motion.world_positions(), axis=-1).mean()
+    err = position_errors(motion, played).mean()  # heads, tips and sides (core/keyframes/error.py)
     assert err == pytest.approx(result.error["position_mean"], rel=1e-9)
     grid_only = extract_channels(motion, layout, values, "simplify", {"count": 20})
     assert result.error["position_mean"] < grid_only.error["position_mean"]
@@ -166,7 +166,7 @@ def test_linear_hybrid_drops_keys_measured_as_straight_segments():
     assert linear.params["stored_keys"] == 25 * len(values)
     played = motion_from_values(motion.skeleton, layout, planned_values(linear.plan, motion.n_frames),
                                 motion.n_frames, motion.fps)  # fmt: skip
-    err = np.linalg.norm(played.world_positions() - motion.world_positions(), axis=-1).mean()
+    err = position_errors(motion, played).mean()
     assert err == pytest.approx(linear.error["position_mean"], rel=1e-9)
     # straight segments judged as straight lines do no worse than the same budget judged as Bezier fits
     judged_as_bezier = extract_channels(motion, layout, values, "hybrid", {"count": 25}, fitted=True, grid=3.0)
@@ -174,6 +174,6 @@ def test_linear_hybrid_drops_keys_measured_as_straight_segments():
         ck.handles = None
     played_b = motion_from_values(motion.skeleton, layout, planned_values(judged_as_bezier.plan, motion.n_frames),
                                   motion.n_frames, motion.fps)  # fmt: skip
-    err_b = np.linalg.norm(played_b.world_positions() - motion.world_positions(), axis=-1).mean()
+    err_b = position_errors(motion, played_b).mean()
     assert err <= err_b * (1 + 1e-9)
     assert any(not np.array_equal(ck.keys, judged_as_bezier.plan[k].keys) for k, ck in linear.plan.items())

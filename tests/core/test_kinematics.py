@@ -9,8 +9,9 @@ from core.kinematics import end_site_positions, forward_kinematics
 from core.skeleton import rest_positions, rest_world
 
 
-def fk_by_matrices(skeleton, translations, rotations):
-    """Independent FK: 4×4 homogeneous matrices from scipy, multiplied joint by joint."""
+def fk_by_matrices(skeleton, translations, rotations, matrices=False):
+    """Independent FK: 4×4 homogeneous matrices from scipy, multiplied joint by joint; the world
+    positions (T, J, 3), or with ``matrices`` the world matrices (T, J, 4, 4)."""
     t, j = translations.shape[:2]
     world = np.zeros((t, j, 4, 4))
     for k in range(j):
@@ -20,7 +21,7 @@ def fk_by_matrices(skeleton, translations, rotations):
         local[:, :3, 3] = translations[:, k]
         p = skeleton.parents[k]
         world[:, k] = local if p < 0 else world[:, p] @ local
-    return world[:, :, :3, 3]
+    return world if matrices else world[:, :, :3, 3]
 
 
 def test_fk_matches_matrix_chain_with_rest_rotations():

@@ -8,8 +8,10 @@ import sys
 import numpy as np
 import pytest
 
+from core.channels import ChannelLayout, motion_from_values
+from core.io.blender_bvh import blender_bvh_import
 from core.io.bvh import read_bvh
-from core.keyframes import reconstruct
+from core.keyframes import position_errors, reconstruct
 from tests.conftest import ROOT, shared_file
 
 SCRIPT = ROOT / "scripts" / "extract_keyframes.py"
@@ -22,9 +24,15 @@ def run(*args, check=True):
     return proc
 
 
-def independent_errors(bvh_path, keys):
-    motion = read_bvh(bvh_path)
-    err = np.linalg.norm(motion.world_positions() - reconstruct(motion, np.array(keys)).world_positions(), axis=-1)
+def independent_errors(bvh_path, keys, rotate_mode="NATIVE"):
+    """Mean and max of the measure (heads, tips and sides of every bone) on the armature Blender's
+    importer makes (the core's model of it), and the old joints-only figures for comparison."""
+    capture = read_bvh(bvh_path)
+    skeleton, modes, values = blender_bvh_import(capture, rotate_mode)
+    motion = motion_from_values(skeleton, ChannelLayout(modes), values, capture.n_frames, capture.fps)
+    err = position_errors(motion, reconstruct(motion, np.array(keys)))
+    joints = np.linalg.norm(capture.world_positions() - reconstruct(capture, np.array(keys)).world_positions(), axis=-1)
+    assert err[:, : skeleton.n_joints] == pytest.approx(joints, rel=1e-3, abs=1e-4 * skeleton.size())
     return err.mean(), err.max()
 
 
@@ -45,6 +53,13 @@ def test_core_only_demo_writes_report_and_plot(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     for key in ("input", "frames", "fps", "joints", "method", "params", "keyframes", "error", "seconds"):
         assert key in report
+    # the measure per frame, per bone, and its worst point: consistent with the figures
+    per_frame, per_bone, worst = report["per_frame_error"], report["per_bone_error"], report["worst"]
+    assert len(per_frame) == report["frames"] and np.mean(per_frame) == pytest.approx(report["error"]["position_mean"])
+    assert len(per_bone) == report["joints"] == 21 and max(per_bone.values()) == report["error"]["position_max"]
+    assert set(worst) == {"bone", "point", "frame", "error"} and worst["error"] == report["error"]["position_max"]
+    assert per_bone[worst["bone"]] == worst["error"] and worst["point"] in {"head", "tip", "side"}
+    assert per_frame[worst["frame"]] > 0 and "per_bone_max" not in report["error"]
     # the default method, as with Blender: the hybrid, 30 stored keys per channel on a grid of 4 × 30 poses
     assert report["method"] == "hybrid" and report["params"]["keys_per_channel"] == 30
     assert len(report["keyframes"]) == 120 == report["params"]["pose_keys"]
@@ -61,10 +76,15 @@ def test_bvh_through_blender_matches_independent_evaluation(tmp_path):
     run(path, "-o", tmp_path / "walk.blend", "--count", 20, "--method", "optimal", "--report", tmp_path / "walk.json")
     report = json.loads((tmp_path / "walk.json").read_text())
     assert (tmp_path / "walk.blend").exists() and len(report["keyframes"]) == 20
-    mean, worst = independent_errors(path, report["keyframes"])
+    mean, worst_core = independent_errors(path, report["keyframes"])
     assert report["error"]["position_mean"] == pytest.approx(mean, rel=0.01)
-    assert report["error"]["position_max"] == pytest.approx(worst, rel=0.01)
+    assert report["error"]["position_max"] == pytest.approx(worst_core, rel=0.01)
     assert report["error"]["playback"]["position_mean"] > 0
+    worst = report["worst"]  # Blender's playback: what the user sees
+    assert worst["source"] == "playback" and worst["error"] == report["error"]["playback"]["position_max"]
+    assert worst["scene_frame"] == report["first_frame"] + worst["frame"]
+    assert report["per_bone_playback_error"][worst["bone"]] == worst["error"]
+    assert max(report["per_bone_error"].values()) == pytest.approx(worst_core, rel=0.01)
     assert report["frames"] == 344 and report["joints"] == 31 and report["fps"] == pytest.approx(120, rel=1e-3)
 
 
