@@ -192,6 +192,17 @@ def _digest(motion: Motion) -> str:
     return h.hexdigest()
 
 
+def check_finite(motion: Motion) -> None:
+    """Refuse NaN/inf motion: ValueError naming the first bad frame and joint."""
+    bad = ~(np.isfinite(motion.rotations).all(axis=2) & np.isfinite(motion.translations).all(axis=2))  # (T, J)
+    if bad.any():
+        frame, joint = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"motion has non-finite (NaN/inf) values at frame {frame}, joint "
+            f"{motion.skeleton.names[joint]!r}: {int(bad.any(axis=1).sum())} frame(s) affected"
+        )
+
+
 def _layers(table: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Run the DP: best totals per layer (count, T) and the chosen gap per layer (count, T)."""
     n, width = table.shape
@@ -254,8 +265,12 @@ def optimal_keys(
     reach, through optimistic estimates settled to exact costs whenever the DP uses them
     (see the module notes). With ``screen=False`` the answer is exact among gaps ≤ max_gap.
     """
+    check_finite(motion)
     n = motion.n_frames
     count = int(min(max(count, 2 if n > 1 else 1), n))
+    if n <= 2 or count >= n:  # every frame is a key: nothing to rebuild
+        keys = np.arange(n) if count >= n else np.array([0, n - 1])
+        return keys, {"total_error": 0.0, "position_mean": 0.0, "max_gap": 1, "reach": 1}
     gap, table = _prepare(motion, count, max_gap)
     if not screen:
         keys, total = solve(table.table[:, : gap + 1], count)
@@ -279,8 +294,11 @@ def optimal_curve(motion: Motion, counts: np.ndarray, max_gap: int | None = None
     smallest count, so each count gets at least its own default (screening as in
     :func:`optimal_keys`, settled for every count; no widening of the reach).
     """
+    check_finite(motion)
     n = motion.n_frames
-    counts = np.clip(np.asarray(counts, dtype=int), 2, n)
+    counts = np.clip(np.asarray(counts, dtype=int), min(2, n), n)
+    if n <= 2:
+        return np.zeros(len(counts))
     gap, table = _prepare(motion, int(counts.min()), max_gap)
     if not screen:
         best, _ = _layers(table.table[:, : gap + 1], int(counts.max()))

@@ -177,6 +177,34 @@ def test_optimum_reference_figure_on_05_02():
     assert summary["position_mean"] == pytest.approx(result.params["position_mean"], rel=1e-9)
 
 
+def test_optimum_refuses_non_finite_motion_naming_the_frame(clip):
+    m = clip.frames(slice(0, 40))
+    for bad in (np.nan, np.inf):
+        rot = m.rotations.copy()
+        rot[17, 3, 1] = bad
+        broken = Motion(m.skeleton, m.translations, rot, m.fps)
+        with pytest.raises(ValueError, match="frame 17"):
+            optimal_keys(broken, 5)
+        with pytest.raises(ValueError, match="frame 17"):
+            optimal_curve(broken, [5])
+    trans = m.translations.copy()
+    trans[31, 0, 2] = np.nan
+    with pytest.raises(ValueError, match="frame 31"):
+        optimal_keys(Motion(m.skeleton, trans, m.rotations, m.fps), 5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_optimum_on_tiny_clips(clip, n):
+    m = clip.frames(slice(0, n))
+    for count in (1, 2, 3, 10):
+        keys, info = optimal_keys(m, count)
+        want = min(max(count, 2 if n > 1 else 1), n)
+        assert len(keys) == want and keys[0] == 0 and keys[-1] == n - 1
+        assert info["total_error"] == pytest.approx(frame_errors(m, keys).sum(), abs=1e-12)
+    assert extract_keyframes(m, "optimal", count=2).keys.tolist() == ([0] if n == 1 else [0, n - 1])
+    assert np.all(np.isfinite(optimal_curve(m, [2, 3])))
+
+
 # ---- local search and greedy fitting --------------------------------------------------------
 def test_local_search_reaches_a_local_optimum(clip):
     cost = SegmentErrors(clip).costs
