@@ -205,6 +205,40 @@ def test_optimum_on_tiny_clips(clip, n):
     assert np.all(np.isfinite(optimal_curve(m, [2, 3])))
 
 
+def test_two_keys_need_no_table(clip):
+    from core.keyframes import optimal
+
+    optimal.clear_cache()
+    keys, info = optimal_keys(clip, 2)
+    assert keys.tolist() == [0, clip.n_frames - 1] and not optimal._cache
+    assert info["total_error"] == pytest.approx(frame_errors(clip, keys).sum(), rel=1e-12)
+
+
+def test_optimum_reports_progress_and_can_be_cancelled(clip):
+    from core.keyframes import optimal
+
+    class Cancelled(Exception):
+        pass
+
+    optimal.clear_cache()
+    seen = []
+
+    def stop_half_way(fraction):
+        seen.append(fraction)
+        if fraction > 0.5:
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        optimal_keys(clip, 12, progress=stop_half_way)
+    assert seen == sorted(seen) and 0 < seen[-1] < 1
+    seen.clear()
+    keys, info = optimal_keys(clip, 12, progress=seen.append)  # the cancelled build left a usable cache
+    assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    optimal.clear_cache()
+    again, fresh = optimal_keys(clip, 12)
+    assert again.tolist() == keys.tolist() and fresh["total_error"] == pytest.approx(info["total_error"], rel=1e-12)
+
+
 # ---- local search and greedy fitting --------------------------------------------------------
 def test_local_search_reaches_a_local_optimum(clip):
     cost = SegmentErrors(clip).costs
