@@ -32,6 +32,15 @@ gap is ≤ 3.2× the mean gap at 5-10 % keys (inside G) but 6.1× on 05_02 at 2 
 exact, where the DP bounded by G alone gave 0.3812. ``screen=False`` gives the strictly
 bounded optimum, exact among key sets with gaps ≤ G (``max_gap=T−1``: the unbounded
 optimum, O(T³·J), fine for a few hundred frames).
+
+Small counts stay expensive: G grows as the mean gap, so the table is O(T³/K²) rebuilt
+frames (05_02 at 10 keys: about 100 M frames, minutes). Two keys need no table (one key
+set). The table build reports progress and can be cancelled (``progress`` raises); the
+cache is left as it was. Provable lower bounds were tried instead of the optimistic
+estimates (triangle inequality from a few exact frames and a Lipschitz bound of the slerp
+rebuild: sound, but only 0.5-0.7 of the exact cost, too loose to prune: on 05_02 at 5 %,
+86 k of 150 k screened segments still needed their exact cost); see scripts/benchmark_optimal.py
+for the measured costs.
 """
 
 from __future__ import annotations
