@@ -140,6 +140,26 @@ def test_optimum_equals_brute_force(source, max_gap):
         assert frame_errors(m, keys).sum() == pytest.approx(total, abs=1e-9)
 
 
+@pytest.mark.parametrize("source", ["synthetic", "cmu"])
+def test_default_optimum_equals_brute_force_within_its_reach(source):
+    # the default path: exact table up to G, screened up to the reach, two keys without a table
+    if source == "cmu":
+        m = cmu("05_02").frames(slice(200, 312, 8))
+    else:
+        m = synthetic.demo_clip().frames(slice(150, 290, 10))
+    from core.keyframes import optimal
+
+    every = brute_force(m, m.n_frames - 1)
+    for count in range(2, m.n_frames + 1):
+        optimal.clear_cache()
+        keys, info = optimal_keys(m, count, max_gap=3)
+        assert len(keys) == count and np.diff(keys).max() <= info["reach"]
+        assert frame_errors(m, keys).sum() == pytest.approx(info["total_error"], abs=1e-9)
+        within = brute_force(m, info["reach"]) if info["reach"] < m.n_frames - 1 else every
+        assert info["total_error"] == pytest.approx(within[count], abs=1e-9), count
+        assert info["total_error"] >= every[count] - 1e-9
+
+
 def test_optimum_reaches_past_its_exact_gap_bound(clip):
     # a held pose: one 20-frame segment rebuilds it exactly, a gap the exact table (G = 12) lacks
     m = clip.frames(np.r_[np.zeros(20, dtype=int), np.arange(0, 100)])
