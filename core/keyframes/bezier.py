@@ -16,7 +16,7 @@ import numpy as np
 def fit_handles(values: np.ndarray, keys: np.ndarray, smoothing: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
     """Handle values of every segment, fitted to the dense curve ``values`` (T, C).
 
-    keys: sorted frame indices (K,) including 0 and T−1. Returns right handles of keys
+    keys: sorted frame indices (K,) including 0 and T−1 (a single key [0] gives empty handles). Returns right handles of keys
     0..K−2 and left handles of keys 1..K−1, each (K−1, C), for handle times at the thirds
     of each segment. A small ridge term pulls short segments (no inner frame) to the
     straight line, where the fit is under-determined.
@@ -25,6 +25,8 @@ def fit_handles(values: np.ndarray, keys: np.ndarray, smoothing: float = 1e-6) -
     if values.ndim == 1:
         values = values[:, None]
     keys = np.asarray(keys, dtype=int)
+    if len(keys) < 2:  # one key (a 1-frame clip): no segment, no handles
+        return np.zeros((0, values.shape[1])), np.zeros((0, values.shape[1]))
     a, b = keys[:-1], keys[1:]
     ya, yb = values[a], values[b]
     frames = np.arange(values.shape[0])
@@ -50,6 +52,9 @@ def evaluate(values_at_keys: np.ndarray, h1: np.ndarray, h2: np.ndarray, keys: n
     """Values (T, C) of the Bezier curves through the keys with the given handles (the same
     curve Blender evaluates for thirds-placed time handles)."""
     keys = np.asarray(keys, dtype=int)
+    values_at_keys = np.asarray(values_at_keys, dtype=float)
+    if len(keys) < 2:  # one key: the curve is constant
+        return np.repeat(values_at_keys[:1], n_frames, axis=0)
     frames = np.arange(n_frames)
     seg = np.clip(np.searchsorted(keys, frames, side="right") - 1, 0, len(keys) - 2)
     s = ((frames - keys[seg]) / (keys[seg + 1] - keys[seg]))[:, None]

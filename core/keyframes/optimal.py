@@ -32,6 +32,15 @@ gap is ≤ 3.2× the mean gap at 5-10 % keys (inside G) but 6.1× on 05_02 at 2 
 exact, where the DP bounded by G alone gave 0.3812. ``screen=False`` gives the strictly
 bounded optimum, exact among key sets with gaps ≤ G (``max_gap=T−1``: the unbounded
 optimum, O(T³·J), fine for a few hundred frames).
+
+Small counts stay expensive: G grows as the mean gap, so the table is O(T³/K²) rebuilt
+frames (05_02 at 10 keys: about 100 M frames, minutes). Two keys need no table (one key
+set). The table build reports progress and can be cancelled (``progress`` raises); the
+cache is left as it was. Provable lower bounds were tried instead of the optimistic
+estimates (triangle inequality from a few exact frames and a Lipschitz bound of the slerp
+rebuild: sound, but only 0.5-0.7 of the exact cost, too loose to prune: on 05_02 at 5 %,
+86 k of 150 k screened segments still needed their exact cost); see scripts/benchmark_optimal.py
+for the measured costs.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -52,6 +62,8 @@ MIN_GAP = 8
 SCREEN_FACTOR = 2  # gaps up to SCREEN_FACTOR·G are screened by sampled estimates
 SCREEN_SAMPLES = 6  # frames sampled per screened segment
 OPTIMISM = 0.8  # screened estimates are scaled by this: a segment is missed only if overestimated by 25 %
+CHUNK = 32768  # rebuilt frames per vectorised batch of the table build (about 70 MB for 31 joints)
+Progress = Callable[[float], None]
 _CACHE_SIZE = 2
 _cache: OrderedDict[tuple, SegmentTable] = OrderedDict()
 
@@ -70,7 +82,7 @@ class SegmentTable:
     """
 
     def __init__(self, motion: Motion, kind: str = "position"):
-        self.errors = SegmentErrors(motion, kind)
+        self.errors = SegmentErrors(motion, kind, chunk=CHUNK)
         self.n_frames = motion.n_frames
         self.table = np.full((self.n_frames, 2), np.inf)
         self.table[: self.n_frames - 1, 1] = 0.0
@@ -91,16 +103,23 @@ class SegmentTable:
         """The largest gap the DP may use: G plus the screened gaps."""
         return self.max_gap + self.long.shape[1]
 
-    def extend(self, max_gap: int) -> None:
-        """Compute the exact columns up to gap ``max_gap`` (capped at T−1); O(T·g·J) per gap g."""
+    def extend(self, max_gap: int, progress: Progress | None = None) -> None:
+        """Compute the exact columns up to gap ``max_gap`` (capped at T−1); O(T·g·J) per gap g.
+
+        progress: called with the fraction of the rebuilt frames done after every gap; it may
+        raise to cancel (the table then keeps the gaps it had).
+        """
         max_gap = min(int(max_gap), self.n_frames - 1)
         old = self.max_gap
         if max_gap <= old:
             return
         grown = np.full((self.n_frames, max_gap + 1), np.inf)
         grown[:, : old + 1] = self.table
-        for g in range(old + 1, max_gap + 1):
+        work = np.cumsum([(self.n_frames - g) * (g - 1) for g in range(old + 1, max_gap + 1)], dtype=float)
+        for i, g in enumerate(range(old + 1, max_gap + 1)):
             grown[: self.n_frames - g, g] = self.errors.gap_errors(np.arange(self.n_frames - g), g).sum(axis=1)
+            if progress is not None:
+                progress(work[i] / max(work[-1], 1.0))
         self.table = grown
         self._reset_long()
 
@@ -163,7 +182,9 @@ class SegmentTable:
         return out
 
 
-def segment_table(motion: Motion, max_gap: int, kind: str = "position") -> SegmentTable:
+def segment_table(
+    motion: Motion, max_gap: int, kind: str = "position", progress: Progress | None = None
+) -> SegmentTable:
     """The (cached) segment table of ``motion`` with at least the gaps 1..max_gap.
 
     The last two tables are kept, keyed by a digest of the clip's arrays, so repeated
@@ -174,7 +195,7 @@ def segment_table(motion: Motion, max_gap: int, kind: str = "position") -> Segme
     _cache[key] = table
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
-    table.extend(max_gap)
+    table.extend(max_gap, progress)
     return table
 
 
@@ -190,6 +211,17 @@ def _digest(motion: Motion) -> str:
         h.update(np.ascontiguousarray(arr).tobytes())
         h.update(str(arr.shape).encode())
     return h.hexdigest()
+
+
+def check_finite(motion: Motion) -> None:
+    """Refuse NaN/inf motion: ValueError naming the first bad frame and joint."""
+    bad = ~(np.isfinite(motion.rotations).all(axis=2) & np.isfinite(motion.translations).all(axis=2))  # (T, J)
+    if bad.any():
+        frame, joint = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"motion has non-finite (NaN/inf) values at frame {frame}, joint "
+            f"{motion.skeleton.names[joint]!r}: {int(bad.any(axis=1).sum())} frame(s) affected"
+        )
 
 
 def _layers(table: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -236,15 +268,17 @@ def _backtrack(best: np.ndarray, gaps: np.ndarray, count: int) -> np.ndarray:
     return np.array(keys[::-1])
 
 
-def _prepare(motion: Motion, count: int, max_gap: int | None) -> tuple[int, SegmentTable]:
+def _prepare(
+    motion: Motion, count: int, max_gap: int | None, progress: Progress | None = None
+) -> tuple[int, SegmentTable]:
     n = motion.n_frames
     gap = max_gap or default_max_gap(n, count)
     gap = min(n - 1, max(gap, math.ceil((n - 1) / max(count - 1, 1))))  # count keys can cover the clip
-    return gap, segment_table(motion, gap)
+    return gap, segment_table(motion, gap, progress=progress)
 
 
 def optimal_keys(
-    motion: Motion, count: int, max_gap: int | None = None, screen: bool = True
+    motion: Motion, count: int, max_gap: int | None = None, screen: bool = True, progress: Progress | None = None
 ) -> tuple[np.ndarray, dict]:
     """The optimum for ``count`` keys: keys and {"total_error", "position_mean", "max_gap", "reach"}.
 
@@ -253,10 +287,25 @@ def optimal_keys(
     allow longer gaps, up to SCREEN_FACTOR·G and further while the answer touches that
     reach, through optimistic estimates settled to exact costs whenever the DP uses them
     (see the module notes). With ``screen=False`` the answer is exact among gaps ≤ max_gap.
+    progress: called with the fraction done of the table build (the long part); raise from
+    it to cancel (e.g. Esc in Blender): nothing is returned and the cache stays consistent.
+    Non-finite motion raises ValueError naming the frame; 1- and 2-frame clips give every frame.
     """
+    check_finite(motion)
     n = motion.n_frames
     count = int(min(max(count, 2 if n > 1 else 1), n))
-    gap, table = _prepare(motion, count, max_gap)
+    if n <= 2 or count >= n:  # every frame is a key: nothing to rebuild
+        keys = np.arange(n) if count >= n else np.array([0, n - 1])
+        return keys, {"total_error": 0.0, "position_mean": 0.0, "max_gap": 1, "reach": 1}
+    if count == 2:  # one key set, the first and last frame: one segment, no table
+        total = float(SegmentErrors(motion).costs(0, n - 1))
+        return np.array([0, n - 1]), {
+            "total_error": total,
+            "position_mean": total / n,
+            "max_gap": n - 1,
+            "reach": n - 1,
+        }
+    gap, table = _prepare(motion, count, max_gap, progress)
     if not screen:
         keys, total = solve(table.table[:, : gap + 1], count)
         return keys, {"total_error": total, "position_mean": total / n, "max_gap": gap, "reach": gap}
@@ -279,8 +328,11 @@ def optimal_curve(motion: Motion, counts: np.ndarray, max_gap: int | None = None
     smallest count, so each count gets at least its own default (screening as in
     :func:`optimal_keys`, settled for every count; no widening of the reach).
     """
+    check_finite(motion)
     n = motion.n_frames
-    counts = np.clip(np.asarray(counts, dtype=int), 2, n)
+    counts = np.clip(np.asarray(counts, dtype=int), min(2, n), n)
+    if n <= 2:
+        return np.zeros(len(counts))
     gap, table = _prepare(motion, int(counts.min()), max_gap)
     if not screen:
         best, _ = _layers(table.table[:, : gap + 1], int(counts.max()))

@@ -41,3 +41,14 @@ def test_slerp_components_follow_closely():
     curve = evaluate(q[keys], h1, h2, keys, 240)
     linear = np.stack([np.interp(np.arange(240), keys, q[keys, c]) for c in range(q.shape[1])], axis=1)
     assert np.abs(curve - q).max() < 0.05 * np.abs(linear - q).max()
+
+
+def test_one_and_two_frame_curves():
+    one = np.array([[0.5, -1.0]])
+    h1, h2 = fit_handles(one, np.array([0]))
+    assert h1.shape == (0, 2) and h2.shape == (0, 2)
+    assert np.array_equal(evaluate(one, h1, h2, np.array([0]), 1), one)
+    two = np.array([[0.0, 1.0], [3.0, -1.0]])
+    h1, h2 = fit_handles(two, np.array([0, 1]))
+    assert h1.shape == (1, 2) and np.all(np.isfinite(h1)) and np.all(np.isfinite(h2))
+    assert np.allclose(evaluate(two, h1, h2, np.array([0, 1]), 2), two)

@@ -140,6 +140,26 @@ def test_optimum_equals_brute_force(source, max_gap):
         assert frame_errors(m, keys).sum() == pytest.approx(total, abs=1e-9)
 
 
+@pytest.mark.parametrize("source", ["synthetic", "cmu"])
+def test_default_optimum_equals_brute_force_within_its_reach(source):
+    # the default path: exact table up to G, screened up to the reach, two keys without a table
+    if source == "cmu":
+        m = cmu("05_02").frames(slice(200, 312, 8))
+    else:
+        m = synthetic.demo_clip().frames(slice(150, 290, 10))
+    from core.keyframes import optimal
+
+    every = brute_force(m, m.n_frames - 1)
+    for count in range(2, m.n_frames + 1):
+        optimal.clear_cache()
+        keys, info = optimal_keys(m, count, max_gap=3)
+        assert len(keys) == count and np.diff(keys).max() <= info["reach"]
+        assert frame_errors(m, keys).sum() == pytest.approx(info["total_error"], abs=1e-9)
+        within = brute_force(m, info["reach"]) if info["reach"] < m.n_frames - 1 else every
+        assert info["total_error"] == pytest.approx(within[count], abs=1e-9), count
+        assert info["total_error"] >= every[count] - 1e-9
+
+
 def test_optimum_reaches_past_its_exact_gap_bound(clip):
     # a held pose: one 20-frame segment rebuilds it exactly, a gap the exact table (G = 12) lacks
     m = clip.frames(np.r_[np.zeros(20, dtype=int), np.arange(0, 100)])
@@ -178,6 +198,68 @@ def test_optimum_reference_figure_on_05_02():
     assert heads.mean() == pytest.approx(0.0863, abs=5e-4)
     assert heads.mean() == pytest.approx(result.params["position_mean"], rel=1e-9)
     assert summary["position_mean"] == pytest.approx(0.0934, abs=5e-4)  # every bone's head, tip and sides
+
+
+def test_optimum_refuses_non_finite_motion_naming_the_frame(clip):
+    m = clip.frames(slice(0, 40))
+    for bad in (np.nan, np.inf):
+        rot = m.rotations.copy()
+        rot[17, 3, 1] = bad
+        broken = Motion(m.skeleton, m.translations, rot, m.fps)
+        with pytest.raises(ValueError, match="frame 17"):
+            optimal_keys(broken, 5)
+        with pytest.raises(ValueError, match="frame 17"):
+            optimal_curve(broken, [5])
+    trans = m.translations.copy()
+    trans[31, 0, 2] = np.nan
+    with pytest.raises(ValueError, match="frame 31"):
+        optimal_keys(Motion(m.skeleton, trans, m.rotations, m.fps), 5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_optimum_on_tiny_clips(clip, n):
+    m = clip.frames(slice(0, n))
+    for count in (1, 2, 3, 10):
+        keys, info = optimal_keys(m, count)
+        want = min(max(count, 2 if n > 1 else 1), n)
+        assert len(keys) == want and keys[0] == 0 and keys[-1] == n - 1
+        assert info["total_error"] == pytest.approx(frame_errors(m, keys).sum(), abs=1e-12)
+    assert extract_keyframes(m, "optimal", count=2).keys.tolist() == ([0] if n == 1 else [0, n - 1])
+    assert np.all(np.isfinite(optimal_curve(m, [2, 3])))
+
+
+def test_two_keys_need_no_table(clip):
+    from core.keyframes import optimal
+
+    optimal.clear_cache()
+    keys, info = optimal_keys(clip, 2)
+    assert keys.tolist() == [0, clip.n_frames - 1] and not optimal._cache
+    assert info["total_error"] == pytest.approx(frame_errors(clip, keys).sum(), rel=1e-12)
+
+
+def test_optimum_reports_progress_and_can_be_cancelled(clip):
+    from core.keyframes import optimal
+
+    class Cancelled(Exception):
+        pass
+
+    optimal.clear_cache()
+    seen = []
+
+    def stop_half_way(fraction):
+        seen.append(fraction)
+        if fraction > 0.5:
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        optimal_keys(clip, 12, progress=stop_half_way)
+    assert seen == sorted(seen) and 0 < seen[-1] < 1
+    seen.clear()
+    keys, info = optimal_keys(clip, 12, progress=seen.append)  # the cancelled build left a usable cache
+    assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    optimal.clear_cache()
+    again, fresh = optimal_keys(clip, 12)
+    assert again.tolist() == keys.tolist() and fresh["total_error"] == pytest.approx(info["total_error"], rel=1e-12)
 
 
 # ---- local search and greedy fitting --------------------------------------------------------
