@@ -16,7 +16,8 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion, change_rest
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .errors import MocapFormatError
+from .errors import MocapFormatError, MocapWriteError
+from .names import bvh_name_problem
 
 KNOWN_CHANNELS = POSITION_CHANNELS + ROTATION_CHANNELS
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
@@ -313,14 +314,35 @@ def to_bvh_layout(motion: Motion) -> Motion:
     return change_rest(motion, skeleton)
 
 
-def write_bvh(motion: Motion, path: str | os.PathLike, precision: int = 8) -> None:
-    """Write a motion as BVH with the skeleton's channel layout (LF line endings).
+def _text_float(x: float) -> str:
+    """The shortest text that reads back as exactly ``x`` (a Python float's repr, never numpy's)."""
+    return repr(float(x) + 0.0)  # + 0.0: no "-0.0"
 
-    Rest rotations (Blender bones, ASF axes) are baked in first (:func:`to_bvh_layout`).
+
+def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int | None = None) -> str:
+    """The BVH file :func:`write_bvh` writes for ``motion``, as text (nothing is written).
+
+    Raises :class:`MocapWriteError` (a ValueError) naming the joint for anything the BVH
+    reader would not read back unchanged: names BVH cannot hold (see
+    :func:`.names.bvh_name_problem`: words separated by single spaces, no braces, not
+    empty; names are never changed), non-finite offsets or values, no frames, a frame rate
+    that is not positive and finite.
     """
+    skeleton = motion.skeleton
+    for name in skeleton.names:
+        problem = bvh_name_problem(name)
+        if problem:
+            raise MocapWriteError(str(path), f"{problem}; rename it (escape_bvh_name gives a reversible name)", name)
+    fps = float(motion.fps)
+    if not (np.isfinite(fps) and fps > 0 and np.isfinite(1.0 / fps)):
+        raise MocapWriteError(str(path), f"the frame rate must be positive and finite, found {motion.fps!r}")
+    if motion.n_frames < 1:
+        raise MocapWriteError(str(path), "a BVH file needs at least one frame")
+    check_finite_motion(str(path), motion)
     motion = to_bvh_layout(motion)
     skeleton = motion.skeleton
-    lines = ["HIERARCHY"]
+    values = motion_channel_values(motion)
+    _check_finite(str(path), skeleton, values)
     children = [[] for _ in range(skeleton.n_joints)]
     for j, p in enumerate(skeleton.parents):
         if p >= 0:
@@ -328,29 +350,72 @@ def write_bvh(motion: Motion, path: str | os.PathLike, precision: int = 8) -> No
     ends = [[] for _ in range(skeleton.n_joints)]
     for p, offset in zip(skeleton.end_site_parents, skeleton.end_site_offsets):
         ends[p].append(offset)
-    fmt = f"{{:.{precision}f}}"
+    number = _text_float if precision is None else f"{{:.{precision}f}}".format
 
     def vec(v: np.ndarray) -> str:
-        return " ".join(fmt.format(x) for x in v)
+        return " ".join(number(float(x) + 0.0) for x in v)
 
-    def emit(j: int, depth: int) -> None:
+    lines = ["HIERARCHY"]
+    # An explicit stack instead of recursion: ("open", joint, depth) writes the joint's head
+    # and pushes its closing brace, End Sites and children (in reverse, so they pop in order).
+    stack: list[tuple[str, int, int]] = [("open", int(r), 0) for r in reversed(np.flatnonzero(skeleton.parents < 0))]
+    while stack:
+        kind, j, depth = stack.pop()
         pad = "\t" * depth
+        if kind == "close":
+            lines.append(pad + "}")
+            continue
+        if kind == "ends":
+            for offset in ends[j]:
+                lines.extend([f"{pad}\tEnd Site", f"{pad}\t{{", f"{pad}\t\tOFFSET {vec(offset)}", f"{pad}\t}}"])
+            continue
         keyword = "ROOT" if skeleton.parents[j] < 0 else "JOINT"
         lines.append(f"{pad}{keyword} {skeleton.names[j]}")
         lines.append(pad + "{")
         lines.append(f"{pad}\tOFFSET {vec(skeleton.rest_translations[j])}")
         channels = skeleton.channels[j]
         lines.append(f"{pad}\tCHANNELS {len(channels)}" + "".join(" " + c for c in channels))
-        for c in children[j]:
-            emit(c, depth + 1)
-        for offset in ends[j]:
-            lines.extend([f"{pad}\tEnd Site", f"{pad}\t{{", f"{pad}\t\tOFFSET {vec(offset)}", f"{pad}\t}}"])
-        lines.append(pad + "}")
+        stack.append(("close", j, depth))
+        stack.append(("ends", j, depth))
+        stack.extend(("open", c, depth + 1) for c in reversed(children[j]))
+    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {_text_float(1.0 / fps)}"]
+    lines += [" ".join(number(x) for x in row) for row in (values + 0.0).tolist()]
+    return "\n".join(lines) + "\n"
 
-    for root in np.flatnonzero(skeleton.parents < 0):
-        emit(int(root), 0)
-    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {1.0 / motion.fps:.10g}"]
-    values = motion_channel_values(motion)
-    row = " ".join([fmt] * values.shape[1])
-    body = "\n".join(row.format(*r) for r in values)
-    Path(path).write_text("\n".join(lines) + "\n" + body + "\n", encoding="utf-8")
+
+def check_finite_motion(path: str, motion: Motion) -> None:
+    """MocapWriteError naming the first joint whose translations or rotations are not finite."""
+    for what, array in (("translations", motion.translations), ("rotations", motion.rotations)):
+        bad = ~np.isfinite(array).all(axis=(0, 2))
+        if bad.any():
+            raise MocapWriteError(path, f"its {what} are not finite", motion.skeleton.names[int(np.argmax(bad))])
+
+
+def _check_finite(path: str, skeleton: Skeleton, values: np.ndarray) -> None:
+    """MocapWriteError naming the first joint whose offset, End Site or channel values are not finite."""
+    bad = ~np.isfinite(skeleton.rest_translations).all(axis=1)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise MocapWriteError(path, "its rest offset is not finite", skeleton.names[j])
+    bad = ~np.isfinite(skeleton.end_site_offsets).all(axis=1)
+    if bad.any():
+        j = int(skeleton.end_site_parents[np.argmax(bad)])
+        raise MocapWriteError(path, "its End Site offset is not finite", skeleton.names[j])
+    bad = ~np.isfinite(values).all(axis=0)
+    if bad.any():
+        owner = [j for j, channels in enumerate(skeleton.channels) for _ in channels]
+        raise MocapWriteError(path, "its channel values are not finite", skeleton.names[owner[int(np.argmax(bad))]])
+
+
+def write_bvh(motion: Motion, path: str | os.PathLike, precision: int | None = None) -> None:
+    """Write a motion as BVH with the skeleton's channel layout (LF line endings).
+
+    Rest rotations (Blender bones, ASF axes) are baked in first (:func:`to_bvh_layout`).
+    precision: decimals of every number; None (default) for the shortest text that reads
+    back exactly (rotations compound down the hierarchy, so rounding grows with depth).
+    Names are written verbatim; the whole file is built in memory and written in one call,
+    after every check, so a refusal (:class:`MocapWriteError`, see :func:`bvh_text`) leaves
+    no file behind.
+    """
+    text = bvh_text(motion, path, precision)
+    Path(path).write_bytes(text.encode("utf-8"))
