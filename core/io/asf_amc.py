@@ -695,7 +695,8 @@ def asf_layout_problem(skeleton: Skeleton, tol: float = 1e-9) -> str | None:
         if problem:
             return f"joint {name!r}: {problem}"
     tails = _tails(skeleton)
-    child_gap = np.linalg.norm(skeleton.rest_translations - tails[np.maximum(parents, 0)], axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite offsets are the writers' to refuse
+        child_gap = np.linalg.norm(skeleton.rest_translations - tails[np.maximum(parents, 0)], axis=1)
     if np.any(child_gap[1:] > tol):
         j = int(np.argmax(np.where(np.arange(len(parents)) > 0, child_gap, 0)))
         return f"joint {skeleton.names[j]!r} does not start at the end of its parent's bone"

@@ -325,8 +325,8 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
     Raises :class:`MocapWriteError` (a ValueError) naming the joint for anything the BVH
     reader would not read back unchanged: names BVH cannot hold (see
     :func:`.names.bvh_name_problem`: words separated by single spaces, no braces, not
-    empty; names are never changed), non-finite offsets or values, no frames, a frame rate
-    that is not positive and finite.
+    empty; names are never changed), non-finite offsets or values, no frames, no channels
+    at all (empty frame lines), a frame rate that is not positive and finite.
     """
     skeleton = motion.skeleton
     for name in skeleton.names:
@@ -338,6 +338,8 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
         raise MocapWriteError(str(path), f"the frame rate must be positive and finite, found {motion.fps!r}")
     if motion.n_frames < 1:
         raise MocapWriteError(str(path), "a BVH file needs at least one frame")
+    if not any(skeleton.channels):
+        raise MocapWriteError(str(path), "no joint has channels: BVH frame lines would be empty")
     check_finite_motion(str(path), motion)
     motion = to_bvh_layout(motion)
     skeleton = motion.skeleton

@@ -437,3 +437,14 @@ def test_numbers_round_trip_exactly(tmp_path):
     assert back.fps == m.fps and np.array_equal(back.translations[:, 0], m.translations[:, 0])
     write_asf_amc(m, tmp_path / "x.asf", tmp_path / "x.amc")
     assert read_asf_amc(tmp_path / "x.asf", tmp_path / "x.amc").fps == m.fps
+
+
+def test_several_roots_are_refused_by_the_asf_conversion_before_writing(tmp_path):
+    one = bvh_chain(["Hips", "Spine"]).split("MOTION")[0]
+    second = one.replace("HIERARCHY\n", "").replace("Hips", "Other").replace("Spine", "Arm")
+    frames = " ".join(["0"] * 18)
+    put(tmp_path, "two.bvh", one + second + f"MOTION\nFrames: 1\nFrame Time: 0.04\n{frames}\n")
+    assert read_bvh(tmp_path / "two.bvh").skeleton.names == ("Hips", "Spine", "Other", "Arm")
+    with pytest.raises(ValueError, match="one root"):
+        bvh_to_asf_amc(tmp_path / "two.bvh", tmp_path / "two.asf", tmp_path / "two.amc")
+    assert not (tmp_path / "two.asf").exists() and not (tmp_path / "two.amc").exists()
