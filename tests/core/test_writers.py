@@ -28,6 +28,7 @@ from core.io.errors import MocapWriteError
 from core.io.names import asf_name_problem, bvh_name_problem, escape_asf_name, escape_bvh_name, unescape_name
 from core.motion import Motion
 from core.skeleton import Skeleton
+from tests.conftest import shared_file
 
 
 def bvh_chain(names: list[str], frames: int = 2) -> str:
@@ -448,3 +449,47 @@ def test_several_roots_are_refused_by_the_asf_conversion_before_writing(tmp_path
     with pytest.raises(ValueError, match="one root"):
         bvh_to_asf_amc(tmp_path / "two.bvh", tmp_path / "two.asf", tmp_path / "two.amc")
     assert not (tmp_path / "two.asf").exists() and not (tmp_path / "two.amc").exists()
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_asf_reader_and_writer_agree_on_names_written_by_hand(tmp_path, name):
+    """A bone name the ASF reader accepts (here heading a :hierarchy line) is written back so
+    that it reads the same; to BVH it goes verbatim or is refused, naming the bone."""
+    names = [name, "lower"] if name != "lower" else ["upper", "lower"]
+    try:
+        src = read_asf_amc(put(tmp_path, "s.asf", asf_chain(names)), put(tmp_path, "s.amc", amc_chain(names)))
+    except MocapFormatError:
+        assert asf_name_problem(name, has_children=True) is not None
+        return
+    write_asf_amc(src, tmp_path / "w.asf", tmp_path / "w.amc")
+    back = read_asf_amc(tmp_path / "w.asf", tmp_path / "w.amc")
+    assert back.skeleton.names == src.skeleton.names and same_positions(back, src)
+    if bvh_name_problem(src.skeleton.names[1]) is None:  # " lead" reads as "lead"
+        asf_amc_to_bvh(tmp_path / "w.asf", tmp_path / "w.amc", tmp_path / "w.bvh")
+        assert read_bvh(tmp_path / "w.bvh").skeleton.names == src.skeleton.names
+    else:
+        with pytest.raises(MocapWriteError, match="rename it"):
+            asf_amc_to_bvh(tmp_path / "w.asf", tmp_path / "w.amc", tmp_path / "w.bvh")
+        assert not (tmp_path / "w.bvh").exists()
+
+
+@pytest.mark.parametrize("relative", ["mixamo/Walk-In-Circle.bvh", "iclone_cc/005_06.bvh"])
+def test_real_rigs_through_every_format_pair(tmp_path, relative):
+    """Namespaced Mixamo names and the 100-bone CC rig: names kept (the root becomes ``root``
+    in ASF), world positions within 1e-6 in every pair."""
+    src = read_bvh(shared_file(relative)).frames(slice(0, 40))
+    write_bvh(src, tmp_path / "a.bvh")
+    bvh = read_bvh(tmp_path / "a.bvh")
+    assert bvh.skeleton.names == src.skeleton.names and same_positions(bvh, src)
+    shaped = bvh_to_asf_amc(tmp_path / "a.bvh", tmp_path / "a.asf", tmp_path / "a.amc")
+    acclaim = read_asf_amc(tmp_path / "a.asf", tmp_path / "a.amc")
+    assert acclaim.skeleton.names == shaped.skeleton.names
+    assert set(src.skeleton.names[1:]) <= set(acclaim.skeleton.names)
+    index = [0] + [acclaim.skeleton.names.index(n) for n in src.skeleton.names[1:]]
+    assert np.abs(acclaim.world_positions()[:, index] - src.world_positions()).max() < 1e-6
+    write_asf_amc(acclaim, tmp_path / "b.asf", tmp_path / "b.amc")
+    again = read_asf_amc(tmp_path / "b.asf", tmp_path / "b.amc")
+    assert again.skeleton.names == acclaim.skeleton.names and same_positions(again, acclaim)
+    asf_amc_to_bvh(tmp_path / "b.asf", tmp_path / "b.amc", tmp_path / "c.bvh")
+    last = read_bvh(tmp_path / "c.bvh")
+    assert last.skeleton.names == acclaim.skeleton.names and same_positions(last, acclaim)
