@@ -32,6 +32,13 @@ from core.motion import Motion
 from core.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
 
 ATOL = 1e-6
+# ROUND_TRIP_EXAMPLES=200 NO_SHRINK=1 for a longer local hunt; CI runs 25 examples per test
+ROUND_TRIP = settings(
+    max_examples=int(os.environ.get("ROUND_TRIP_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("NO_SHRINK") else tuple(Phase),
+)
 # characters both formats hold anywhere in a name (no whitespace, braces, '#', '(', ')', ',')
 ALPHABET = "abcXYZ019_-.:%'\"!?@$&*+=<>/\\|~^`;éß骨Ω"
 SPECIAL = ["End", "end", "Site", "root", "ROOT", ":x", "%41", "a%2", "JOINT", "MOTION", "OFFSET", "12", "x_link"]
@@ -152,12 +159,7 @@ def original_ancestor(names: tuple[str, ...], parents: np.ndarray, j: int, keep:
     return p
 
 
-@settings(
-    max_examples=int(os.environ.get("ROUND_TRIP_EXAMPLES", "25")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("NO_SHRINK") else None,
-)
+@ROUND_TRIP
 @given(spec=skeletons())
 def test_every_format_pair_reads_back_what_was_written(spec):
     with tempfile.TemporaryDirectory() as tmp:
@@ -259,12 +261,7 @@ def acclaim_files(draw) -> tuple[str, str]:
     return "\n".join(lines) + "\n", "\n".join(amc) + "\n"
 
 
-@settings(
-    max_examples=int(os.environ.get("ROUND_TRIP_EXAMPLES", "25")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("NO_SHRINK") else None,
-)
+@ROUND_TRIP
 @given(files=acclaim_files())
 def test_hand_written_acclaim_files_read_back_through_both_writers(files):
     with tempfile.TemporaryDirectory() as tmp:
