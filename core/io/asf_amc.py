@@ -52,7 +52,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .bvh import _read_lines, check_finite_motion
+from .bvh import _read_lines, check_finite_motion, text_float
 from .errors import MocapFormatError, MocapWriteError
 from .names import asf_name_problem, escape_asf_name
 
@@ -709,7 +709,7 @@ def asf_layout_problem(skeleton: Skeleton, tol: float = 1e-9) -> str | None:
 def _number_format(precision: int | None, style: str = "g"):
     """Text of one float: the shortest that reads back exactly (None), else ``precision`` digits."""
     if precision is None:
-        return lambda x: repr(float(x) + 0.0)  # Python's repr, never numpy's; + 0.0: no "-0.0"
+        return text_float
     return f"{{:.{precision}{style}}}".format
 
 
@@ -781,8 +781,8 @@ def asf_text(skeleton: Skeleton, path: str | os.PathLike = "<asf>", precision: i
         ":version 1.10",
         f":name {_asf_title(skeleton.meta.get('asf_name', 'MocapWorkbench'))}",
         ":units",
-        f"  mass {repr(float(units['mass']))}",
-        f"  length {repr(float(units['length']))}",
+        f"  mass {text_float(units['mass'])}",
+        f"  length {text_float(units['length'])}",
         "  angle deg",
         ":root",
         f"  order {root_dofs}",
@@ -866,7 +866,7 @@ def amc_text(motion: Motion, path: str | os.PathLike = "<amc>", precision: int |
     for j in joints:
         name = "root" if j == 0 else skeleton.names[j]
         columns.append([name + " " + " ".join(number(x) for x in row) for row in (values[j] + 0.0).tolist()])
-    header = ["# AMC written by Mocap Workbench", f"{FPS_NOTE} {fps!r}", ":FULLY-SPECIFIED", ":DEGREES"]
+    header = ["# AMC written by Mocap Workbench", f"{FPS_NOTE} {text_float(fps)}", ":FULLY-SPECIFIED", ":DEGREES"]
     body = ["\n".join(frame) for frame in zip(*columns)]
     return "\n".join(header + body) + "\n"
 

@@ -314,9 +314,11 @@ def to_bvh_layout(motion: Motion) -> Motion:
     return change_rest(motion, skeleton)
 
 
-def _text_float(x: float) -> str:
-    """The shortest text that reads back as exactly ``x`` (a Python float's repr, never numpy's)."""
-    return repr(float(x) + 0.0)  # + 0.0: no "-0.0"
+def text_float(x: float) -> str:
+    """The shortest text that reads back as exactly ``x``: a Python float's repr (never numpy's,
+    which numpy 2 writes as ``np.float64(...)``), ``30`` for ``30.0``, ``0`` for ``-0.0``."""
+    text = repr(float(x) + 0.0)
+    return text[:-2] if text.endswith(".0") else text
 
 
 def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int | None = None) -> str:
@@ -352,7 +354,7 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
     ends = [[] for _ in range(skeleton.n_joints)]
     for p, offset in zip(skeleton.end_site_parents, skeleton.end_site_offsets):
         ends[p].append(offset)
-    number = _text_float if precision is None else f"{{:.{precision}f}}".format
+    number = text_float if precision is None else f"{{:.{precision}f}}".format
 
     def vec(v: np.ndarray) -> str:
         return " ".join(number(float(x) + 0.0) for x in v)
@@ -380,7 +382,7 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
         stack.append(("close", j, depth))
         stack.append(("ends", j, depth))
         stack.extend(("open", c, depth + 1) for c in reversed(children[j]))
-    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {_text_float(1.0 / fps)}"]
+    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {text_float(1.0 / fps)}"]
     lines += [" ".join(number(x) for x in row) for row in (values + 0.0).tolist()]
     return "\n".join(lines) + "\n"
 
