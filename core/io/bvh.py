@@ -326,15 +326,17 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
 
     Raises :class:`MocapWriteError` (a ValueError) naming the joint for anything the BVH
     reader would not read back unchanged: names BVH cannot hold (see
-    :func:`.names.bvh_name_problem`: words separated by single spaces, no braces, not
-    empty; names are never changed), non-finite offsets or values, no frames, no channels
+    :func:`.names.bvh_name_problem`: words separated by single spaces, no ``{``, ``}`` only
+    as a word of its own, not empty; names are never changed), non-finite offsets or values, no frames, no channels
     at all (empty frame lines), a frame rate that is not positive and finite.
     """
     skeleton = motion.skeleton
     for name in skeleton.names:
         problem = bvh_name_problem(name)
         if problem:
-            raise MocapWriteError(str(path), f"{problem}; rename it (escape_bvh_name gives a reversible name)", name)
+            raise MocapWriteError(
+                str(path), f"{problem}; rename it (core.io.names.escape_bvh_name gives a reversible name)", name
+            )
     fps = float(motion.fps)
     if not (np.isfinite(fps) and fps > 0 and np.isfinite(1.0 / fps)):
         raise MocapWriteError(str(path), f"the frame rate must be positive and finite, found {motion.fps!r}")
