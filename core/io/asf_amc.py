@@ -52,7 +52,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .bvh import _read_lines, check_finite_motion, text_float
+from .bvh import _read_lines, check_finite_motion, euler_by_order, text_float
 from .errors import MocapFormatError, MocapWriteError
 from .names import asf_name_problem, escape_asf_name
 
@@ -610,17 +610,19 @@ def read_asf_amc(asf_path: str | os.PathLike, amc_path: str | os.PathLike, fps: 
 def dof_values(motion: Motion) -> list[np.ndarray | None]:
     """Per joint, the (T, D_j) AMC numbers in dof order (degrees, Euler angles unwrapped over time)."""
     skeleton = motion.skeleton
+    dofs = [channels_to_dofs(channels) for channels in skeleton.channels]
+    orders = ["".join(d[1].upper() for d in ds if d[0] == "r") for ds in dofs]
+    eulers = euler_by_order(motion.rotations, orders, extrinsic=True)
+    delta = motion.translations - skeleton.rest_translations
+    shifts = quat.rotate(quat.inverse(skeleton.rest_rotations), delta)  # (T, J, 3) in the bone's axes
     out: list[np.ndarray | None] = []
-    for j, channels in enumerate(skeleton.channels):
-        if not channels:
+    for j, ds in enumerate(dofs):
+        if not ds:
             out.append(None)
             continue
-        dofs = channels_to_dofs(channels)
-        order = "".join(d[1].upper() for d in dofs if d[0] == "r")
-        euler = np.degrees(np.unwrap(quat.to_euler_axes(motion.rotations[:, j], order, extrinsic=True), axis=0))
-        delta = motion.translations[:, j] - skeleton.rest_translations[j]
-        shift = quat.rotate(quat.inverse(skeleton.rest_rotations[j]), delta)
-        columns = [euler[:, order.index(d[1].upper())] if d[0] == "r" else shift[:, "xyz".index(d[1])] for d in dofs]
+        columns = [
+            eulers[j][:, orders[j].index(d[1].upper())] if d[0] == "r" else shifts[:, j, "xyz".index(d[1])] for d in ds
+        ]
         out.append(np.stack(columns, axis=-1))
     return out
 
@@ -791,8 +793,10 @@ def asf_text(skeleton: Skeleton, path: str | os.PathLike = "<asf>", precision: i
         f"  orientation {euler(skeleton.rest_rotations[0])}",
         ":bonedata",
     ]
+    axis_angles = np.degrees(quat.to_euler(axes, "XYZ", extrinsic=True))  # all bones at once
+    lengths = np.linalg.norm(bones, axis=1)
     for j in range(1, skeleton.n_joints):
-        out += _bone_lines(skeleton, j, bones[j], euler(axes[j]), vec)
+        out += _bone_lines(skeleton, j, bones[j], lengths[j], vec(axis_angles[j]), vec)
     out += [":hierarchy", "  begin"]
     children: list[list[int]] = [[] for _ in range(skeleton.n_joints)]
     for j, p in enumerate(skeleton.parents):
@@ -820,8 +824,8 @@ def write_asf(skeleton: Skeleton, path: str | os.PathLike, precision: int | None
     Path(path).write_bytes(text.encode("utf-8"))
 
 
-def _bone_lines(skeleton: Skeleton, j: int, bone: np.ndarray, axis: str, vec) -> list[str]:
-    length = float(np.linalg.norm(bone))
+def _bone_lines(skeleton: Skeleton, j: int, bone: np.ndarray, length: float, axis: str, vec) -> list[str]:
+    length = float(length)
     direction = bone / length if length > 0 else np.array([1.0, 0.0, 0.0])
     lines = ["  begin", f"    id {j}", f"    name {skeleton.names[j]}", f"    direction {vec(direction)}"]
     lines += [f"    length {vec([length])}", f"    axis {axis} XYZ"]

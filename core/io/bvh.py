@@ -20,6 +20,7 @@ from .errors import MocapFormatError, MocapWriteError
 from .names import bvh_name_problem
 
 KNOWN_CHANNELS = POSITION_CHANNELS + ROTATION_CHANNELS
+MAX_INDENT = 64  # tabs; deeper joints are not indented further (a file's size stays linear in its depth)
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 
 
@@ -248,20 +249,37 @@ def _motion_from_channels(skeleton: Skeleton, values: np.ndarray, fps: float) ->
     return motion
 
 
+def euler_by_order(rotations: np.ndarray, orders: list[str], extrinsic: bool) -> list[np.ndarray]:
+    """Per joint, its (T, k) Euler angles in degrees about ``orders[j]``, unwrapped over time.
+
+    rotations: (T, J, 4). Joints sharing an order are converted together (one call per
+    order, not per joint), so deep skeletons cost a handful of array operations.
+    """
+    out: list[np.ndarray] = [np.zeros((rotations.shape[0], 0))] * len(orders)
+    groups: dict[str, list[int]] = {}
+    for j, order in enumerate(orders):
+        if order:
+            groups.setdefault(order, []).append(j)
+    for order, joints in groups.items():
+        euler = quat.to_euler_axes(rotations[:, joints], order, extrinsic=extrinsic)
+        euler = np.degrees(np.unwrap(euler, axis=0))
+        for i, j in enumerate(joints):
+            out[j] = euler[:, i]
+    return out
+
+
 def motion_channel_values(motion: Motion) -> np.ndarray:
     """(T, C) BVH channel values of a motion (degrees, Euler angles unwrapped over time)."""
     skeleton = motion.skeleton
+    orders = ["".join(c[0] for c in channels if c in ROTATION_CHANNELS) for channels in skeleton.channels]
+    eulers = euler_by_order(motion.rotations, orders, extrinsic=False)
     columns = []
     for j, channels in enumerate(skeleton.channels):
-        if not channels:
-            continue
-        order = "".join(c[0] for c in channels if c in ROTATION_CHANNELS)
-        euler = np.degrees(np.unwrap(quat.to_euler_axes(motion.rotations[:, j], order, extrinsic=False), axis=0))
         for channel in channels:
             if channel in POSITION_CHANNELS:
                 columns.append(motion.translations[:, j, POSITION_CHANNELS.index(channel)])
             else:
-                columns.append(euler[:, order.index(channel[0])])
+                columns.append(eulers[j][:, orders[j].index(channel[0])])
     return np.stack(columns, axis=-1) if columns else np.zeros((motion.n_frames, 0))
 
 
@@ -367,7 +385,7 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
     stack: list[tuple[str, int, int]] = [("open", int(r), 0) for r in reversed(np.flatnonzero(skeleton.parents < 0))]
     while stack:
         kind, j, depth = stack.pop()
-        pad = "\t" * depth
+        pad = "\t" * min(depth, MAX_INDENT)
         if kind == "close":
             lines.append(pad + "}")
             continue
@@ -419,6 +437,8 @@ def write_bvh(motion: Motion, path: str | os.PathLike, precision: int | None = N
     Rest rotations (Blender bones, ASF axes) are baked in first (:func:`to_bvh_layout`).
     precision: decimals of every number; None (default) for the shortest text that reads
     back exactly (rotations compound down the hierarchy, so rounding grows with depth).
+    Joints are indented by their depth, up to MAX_INDENT tabs (indentation carries no
+    meaning; unbounded, a 5,000-deep chain would need 75 million tabs).
     Names are written verbatim; the whole file is built in memory and written in one call,
     after every check, so a refusal (:class:`MocapWriteError`, see :func:`bvh_text`) leaves
     no file behind.

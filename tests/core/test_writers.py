@@ -313,7 +313,7 @@ def test_5000_deep_asf_chain_converts_to_bvh_and_back(tmp_path):
     write_bvh(to_bvh_layout(src), tmp_path / "c.bvh")  # what asf_amc_to_bvh does
     lines = (tmp_path / "c.bvh").read_text().splitlines()
     assert sum(line.lstrip().startswith("JOINT ") for line in lines) == 5000
-    assert lines[5 + 4 * 4999] == "\t" * 5000 + "JOINT b4999"  # nested in order
+    assert lines[5 + 4 * 4999] == "\t" * 64 + "JOINT b4999"  # nested in order, indented up to 64 tabs
     write_asf_amc(src, tmp_path / "d.asf", tmp_path / "d.amc")
     back = read_asf_amc(tmp_path / "d.asf", tmp_path / "d.amc")
     assert back.skeleton.names == src.skeleton.names
@@ -328,8 +328,11 @@ def test_write_bvh_5000_deep_writes_iteratively(tmp_path):
     assert (
         lines[1] == "ROOT j0"
         and lines[5].strip() == "JOINT j1"
-        and lines[4 * (n - 1) + 1] == "\t" * (n - 1) + f"JOINT j{n - 1}"
+        and lines[4 * (n - 1) + 1] == "\t" * 64 + f"JOINT j{n - 1}"
     )
+    text = "\n".join(lines)
+    assert text.count("{") == text.count("}") == n  # every joint closed
+    assert (tmp_path / "deep.bvh").stat().st_size < 4_000_000  # indentation capped (uncapped: 60 MB)
 
 
 def test_large_root_offset_comes_back_exactly(tmp_path):
