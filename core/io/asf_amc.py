@@ -52,8 +52,9 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .bvh import _read_lines
-from .errors import MocapFormatError
+from .bvh import _read_lines, check_finite_motion, euler_by_order, text_float
+from .errors import MocapFormatError, MocapWriteError
+from .names import asf_name_problem, escape_asf_name
 
 DOF_CHANNELS = {
     "tx": "Xposition",
@@ -609,17 +610,19 @@ def read_asf_amc(asf_path: str | os.PathLike, amc_path: str | os.PathLike, fps: 
 def dof_values(motion: Motion) -> list[np.ndarray | None]:
     """Per joint, the (T, D_j) AMC numbers in dof order (degrees, Euler angles unwrapped over time)."""
     skeleton = motion.skeleton
+    dofs = [channels_to_dofs(channels) for channels in skeleton.channels]
+    orders = ["".join(d[1].upper() for d in ds if d[0] == "r") for ds in dofs]
+    eulers = euler_by_order(motion.rotations, orders, extrinsic=True)
+    delta = motion.translations - skeleton.rest_translations
+    shifts = quat.rotate(quat.inverse(skeleton.rest_rotations), delta)  # (T, J, 3) in the bone's axes
     out: list[np.ndarray | None] = []
-    for j, channels in enumerate(skeleton.channels):
-        if not channels:
+    for j, ds in enumerate(dofs):
+        if not ds:
             out.append(None)
             continue
-        dofs = channels_to_dofs(channels)
-        order = "".join(d[1].upper() for d in dofs if d[0] == "r")
-        euler = np.degrees(np.unwrap(quat.to_euler_axes(motion.rotations[:, j], order, extrinsic=True), axis=0))
-        delta = motion.translations[:, j] - skeleton.rest_translations[j]
-        shift = quat.rotate(quat.inverse(skeleton.rest_rotations[j]), delta)
-        columns = [euler[:, order.index(d[1].upper())] if d[0] == "r" else shift[:, "xyz".index(d[1])] for d in dofs]
+        columns = [
+            eulers[j][:, orders[j].index(d[1].upper())] if d[0] == "r" else shifts[:, j, "xyz".index(d[1])] for d in ds
+        ]
         out.append(np.stack(columns, axis=-1))
     return out
 
@@ -680,64 +683,108 @@ def asf_layout_problem(skeleton: Skeleton, tol: float = 1e-9) -> str | None:
     """Why ``skeleton`` cannot be written as ASF as it is (None when it can).
 
     ASF needs one root whose children start at it, all children of a bone starting at that
-    bone's end, at most one End Site per leaf and none on inner joints, and bone names that
-    are single words an AMC line can carry. :func:`to_asf_layout` fixes all of these.
+    bone's end, at most one End Site per leaf and none on inner joints, and bone names the
+    ASF and AMC readers read back unchanged (:func:`.names.asf_name_problem`).
+    :func:`to_asf_layout` fixes all of these (names by a reversible escape).
     """
     parents = skeleton.parents
-    if np.count_nonzero(parents < 0) != 1:
+    if np.count_nonzero(parents < 0) != 1 or parents[0] != -1:
         return f"ASF holds one root, the skeleton has {np.count_nonzero(parents < 0)}"
-    for name in skeleton.names[1:]:
-        if _asf_name(name) != name or name.lower() == "root":
-            return f"joint name {name!r} cannot be an ASF bone name"
+    has_child = np.bincount(parents[parents >= 0], minlength=skeleton.n_joints) > 0
+    for j in range(1, skeleton.n_joints):
+        name = skeleton.names[j]
+        problem = asf_name_problem(name, bool(has_child[j]))
+        if problem:
+            return f"joint {name!r}: {problem}"
     tails = _tails(skeleton)
-    child_gap = np.linalg.norm(skeleton.rest_translations - tails[np.maximum(parents, 0)], axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite offsets are the writers' to refuse
+        child_gap = np.linalg.norm(skeleton.rest_translations - tails[np.maximum(parents, 0)], axis=1)
     if np.any(child_gap[1:] > tol):
         j = int(np.argmax(np.where(np.arange(len(parents)) > 0, child_gap, 0)))
         return f"joint {skeleton.names[j]!r} does not start at the end of its parent's bone"
     counts = np.bincount(skeleton.end_site_parents, minlength=skeleton.n_joints)
-    has_child = np.bincount(parents[parents >= 0], minlength=skeleton.n_joints) > 0
     if np.any(counts > 1) or np.any((counts > 0) & has_child) or counts[0] > 0:
         return "End Sites must be single and on leaf joints other than the root"
     return None
 
 
-def _asf_name(name: str) -> str:
-    """A bone name an ASF/AMC line can carry: one word, no comment or separator characters."""
-    word = re.sub(r"[\s#(),]+", "_", name).strip("_") or "joint"
-    if word.startswith(":") or word.isdigit():
-        word = "j" + word
-    return word
+def _number_format(precision: int | None, style: str = "g"):
+    """Text of one float: the shortest that reads back exactly (None), else ``precision`` digits."""
+    if precision is None:
+        return text_float
+    return f"{{:.{precision}{style}}}".format
 
 
-def write_asf(skeleton: Skeleton, path: str | os.PathLike, precision: int = 10) -> None:
-    """Write ``skeleton`` as an ASF file (angles in degrees, lengths in scene units).
+def _asf_title(name) -> str:
+    """The ``:name`` text as the ASF reader reads it back: words, no comment or separators."""
+    words = _SEPARATORS.sub(" ", str(name).split("#", 1)[0]).split()
+    return " ".join(words) or "MocapWorkbench"
 
-    The skeleton must already have ASF's layout (``asf_layout_problem`` is None; use
-    :func:`to_asf_layout` or :func:`write_asf_amc`), otherwise ValueError.
+
+def _check_asf_numbers(path: str, skeleton: Skeleton, bones: np.ndarray, units: dict) -> None:
+    """MocapWriteError for any number the ASF reader would refuse (non-finite, bad limits or units)."""
+    for key in ("mass", "length"):
+        value = units[key]
+        if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value > 0):
+            raise MocapWriteError(path, f"units {key} must be a positive finite number, found {value!r}")
+    lengths = np.linalg.norm(bones, axis=1) if len(bones) else np.zeros(0)
+    checks = [
+        (np.isfinite(skeleton.rest_translations[0]).all(), 0, "its position is not finite"),
+        (np.isfinite(skeleton.rest_rotations).all(axis=1), None, "its rest rotation is not finite"),
+        (np.isfinite(skeleton.rest_translations).all(axis=1), None, "its rest offset is not finite"),
+        (np.isfinite(skeleton.end_site_offsets).all(axis=1), "end", "its End Site offset is not finite"),
+        (np.isfinite(bones).all(axis=1) & np.isfinite(lengths), None, "its bone length is not finite (overflow)"),
+    ]
+    for ok, owner, problem in checks:
+        ok = np.atleast_1d(ok)
+        if ok.all():
+            continue
+        k = int(np.argmin(ok))
+        j = 0 if owner == 0 else int(skeleton.end_site_parents[k]) if owner == "end" else k
+        raise MocapWriteError(path, problem, "root" if j == 0 else skeleton.names[j])
+    for j, pairs in enumerate(skeleton.limits or ()):
+        for lo, hi in pairs or ():
+            if np.isnan(lo) or np.isnan(hi) or lo > hi:
+                raise MocapWriteError(
+                    path, f"its limits ({lo!r}, {hi!r}) are not a (min, max) range", skeleton.names[j]
+                )
+
+
+def asf_text(skeleton: Skeleton, path: str | os.PathLike = "<asf>", precision: int | None = None) -> str:
+    """The ASF file :func:`write_asf` writes for ``skeleton``, as text (nothing is written).
+
+    Raises :class:`MocapWriteError` (a ValueError) when the skeleton has no ASF layout
+    (:func:`asf_layout_problem`, including bone names ASF cannot hold; names are never
+    changed here) or holds numbers the reader refuses (non-finite positions, rotations or
+    lengths, e.g. a bone length that overflows; NaN or reversed limits; units that are not
+    positive).
     """
     problem = asf_layout_problem(skeleton)
     if problem:
-        raise ValueError(f"cannot write ASF: {problem} (convert with to_asf_layout first)")
+        raise MocapWriteError(str(path), f"{problem} (convert with to_asf_layout first)")
     _, world = rest_world(skeleton)
     axes = quat.multiply(quat.inverse(skeleton.rest_rotations[0]), world)  # C_j, in the root's pre-set frame
-    bones = quat.rotate(axes, _tails(skeleton))
-    fmt = f"{{:.{precision}g}}"
+    with np.errstate(over="ignore", invalid="ignore"):
+        bones = quat.rotate(axes, _tails(skeleton))
+    units = {"mass": 1.0, "length": 1.0, **skeleton.meta.get("asf_units", {})}
+    with np.errstate(over="ignore", invalid="ignore"):
+        _check_asf_numbers(str(path), skeleton, bones, units)
+    number = _number_format(precision)
 
     def vec(v) -> str:
-        return " ".join(fmt.format(x + 0.0) for x in v)
+        return " ".join(number(x) for x in v)
 
     def euler(q) -> str:
         return vec(np.degrees(quat.to_euler(q, "XYZ", extrinsic=True)))
 
-    units = {"mass": 1.0, "length": 1.0, **skeleton.meta.get("asf_units", {})}
     root_dofs = " ".join(d.upper() for d in channels_to_dofs(skeleton.channels[0]))
     out = [
         "# ASF written by Mocap Workbench",
         ":version 1.10",
-        f":name {skeleton.meta.get('asf_name', 'MocapWorkbench')}",
+        f":name {_asf_title(skeleton.meta.get('asf_name', 'MocapWorkbench'))}",
         ":units",
-        f"  mass {units['mass']:g}",
-        f"  length {units['length']:g}",
+        f"  mass {text_float(units['mass'])}",
+        f"  length {text_float(units['length'])}",
         "  angle deg",
         ":root",
         f"  order {root_dofs}",
@@ -746,20 +793,39 @@ def write_asf(skeleton: Skeleton, path: str | os.PathLike, precision: int = 10) 
         f"  orientation {euler(skeleton.rest_rotations[0])}",
         ":bonedata",
     ]
+    axis_angles = np.degrees(quat.to_euler(axes, "XYZ", extrinsic=True))  # all bones at once
+    lengths = np.linalg.norm(bones, axis=1)
     for j in range(1, skeleton.n_joints):
-        out += _bone_lines(skeleton, j, bones[j], euler(axes[j]), vec)
+        out += _bone_lines(skeleton, j, bones[j], lengths[j], vec(axis_angles[j]), vec)
     out += [":hierarchy", "  begin"]
-    for j in range(skeleton.n_joints):
-        kids = np.flatnonzero(skeleton.parents == j)
-        if len(kids):
+    children: list[list[int]] = [[] for _ in range(skeleton.n_joints)]
+    for j, p in enumerate(skeleton.parents):
+        if p >= 0:
+            children[p].append(j)
+    for j, kids in enumerate(children):
+        if kids:
             parent = "root" if j == 0 else skeleton.names[j]
             out.append(f"    {parent} " + " ".join(skeleton.names[k] for k in kids))
     out.append("  end")
-    Path(path).write_text("\n".join(out) + "\n", encoding="utf-8")
+    return "\n".join(out) + "\n"
 
 
-def _bone_lines(skeleton: Skeleton, j: int, bone: np.ndarray, axis: str, vec) -> list[str]:
-    length = float(np.linalg.norm(bone))
+def write_asf(skeleton: Skeleton, path: str | os.PathLike, precision: int | None = None) -> None:
+    """Write ``skeleton`` as an ASF file (angles in degrees, lengths in scene units).
+
+    The skeleton must already have ASF's layout (``asf_layout_problem`` is None; use
+    :func:`to_asf_layout` or :func:`write_asf_amc`), otherwise :class:`MocapWriteError` (a
+    ValueError), as for non-finite numbers (see :func:`asf_text`). precision: significant
+    digits, None (default) for the shortest text that reads back exactly — the AMC's root and
+    bone translations are displacements from these offsets, so any rounding here moves the
+    whole motion. The text is built in memory and written in one call, after every check.
+    """
+    text = asf_text(skeleton, path, precision)
+    Path(path).write_bytes(text.encode("utf-8"))
+
+
+def _bone_lines(skeleton: Skeleton, j: int, bone: np.ndarray, length: float, axis: str, vec) -> list[str]:
+    length = float(length)
     direction = bone / length if length > 0 else np.array([1.0, 0.0, 0.0])
     lines = ["  begin", f"    id {j}", f"    name {skeleton.names[j]}", f"    direction {vec(direction)}"]
     lines += [f"    length {vec([length])}", f"    axis {axis} XYZ"]
@@ -776,26 +842,49 @@ def _bone_lines(skeleton: Skeleton, j: int, bone: np.ndarray, axis: str, vec) ->
     return lines
 
 
-def write_amc(motion: Motion, path: str | os.PathLike, precision: int = 8) -> None:
-    """Write ``motion`` as AMC (degrees) for the ASF of its skeleton; notes the frame rate in a comment.
+def amc_text(motion: Motion, path: str | os.PathLike = "<amc>", precision: int | None = None) -> str:
+    """The AMC file :func:`write_amc` writes for ``motion``, as text (nothing is written).
 
-    Joints without channels get no lines (like CMU's files). The skeleton must have ASF's
-    layout (see :func:`write_asf`).
+    Names and numbers are joined as plain text, never through a format template. Raises
+    :class:`MocapWriteError` (a ValueError) when the skeleton has no ASF layout (see
+    :func:`asf_text`), for no frames, a frame rate that is not positive and finite, or
+    values that are not finite.
     """
     skeleton = motion.skeleton
     problem = asf_layout_problem(skeleton)
     if problem:
-        raise ValueError(f"cannot write AMC: {problem} (convert with to_asf_layout first)")
+        raise MocapWriteError(str(path), f"{problem} (convert with to_asf_layout first)")
+    fps = float(motion.fps)
+    if not (np.isfinite(fps) and fps > 0):
+        raise MocapWriteError(str(path), f"the frame rate must be positive and finite, found {motion.fps!r}")
+    if motion.n_frames < 1:
+        raise MocapWriteError(str(path), "an AMC file needs at least one frame")
+    check_finite_motion(str(path), motion)
     values = dof_values(motion)
     joints = [j for j, v in enumerate(values) if v is not None]
-    fmt = f"{{:.{precision}f}}"
-    template = "{}\n" + "\n".join(
-        ("root" if j == 0 else skeleton.names[j]) + " " + " ".join([fmt] * values[j].shape[1]) for j in joints
-    )
-    table = np.concatenate([values[j] for j in joints], axis=1) if joints else np.zeros((motion.n_frames, 0))
-    header = ["# AMC written by Mocap Workbench", f"{FPS_NOTE} {motion.fps:.10g}", ":FULLY-SPECIFIED", ":DEGREES"]
-    body = "\n".join(template.format(i + 1, *row) for i, row in enumerate(table + 0.0))
-    Path(path).write_text("\n".join(header) + "\n" + body + "\n", encoding="utf-8")
+    for j in joints:
+        if not np.isfinite(values[j]).all():
+            raise MocapWriteError(str(path), "its values are not finite", "root" if j == 0 else skeleton.names[j])
+    number = _number_format(precision, "f")
+    columns = [[str(i + 1) for i in range(motion.n_frames)]]
+    for j in joints:
+        name = "root" if j == 0 else skeleton.names[j]
+        columns.append([name + " " + " ".join(number(x) for x in row) for row in (values[j] + 0.0).tolist()])
+    header = ["# AMC written by Mocap Workbench", f"{FPS_NOTE} {text_float(fps)}", ":FULLY-SPECIFIED", ":DEGREES"]
+    body = ["\n".join(frame) for frame in zip(*columns)]
+    return "\n".join(header + body) + "\n"
+
+
+def write_amc(motion: Motion, path: str | os.PathLike, precision: int | None = None) -> None:
+    """Write ``motion`` as AMC (degrees) for the ASF of its skeleton; notes the frame rate in a comment.
+
+    Joints without channels get no lines (like CMU's files). The skeleton must have ASF's
+    layout (see :func:`write_asf`); refusals (:class:`MocapWriteError`, see :func:`amc_text`)
+    come before the file is touched. precision: decimals, None (default) for the shortest
+    text that reads back exactly.
+    """
+    text = amc_text(motion, path, precision)
+    Path(path).write_bytes(text.encode("utf-8"))
 
 
 def write_asf_amc(
@@ -804,11 +893,14 @@ def write_asf_amc(
     """Write ``motion`` as an ASF/AMC pair, converting to ASF's layout first; returns what was written.
 
     tol: offsets closer than this count as equal when fitting ASF's layout (see
-    :func:`to_asf_layout`), e.g. for rest poses read from single-precision data.
+    :func:`to_asf_layout`, which also escapes names ASF cannot hold), e.g. for rest poses read
+    from single-precision data. Both files are built and checked before either is written.
     """
     shaped = to_asf_layout(motion, tol)
-    write_asf(shaped.skeleton, asf_path)
-    write_amc(shaped, amc_path)
+    asf = asf_text(shaped.skeleton, asf_path)
+    amc = amc_text(shaped, amc_path)
+    Path(asf_path).write_bytes(asf.encode("utf-8"))
+    Path(amc_path).write_bytes(amc.encode("utf-8"))
     return shaped
 
 
@@ -826,10 +918,10 @@ def _shared_tail(offsets: list[np.ndarray], tol: float) -> np.ndarray:
 class _Builder:
     """Collects joints (names, parents, rest transforms, channels, limits, animation) in order."""
 
-    def __init__(self, n_frames: int) -> None:
+    def __init__(self, n_frames: int, reserved=()) -> None:
         self.n_frames = n_frames
         self.names: list[str] = []
-        self.taken: set[str] = {"root"}
+        self.taken: set[str] = {"root", *(n.lower() for n in reserved)}
         self.cols: dict[str, list] = {k: [] for k in ("parents", "rest_t", "rest_r", "channels", "limits", "t", "r")}
         self.end_parents: list[int] = []
         self.end_offsets: list[np.ndarray] = []
@@ -842,7 +934,7 @@ class _Builder:
         return name
 
     def add(self, name, parent, rest_t, rest_r, channels=(), limits=None, t=None, r=None) -> int:
-        self.names.append(name if parent < 0 else self.unique(_asf_name(name)))
+        self.names.append(name)
         for key, value in zip(self.cols, (parent, rest_t, rest_r, channels, limits)):
             self.cols[key].append(value)
         self.cols["t"].append(np.broadcast_to(rest_t, (self.n_frames, 3)) if t is None else t)
@@ -851,7 +943,7 @@ class _Builder:
 
     def link(self, name: str, parent: int, start: np.ndarray) -> int:
         """A fixed bone (no dof) from ``start`` in ``parent``'s frame: bridges offsets ASF cannot hold."""
-        return self.add(name, parent, start, quat.identity())
+        return self.add(self.unique(name), parent, start, quat.identity())
 
     def motion(self, skeleton: Skeleton, fps: float) -> Motion:
         c = self.cols
@@ -876,11 +968,16 @@ def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
     A bone has one end and all its children start there (the root's at the root), so a
     child whose rest offset differs from the parent's bone end (the offset most children
     share) hangs from an added fixed bone ``<child>_link`` from that end to the child; extra
-    End Sites get a fixed leaf bone ``<joint>_end``. Names become single words (the root is
-    ``root``). Joints keep their channels, rotations and limits; translations of re-hung
-    joints are shifted by the bridged offset. A child within ``tol`` of its parent's bone
-    end is moved onto it exactly (its world position changes by less than ``tol``). Raises
-    ValueError for more than one root.
+    End Sites get a fixed leaf bone ``<joint>_end``. The root is called ``root``; every
+    other name goes through :func:`.names.escape_asf_name`, a reversible percent-escape
+    that changes only names ASF cannot hold (``Bip01 L Thigh`` → ``Bip01%20L%20Thigh``,
+    ``End`` → ``%45nd``, a non-root ``root`` → ``%72oot``) or that contain ``%`` and two
+    hex digits; :func:`.names.unescape_name` gives them back. Added bones take the next
+    free ``_2``, ``_3``... suffix, never a joint's name. Joints keep their channels,
+    rotations and limits; translations of re-hung joints are shifted by the bridged offset.
+    A child within ``tol`` of its parent's bone end is moved onto it exactly (its world
+    position changes by less than ``tol``). Raises ValueError for more than one root and
+    for names that cannot be escaped (empty, or not encodable as UTF-8).
     """
     sk = motion.skeleton
     if np.count_nonzero(sk.parents < 0) != 1 or sk.parents[0] != -1:
@@ -893,18 +990,24 @@ def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
     tails = [np.zeros(3)] + [
         _shared_tail([sk.rest_translations[k] for k in kids[j]] or ends[j][:1], tol) for j in range(1, n)
     ]
-    out = _Builder(motion.n_frames)
+    names = ["root"]
+    for name in sk.names[1:]:
+        try:
+            names.append(escape_asf_name(name))
+        except ValueError:
+            raise ValueError(f"joint {name!r} cannot be given an ASF name (empty or not UTF-8)") from None
+    out = _Builder(motion.n_frames, names)
     new = {}
     limits = sk.limits or (None,) * n
     for j in range(n):
         p = sk.parents[j]
         parent, shift = (new[p], tails[p]) if p >= 0 else (-1, np.zeros(3))
         if p >= 0 and np.linalg.norm(sk.rest_translations[j] - tails[p]) > tol:
-            parent = out.link(f"{sk.names[j]}_link", parent, tails[p])
+            parent = out.link(f"{names[j]}_link", parent, tails[p])
         elif p >= 0:
             shift = sk.rest_translations[j] - tails[p]  # snap onto the bone end
         new[j] = out.add(
-            "root" if p < 0 else sk.names[j],
+            names[j],
             parent,
             sk.rest_translations[j] - shift,
             sk.rest_rotations[j],
@@ -917,7 +1020,7 @@ def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
         for offset in ends[j]:
             owner = new[j]
             if not direct:
-                owner = out.link(f"{sk.names[j]}_end", new[j], tails[j])
+                owner = out.link(f"{names[j]}_end", new[j], tails[j])
                 offset = offset - tails[j]
             out.end_parents.append(owner)
             out.end_offsets.append(offset)

@@ -16,9 +16,11 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion, change_rest
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .errors import MocapFormatError
+from .errors import MocapFormatError, MocapWriteError
+from .names import bvh_name_problem
 
 KNOWN_CHANNELS = POSITION_CHANNELS + ROTATION_CHANNELS
+MAX_INDENT = 64  # tabs; deeper joints are not indented further (a file's size stays linear in its depth)
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 
 
@@ -247,20 +249,37 @@ def _motion_from_channels(skeleton: Skeleton, values: np.ndarray, fps: float) ->
     return motion
 
 
+def euler_by_order(rotations: np.ndarray, orders: list[str], extrinsic: bool) -> list[np.ndarray]:
+    """Per joint, its (T, k) Euler angles in degrees about ``orders[j]``, unwrapped over time.
+
+    rotations: (T, J, 4). Joints sharing an order are converted together (one call per
+    order, not per joint), so deep skeletons cost a handful of array operations.
+    """
+    out: list[np.ndarray] = [np.zeros((rotations.shape[0], 0))] * len(orders)
+    groups: dict[str, list[int]] = {}
+    for j, order in enumerate(orders):
+        if order:
+            groups.setdefault(order, []).append(j)
+    for order, joints in groups.items():
+        euler = quat.to_euler_axes(rotations[:, joints], order, extrinsic=extrinsic)
+        euler = np.degrees(np.unwrap(euler, axis=0))
+        for i, j in enumerate(joints):
+            out[j] = euler[:, i]
+    return out
+
+
 def motion_channel_values(motion: Motion) -> np.ndarray:
     """(T, C) BVH channel values of a motion (degrees, Euler angles unwrapped over time)."""
     skeleton = motion.skeleton
+    orders = ["".join(c[0] for c in channels if c in ROTATION_CHANNELS) for channels in skeleton.channels]
+    eulers = euler_by_order(motion.rotations, orders, extrinsic=False)
     columns = []
     for j, channels in enumerate(skeleton.channels):
-        if not channels:
-            continue
-        order = "".join(c[0] for c in channels if c in ROTATION_CHANNELS)
-        euler = np.degrees(np.unwrap(quat.to_euler_axes(motion.rotations[:, j], order, extrinsic=False), axis=0))
         for channel in channels:
             if channel in POSITION_CHANNELS:
                 columns.append(motion.translations[:, j, POSITION_CHANNELS.index(channel)])
             else:
-                columns.append(euler[:, order.index(channel[0])])
+                columns.append(eulers[j][:, orders[j].index(channel[0])])
     return np.stack(columns, axis=-1) if columns else np.zeros((motion.n_frames, 0))
 
 
@@ -313,14 +332,41 @@ def to_bvh_layout(motion: Motion) -> Motion:
     return change_rest(motion, skeleton)
 
 
-def write_bvh(motion: Motion, path: str | os.PathLike, precision: int = 8) -> None:
-    """Write a motion as BVH with the skeleton's channel layout (LF line endings).
+def text_float(x: float) -> str:
+    """The shortest text that reads back as exactly ``x``: a Python float's repr (never numpy's,
+    which numpy 2 writes as ``np.float64(...)``), ``30`` for ``30.0``, ``0`` for ``-0.0``."""
+    text = repr(float(x) + 0.0)
+    return text[:-2] if text.endswith(".0") else text
 
-    Rest rotations (Blender bones, ASF axes) are baked in first (:func:`to_bvh_layout`).
+
+def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int | None = None) -> str:
+    """The BVH file :func:`write_bvh` writes for ``motion``, as text (nothing is written).
+
+    Raises :class:`MocapWriteError` (a ValueError) naming the joint for anything the BVH
+    reader would not read back unchanged: names BVH cannot hold (see
+    :func:`.names.bvh_name_problem`: words separated by single spaces, no ``{``, ``}`` only
+    as a word of its own, not empty; names are never changed), non-finite offsets or values, no frames, no channels
+    at all (empty frame lines), a frame rate that is not positive and finite.
     """
+    skeleton = motion.skeleton
+    for name in skeleton.names:
+        problem = bvh_name_problem(name)
+        if problem:
+            raise MocapWriteError(
+                str(path), f"{problem}; rename it (core.io.names.escape_bvh_name gives a reversible name)", name
+            )
+    fps = float(motion.fps)
+    if not (np.isfinite(fps) and fps > 0 and np.isfinite(1.0 / fps)):
+        raise MocapWriteError(str(path), f"the frame rate must be positive and finite, found {motion.fps!r}")
+    if motion.n_frames < 1:
+        raise MocapWriteError(str(path), "a BVH file needs at least one frame")
+    if not any(skeleton.channels):
+        raise MocapWriteError(str(path), "no joint has channels: BVH frame lines would be empty")
+    check_finite_motion(str(path), motion)
     motion = to_bvh_layout(motion)
     skeleton = motion.skeleton
-    lines = ["HIERARCHY"]
+    values = motion_channel_values(motion)
+    _check_finite(str(path), skeleton, values)
     children = [[] for _ in range(skeleton.n_joints)]
     for j, p in enumerate(skeleton.parents):
         if p >= 0:
@@ -328,29 +374,74 @@ def write_bvh(motion: Motion, path: str | os.PathLike, precision: int = 8) -> No
     ends = [[] for _ in range(skeleton.n_joints)]
     for p, offset in zip(skeleton.end_site_parents, skeleton.end_site_offsets):
         ends[p].append(offset)
-    fmt = f"{{:.{precision}f}}"
+    number = text_float if precision is None else f"{{:.{precision}f}}".format
 
     def vec(v: np.ndarray) -> str:
-        return " ".join(fmt.format(x) for x in v)
+        return " ".join(number(float(x) + 0.0) for x in v)
 
-    def emit(j: int, depth: int) -> None:
-        pad = "\t" * depth
+    lines = ["HIERARCHY"]
+    # An explicit stack instead of recursion: ("open", joint, depth) writes the joint's head
+    # and pushes its closing brace, End Sites and children (in reverse, so they pop in order).
+    stack: list[tuple[str, int, int]] = [("open", int(r), 0) for r in reversed(np.flatnonzero(skeleton.parents < 0))]
+    while stack:
+        kind, j, depth = stack.pop()
+        pad = "\t" * min(depth, MAX_INDENT)
+        if kind == "close":
+            lines.append(pad + "}")
+            continue
+        if kind == "ends":
+            for offset in ends[j]:
+                lines.extend([f"{pad}\tEnd Site", f"{pad}\t{{", f"{pad}\t\tOFFSET {vec(offset)}", f"{pad}\t}}"])
+            continue
         keyword = "ROOT" if skeleton.parents[j] < 0 else "JOINT"
         lines.append(f"{pad}{keyword} {skeleton.names[j]}")
         lines.append(pad + "{")
         lines.append(f"{pad}\tOFFSET {vec(skeleton.rest_translations[j])}")
         channels = skeleton.channels[j]
         lines.append(f"{pad}\tCHANNELS {len(channels)}" + "".join(" " + c for c in channels))
-        for c in children[j]:
-            emit(c, depth + 1)
-        for offset in ends[j]:
-            lines.extend([f"{pad}\tEnd Site", f"{pad}\t{{", f"{pad}\t\tOFFSET {vec(offset)}", f"{pad}\t}}"])
-        lines.append(pad + "}")
+        stack.append(("close", j, depth))
+        stack.append(("ends", j, depth))
+        stack.extend(("open", c, depth + 1) for c in reversed(children[j]))
+    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {text_float(1.0 / fps)}"]
+    lines += [" ".join(number(x) for x in row) for row in (values + 0.0).tolist()]
+    return "\n".join(lines) + "\n"
 
-    for root in np.flatnonzero(skeleton.parents < 0):
-        emit(int(root), 0)
-    lines += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {1.0 / motion.fps:.10g}"]
-    values = motion_channel_values(motion)
-    row = " ".join([fmt] * values.shape[1])
-    body = "\n".join(row.format(*r) for r in values)
-    Path(path).write_text("\n".join(lines) + "\n" + body + "\n", encoding="utf-8")
+
+def check_finite_motion(path: str, motion: Motion) -> None:
+    """MocapWriteError naming the first joint whose translations or rotations are not finite."""
+    for what, array in (("translations", motion.translations), ("rotations", motion.rotations)):
+        bad = ~np.isfinite(array).all(axis=(0, 2))
+        if bad.any():
+            raise MocapWriteError(path, f"its {what} are not finite", motion.skeleton.names[int(np.argmax(bad))])
+
+
+def _check_finite(path: str, skeleton: Skeleton, values: np.ndarray) -> None:
+    """MocapWriteError naming the first joint whose offset, End Site or channel values are not finite."""
+    bad = ~np.isfinite(skeleton.rest_translations).all(axis=1)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise MocapWriteError(path, "its rest offset is not finite", skeleton.names[j])
+    bad = ~np.isfinite(skeleton.end_site_offsets).all(axis=1)
+    if bad.any():
+        j = int(skeleton.end_site_parents[np.argmax(bad)])
+        raise MocapWriteError(path, "its End Site offset is not finite", skeleton.names[j])
+    bad = ~np.isfinite(values).all(axis=0)
+    if bad.any():
+        owner = [j for j, channels in enumerate(skeleton.channels) for _ in channels]
+        raise MocapWriteError(path, "its channel values are not finite", skeleton.names[owner[int(np.argmax(bad))]])
+
+
+def write_bvh(motion: Motion, path: str | os.PathLike, precision: int | None = None) -> None:
+    """Write a motion as BVH with the skeleton's channel layout (LF line endings).
+
+    Rest rotations (Blender bones, ASF axes) are baked in first (:func:`to_bvh_layout`).
+    precision: decimals of every number; None (default) for the shortest text that reads
+    back exactly (rotations compound down the hierarchy, so rounding grows with depth).
+    Joints are indented by their depth, up to MAX_INDENT tabs (indentation carries no
+    meaning; unbounded, a 5,000-deep chain would need 75 million tabs).
+    Names are written verbatim; the whole file is built in memory and written in one call,
+    after every check, so a refusal (:class:`MocapWriteError`, see :func:`bvh_text`) leaves
+    no file behind.
+    """
+    text = bvh_text(motion, path, precision)
+    Path(path).write_bytes(text.encode("utf-8"))

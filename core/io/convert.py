@@ -11,14 +11,23 @@ the representation changes:
   become ``tx ty tz`` dof on that bone (allowed by the Acclaim spec: displacement from the
   rest offset); many ASF viewers ignore bone translations, so such files (e.g. Bandai
   Namco's, where every joint has 6 channels) only play back fully in readers that honour
-  them. Lossy: the root is always called ``root``; names become single words; the frame
-  rate survives only through our writer's ``# Mocap Workbench fps`` comment.
+  them. Lossy: the root is always called ``root``; the frame rate survives only through
+  our writer's ``# Mocap Workbench fps`` comment. Other names are kept, except those ASF
+  cannot hold (spaces, ``# ( ) ,``, ``root``, ``end`` or a leading ``:``), which are
+  percent-escaped reversibly: ``Bip01 L Thigh`` → ``Bip01%20L%20Thigh``
+  (:func:`.names.unescape_name` gives the original back; see :mod:`.names`).
 - ASF/AMC → BVH (:func:`.bvh.to_bvh_layout`): BVH has no rest rotations, so they are baked:
   every local rotation becomes R·q·R⁻¹ (R the joint's world rest rotation), offsets are
   expressed in world-aligned axes, and a joint whose rest frame is turned gets all three
   rotation channels (``Zrotation Yrotation Xrotation``, as CMU's BVH conversions); fixed
   bones keep no channels. Lossy: joint limits (BVH has none), units, bone axes (the same
-  motion, other Euler numbers).
+  motion, other Euler numbers). Names are kept verbatim; one BVH cannot hold (a ``{`` or a
+  ``}`` inside a word, legal in ASF) is refused with :class:`.errors.MocapWriteError`
+  naming the joint, before anything is written.
+
+Every writer builds its whole file in memory and checks it first, so a refusal leaves no
+file (an ASF/AMC pair: neither); numbers are written as the shortest text that reads back
+exactly.
 """
 
 from __future__ import annotations
