@@ -52,8 +52,20 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .bvh import _read_lines
 from .errors import MocapFormatError
+from .reading import (
+    MAX_FPS,
+    MAX_MAGNITUDE,
+    NOT_NUMERIC,
+    BadNumber,
+    check_motion_size,
+    data_problem,
+    is_number,
+    parse_number,
+    read_lines,
+    shown,
+    whole,
+)
 
 DOF_CHANNELS = {
     "tx": "Xposition",
@@ -130,12 +142,9 @@ class _Lines:
 
 def _float(lines: _Lines, line: int, token: str, what: str, allow_inf: bool = False) -> float:
     try:
-        value = float(token)
-    except ValueError:
-        raise lines.error(line, f"{what}: expected a number, found {token!r}") from None
-    if np.isnan(value) or (np.isinf(value) and not allow_inf):
-        raise lines.error(line, f"{what}: value {token!r} is not finite")
-    return value
+        return parse_number(token, allow_inf)
+    except BadNumber as bad:
+        raise lines.error(line, f"{what}: {bad.problem}") from None
 
 
 def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) -> np.ndarray:
@@ -147,7 +156,7 @@ def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) 
 def _order(lines: _Lines, line: int, token: str, what: str) -> str:
     order = token.upper()
     if order not in quat.EULER_ORDERS:
-        raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {token!r}")
+        raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {shown(token)}")
     return order
 
 
@@ -158,9 +167,9 @@ def _dofs(lines: _Lines, line: int, tokens: list[str], what: str) -> tuple[str, 
         if dof == "l":
             raise lines.error(line, f"{what}: dof 'l' (bone stretch) is not supported")
         if dof not in DOF_CHANNELS:
-            raise lines.error(line, f"{what}: unknown dof {token!r} (expected tx ty tz rx ry rz)")
+            raise lines.error(line, f"{what}: unknown dof {shown(token)} (expected tx ty tz rx ry rz)")
         if dof in dofs:
-            raise lines.error(line, f"{what}: dof {token!r} is repeated")
+            raise lines.error(line, f"{what}: dof {shown(token)} is repeated")
         dofs.append(dof)
     return tuple(dofs)
 
@@ -173,15 +182,17 @@ def _read_units(lines: _Lines) -> dict:
             raise lines.error(line, f"units: expected '{tokens[0]} VALUE', found {len(tokens) - 1} values")
         if key == "angle":
             if tokens[1].lower() not in ("deg", "rad"):
-                raise lines.error(line, f"unknown angle unit {tokens[1]!r} (expected deg or rad)")
+                raise lines.error(line, f"unknown angle unit {shown(tokens[1])} (expected deg or rad)")
             units["angle"] = tokens[1].lower()
         elif key in ("mass", "length"):
             value = _float(lines, line, tokens[1], f"units {key}")
             if value <= 0:
-                raise lines.error(line, f"units {key} must be positive, found {tokens[1]!r}")
+                raise lines.error(line, f"units {key} must be positive, found {shown(tokens[1])}")
+            if value < 1.0 / MAX_MAGNITUDE:  # a scale whose reciprocal stays within the bound
+                raise lines.error(line, f"units {key} must be at least {1 / MAX_MAGNITUDE:g}, found {shown(tokens[1])}")
             units[key] = value
         else:
-            raise lines.error(line, f"unknown unit {tokens[0]!r} (expected mass, length or angle)")
+            raise lines.error(line, f"unknown unit {shown(tokens[0])} (expected mass, length or angle)")
     return units
 
 
@@ -198,7 +209,7 @@ def _read_root(lines: _Lines, start: int) -> dict:
         elif key in ("position", "orientation"):
             root[key] = _floats(lines, line, args, 3, f"root {key}")
         else:
-            raise lines.error(line, f"unknown root field {tokens[0]!r}")
+            raise lines.error(line, f"unknown root field {shown(tokens[0])}")
     if root["order"] is None:
         raise lines.error(start, "the :root section has no 'order' line")
     return root
@@ -206,7 +217,7 @@ def _read_root(lines: _Lines, start: int) -> dict:
 
 def _read_limits(lines: _Lines, line: int, tokens: list[str], n_dofs: int, what: str) -> list:
     values = list(tokens)
-    while len(values) < 2 * n_dofs and lines.more() and _is_number(lines.peek()[1][0]):
+    while len(values) < 2 * n_dofs and lines.more() and is_number(lines.peek()[1][0]):
         values += lines.take("limits")[1]
     if len(values) != 2 * n_dofs:
         raise lines.error(line, f"{what}: expected {n_dofs} (min max) pairs, one per dof, found {len(values)} values")
@@ -219,24 +230,16 @@ def _read_limits(lines: _Lines, line: int, tokens: list[str], n_dofs: int, what:
     return pairs
 
 
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
 def _read_bone(lines: _Lines, begin: int) -> dict:
     bone = {"line": begin, "dof": (), "limits": None}
     while True:
         line, tokens = lines.take("a bone (missing 'end')")
         key, args = tokens[0].lower(), tokens[1:]
-        what = f"bone {bone.get('name', '?')!r}"
+        what = f"bone {shown(bone.get('name', '?'))}"
         if key == "end":
             break
         if key.startswith(":") or key == "begin":
-            raise lines.error(line, f"{what} has no 'end' before {tokens[0]!r}")
+            raise lines.error(line, f"{what} has no 'end' before {shown(tokens[0])}")
         if key == "name":
             if len(args) != 1:
                 raise lines.error(line, "bone name: expected one word")
@@ -261,26 +264,28 @@ def _read_bone(lines: _Lines, begin: int) -> dict:
         # id, bodymass, cofmass and vendor fields carry nothing we use
     for field in ("name", "direction", "length", "axis"):
         if field not in bone:
-            raise lines.error(begin, f"bone {bone.get('name', '?')!r} has no '{field}'")
+            raise lines.error(begin, f"bone {shown(bone.get('name', '?'))} has no '{field}'")
     if bone["limits"] is not None and len(bone["limits"]) != len(bone["dof"]):
-        raise lines.error(begin, f"bone {bone['name']!r}: 'limits' must follow its 'dof' line")
+        raise lines.error(begin, f"bone {shown(bone['name'])}: 'limits' must follow its 'dof' line")
     norm = np.linalg.norm(bone["direction"])
     if norm == 0 and bone["length"] > 0:
-        raise lines.error(begin, f"bone {bone['name']!r} has a zero direction")
+        raise lines.error(begin, f"bone {shown(bone['name'])} has a zero direction")
     bone["direction"] = bone["direction"] / norm if norm > 0 else bone["direction"]
     return bone
 
 
 def _read_bonedata(lines: _Lines) -> list[dict]:
     bones = []
+    seen: set[str] = set()
     for line, tokens in lines.section_lines():
         if tokens[0].lower() != "begin":
-            raise lines.error(line, f"expected 'begin' of a bone, found {tokens[0]!r}")
+            raise lines.error(line, f"expected 'begin' of a bone, found {shown(tokens[0])}")
         bone = _read_bone(lines, line)
         if bone["name"].lower() == "root":
             raise lines.error(bone["name_line"], "bone name 'root' is reserved for the root")
-        if any(b["name"] == bone["name"] for b in bones):
-            raise lines.error(bone["name_line"], f"bone name {bone['name']!r} is used twice")
+        if bone["name"] in seen:
+            raise lines.error(bone["name_line"], f"bone name {shown(bone['name'])} is used twice")
+        seen.add(bone["name"])
         bones.append(bone)
     return bones
 
@@ -294,13 +299,13 @@ def _read_hierarchy(lines: _Lines, start: int) -> list[tuple[int, list[str]]]:
         if tokens[0].lower() == "end":
             return links
         if len(tokens) < 2:
-            raise lines.error(line, f"hierarchy line names a parent ({tokens[0]!r}) but no children")
+            raise lines.error(line, f"hierarchy line names a parent ({shown(tokens[0])}) but no children")
         links.append((line, tokens))
     raise lines.error(items[-1][0], "the :hierarchy section has no 'end'")
 
 
 def _parse_asf(path: str) -> tuple[dict, dict, list[dict], list, _Lines]:
-    lines = _Lines(path, _read_lines(path))
+    lines = _Lines(path, read_lines(path)[0])
     if not lines.items:
         raise MocapFormatError(path, 1, "file is empty")
     meta = {"asf_units": {"mass": 1.0, "length": 1.0, "angle": "deg"}}
@@ -309,7 +314,7 @@ def _parse_asf(path: str) -> tuple[dict, dict, list[dict], list, _Lines]:
         line, tokens = lines.take("the file")
         keyword = tokens[0].lower()
         if not keyword.startswith(":"):
-            raise lines.error(line, f"expected a ':keyword' section, found {tokens[0]!r}")
+            raise lines.error(line, f"expected a ':keyword' section, found {shown(tokens[0])}")
         if keyword == ":units":
             meta["asf_units"] = _read_units(lines)
         elif keyword == ":root":
@@ -343,13 +348,13 @@ def _topology(lines: _Lines, bones: list[dict], links: list) -> tuple[list[int],
     for line, tokens in links:
         parent = _lookup(names, lower, tokens[0])
         if parent is None:
-            raise lines.error(line, f"hierarchy names unknown bone {tokens[0]!r}")
+            raise lines.error(line, f"hierarchy names unknown bone {shown(tokens[0])}")
         for name in tokens[1:]:
             child = _lookup(names, lower, name)
             if child is None:
-                raise lines.error(line, f"hierarchy names unknown bone {name!r}")
+                raise lines.error(line, f"hierarchy names unknown bone {shown(name)}")
             if child == -1 or child in parent_of:
-                raise lines.error(line, f"bone {name!r} is given a second parent")
+                raise lines.error(line, f"bone {shown(name)} is given a second parent")
             parent_of[child] = parent
             children.setdefault(parent, []).append(child)
     order, stack = [], [-1]
@@ -361,7 +366,7 @@ def _topology(lines: _Lines, bones: list[dict], links: list) -> tuple[list[int],
     missing = [i for i in range(len(bones)) if i not in reached]
     if missing:
         bone = bones[missing[0]]
-        raise lines.error(bone["line"], f"bone {bone['name']!r} is not connected to the root in :hierarchy")
+        raise lines.error(bone["line"], f"bone {shown(bone['name'])} is not connected to the root in :hierarchy")
     return order, [parent_of.get(b, -2) for b in order]
 
 
@@ -376,23 +381,22 @@ def read_asf(path: str | os.PathLike) -> Skeleton:
     to_rad = np.pi / 180.0 if meta["asf_units"]["angle"] == "deg" else 1.0
     index = {b: j for j, b in enumerate(order)}
     n = len(order)
+    listed = [bones[b] for b in order[1:]]
+    parent = np.array([0] + [index[p] for p in parent_bones[1:]], dtype=int)  # the root's own is unused
     axes = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # C_j; the root's children see C = I
-    rest_rot = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
-    rest_t = np.zeros((n, 3))
-    tails = np.zeros((n, 3))  # bone vector in the joint's own frame
-    channels: list[tuple[str, ...]] = [dofs_to_channels(root["order"])]
-    limits: list = [None]
+    for axis_order in {bone["axis_order"] for bone in listed}:  # vectorised per Euler order
+        rows = np.array([j for j, bone in enumerate(listed, start=1) if bone["axis_order"] == axis_order])
+        angles = np.array([listed[j - 1]["axis"] for j in rows])
+        axes[rows] = quat.from_euler(angles[:, ["XYZ".index(a) for a in axis_order]] * to_rad, axis_order)
+    bone_vectors = np.array([np.zeros(3)] + [bone["direction"] * bone["length"] for bone in listed])
+    tails = quat.rotate(quat.inverse(axes), bone_vectors)  # bone vector in the joint's own frame
+    tails[0] = 0.0
+    rest_rot = quat.multiply(quat.inverse(axes[parent]), axes)
     rest_rot[0] = _euler(root["orientation"], root["axis"], to_rad)
+    rest_t = tails[parent]
     rest_t[0] = root["position"]
-    for j in range(1, n):
-        bone = bones[order[j]]
-        p = index[parent_bones[j]]
-        axes[j] = _euler(bone["axis"], bone["axis_order"], to_rad)
-        rest_rot[j] = quat.multiply(quat.inverse(axes[p]), axes[j])
-        tails[j] = quat.rotate(quat.inverse(axes[j]), bone["direction"] * bone["length"])
-        rest_t[j] = tails[p]
-        channels.append(dofs_to_channels(bone["dof"]))
-        limits.append(_limits_to_channels(bone, meta["asf_units"]["angle"]))
+    channels = [dofs_to_channels(root["order"])] + [dofs_to_channels(bone["dof"]) for bone in listed]
+    limits = [None] + [_limits_to_channels(bone, meta["asf_units"]["angle"]) for bone in listed]
     parents = [-1] + [index[p] for p in parent_bones[1:]]
     has_child = set(parents)
     leaves = [j for j in range(1, n) if j not in has_child]
@@ -500,7 +504,10 @@ class _AmcData:
             if tokens[0].startswith(":"):
                 self._keyword(number, tokens[0])
             elif len(tokens) == 1 and tokens[0].isascii() and tokens[0].isdigit():
-                self._frame(number, int(tokens[0]))
+                frame = whole(tokens[0])
+                if frame is None:
+                    raise self.error(number, f"frame number {shown(tokens[0])} is too large")
+                self._frame(number, frame)
             else:
                 self._bone(number, tokens)
         if not self.frame_lines:
@@ -510,16 +517,19 @@ class _AmcData:
         if raw.startswith(FPS_NOTE):
             text = raw[len(FPS_NOTE) :].strip()
             try:
-                fps = float(text)
-            except ValueError:
-                raise self.error(number, f"frame-rate note needs a number, found {text!r}") from None
-            if not (np.isfinite(fps) and fps > 0):
-                raise self.error(number, f"frame rate must be positive, found {text!r}")
+                fps = parse_number(text)
+            except BadNumber as bad:
+                problem = f"frame-rate note needs a number, found {shown(text)}" if bad.syntax else bad.problem
+                raise self.error(number, problem) from None
+            if not fps > 0:
+                raise self.error(number, f"frame rate must be positive, found {shown(text)}")
+            if not 1.0 / MAX_FPS <= fps <= MAX_FPS:  # see MAX_FPS: 1/fps must stay finite and sane
+                raise self.error(number, f"frame rate {fps:g} is outside {1 / MAX_FPS:g}-{MAX_FPS:g} frames a second")
             self.fps_note = fps
 
     def _keyword(self, number: int, token: str) -> None:
         if self.frame_lines:
-            raise self.error(number, f"header keyword {token!r} after the first frame")
+            raise self.error(number, f"header keyword {shown(token)} after the first frame")
         if token.upper() == ":RADIANS":
             self.angle = "rad"
         elif token.upper() == ":DEGREES":
@@ -533,15 +543,15 @@ class _AmcData:
 
     def _bone(self, number: int, tokens: list[str]) -> None:
         if not self.frame_lines:
-            raise self.error(number, f"values for {tokens[0]!r} before the first frame number")
+            raise self.error(number, f"values for {shown(tokens[0])} before the first frame number")
         j = self.names.get(tokens[0])
         if j is None:
             j = self.lower.get(tokens[0].lower())
         if j is None:
-            raise self.error(number, f"bone {tokens[0]!r} is not in the skeleton (ASF)")
+            raise self.error(number, f"bone {shown(tokens[0])} is not in the skeleton (ASF)")
         if len(tokens) - 1 != self.counts[j]:
             raise self.error(
-                number, f"bone {tokens[0]!r} needs {self.counts[j]} values (one per dof), found {len(tokens) - 1}"
+                number, f"bone {shown(tokens[0])} needs {self.counts[j]} values (one per dof), found {len(tokens) - 1}"
             )
         self.rows[j].append(tokens[1:])
         self.row_lines[j].append(number)
@@ -558,24 +568,26 @@ class _AmcData:
         name = self.skeleton.names[j]
         if len(repeated):
             line = self.row_lines[j][repeated[0] + 1]
-            raise self.error(line, f"bone {name!r} appears twice in frame {self.frame_numbers[frames[repeated[0]]]}")
+            raise self.error(
+                line, f"bone {shown(name)} appears twice in frame {self.frame_numbers[frames[repeated[0]]]}"
+            )
         missing = np.flatnonzero(np.bincount(frames, minlength=n_frames) == 0)
         if len(missing):
             f = missing[0]
-            raise self.error(self.frame_lines[f], f"frame {self.frame_numbers[f]} has no values for bone {name!r}")
-        try:
-            values = np.array(self.rows[j], dtype=float)
-        except ValueError:
-            for line, row in zip(self.row_lines[j], self.rows[j]):
-                bad = next((t for t in row if not _is_number(t)), None)
-                if bad is not None:
-                    raise self.error(line, f"value {bad!r} for bone {name!r} is not a number") from None
-            values = np.array([[float(t) for t in row] for row in self.rows[j]])
-        bad = np.argwhere(~np.isfinite(values))
-        if len(bad):
-            row, col = bad[0]
-            raise self.error(self.row_lines[j][row], f"value {self.rows[j][row][col]!r} is not finite")
-        return values
+            raise self.error(self.frame_lines[f], f"frame {self.frame_numbers[f]} has no values for bone {shown(name)}")
+        rows = self.rows[j]
+        if not NOT_NUMERIC.search(" ".join(" ".join(row) for row in rows)):
+            try:
+                values = np.array(rows, dtype=float).reshape(n_frames, self.counts[j])
+            except ValueError:  # a token of number characters that is no number ("1e", "+-1")
+                values = None
+            if values is not None and not (np.abs(values) > MAX_MAGNITUDE).any():
+                return values
+        for line, row in zip(self.row_lines[j], rows):
+            problem = data_problem(row, f" for bone {shown(name)}")
+            if problem is not None:
+                raise self.error(line, problem)
+        return np.array(rows, dtype=float).reshape(n_frames, self.counts[j])  # every token passed the strict check
 
 
 def read_amc(
@@ -590,7 +602,9 @@ def read_amc(
     """
     name = str(path)
     data = _AmcData(name, skeleton)
-    data.read(_read_lines(path))
+    lines, size = read_lines(path)
+    data.read(lines)
+    check_motion_size(name, data.frame_lines[-1], len(data.frame_lines), skeleton.n_joints, size)
     values = data.values()
     if all(v is None for v in values):
         values = [np.zeros((len(data.frame_lines), 0))] + values[1:]
