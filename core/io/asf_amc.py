@@ -216,16 +216,17 @@ def _read_root(lines: _Lines, start: int) -> dict:
 
 
 def _read_limits(lines: _Lines, line: int, tokens: list[str], n_dofs: int, what: str) -> list:
-    values = list(tokens)
+    values = [(token, line) for token in tokens]  # each with the line it is on
     while len(values) < 2 * n_dofs and lines.more() and is_number(lines.peek()[1][0]):
-        values += lines.take("limits")[1]
+        more, more_tokens = lines.take("limits")
+        values += [(token, more) for token in more_tokens]
     if len(values) != 2 * n_dofs:
         raise lines.error(line, f"{what}: expected {n_dofs} (min max) pairs, one per dof, found {len(values)} values")
     pairs = []
-    for lo, hi in zip(values[::2], values[1::2]):
-        pair = (_float(lines, line, lo, what, True), _float(lines, line, hi, what, True))
+    for (lo, lo_line), (hi, hi_line) in zip(values[::2], values[1::2]):
+        pair = (_float(lines, lo_line, lo, what, True), _float(lines, hi_line, hi, what, True))
         if pair[0] > pair[1]:
-            raise lines.error(line, f"{what}: minimum {lo} is above maximum {hi}")
+            raise lines.error(hi_line, f"{what}: minimum {shown(lo)} is above maximum {shown(hi)}")
         pairs.append(pair)
     return pairs
 
