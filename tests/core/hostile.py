@@ -143,6 +143,16 @@ def editor_line(text: str, index: int) -> int:
     return head.count("\n") + head.count("\r") - head.count("\r\n") + 1
 
 
+def editor_line_count(data: bytes) -> int:
+    """How many lines an editor shows for a file (at least 1; a final line break opens no new line),
+    decoded as the readers do: UTF-8, or UTF-16/UTF-32 after their byte-order mark."""
+    encodings = [(b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be")]
+    encodings += [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"), (b"", "utf-8")]
+    bom, encoding = next((bom, name) for bom, name in encodings if data.startswith(bom))
+    text = data[len(bom) :].decode(encoding, errors="replace")
+    return max(1, editor_line(text, len(text)) - text.endswith(("\n", "\r")))
+
+
 # --- structural extremes -----------------------------------------------------------------
 
 
