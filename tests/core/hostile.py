@@ -240,9 +240,10 @@ def mutate(data: bytes, rng: random.Random, edits: int | None = None) -> bytes:
                 del lines[i]
             elif kind == "duplicate":
                 lines.insert(i, lines[i])
-            elif kind == "repeat":  # a block of lines many times (frames, joints)
+            elif kind == "repeat":  # a block of lines many times (frames, joints), up to ~300 KB
                 k = rng.randint(i, min(len(lines), i + 8))
-                lines[i:k] = lines[i:k] * rng.choice([10, 100, 1000])
+                block = sum(len(line) + 1 for line in lines[i:k]) or 1
+                lines[i:k] = lines[i:k] * min(rng.choice([10, 100, 1000]), max(2, 300_000 // block))
             elif kind == "swap":
                 j = rng.randrange(len(lines))
                 lines[i], lines[j] = lines[j], lines[i]
