@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -56,12 +57,12 @@ from .errors import MocapFormatError
 from .reading import (
     MAX_FPS,
     MAX_MAGNITUDE,
-    NOT_NUMERIC,
+    ROWS_AT_ONCE,
     BadNumber,
     check_motion_size,
-    data_problem,
     is_number,
     parse_number,
+    parse_rows,
     read_lines,
     shown,
     whole,
@@ -470,12 +471,14 @@ class _AmcData:
         self.skeleton = skeleton
         self.angle = skeleton.meta.get("asf_units", {}).get("angle", "deg")
         self.fps_note: float | None = None
-        self.frame_lines: list[int] = []
-        self.frame_numbers: list[int] = []
+        # Compact int64 arrays: a bone line costs 16 bytes here, its numbers are split again
+        # (a few thousand lines at a time) only when its joint's values are built.
+        self.frame_lines = array("q")
+        self.frame_numbers = array("q")
         j = skeleton.n_joints
-        self.rows: list[list[list[str]]] = [[] for _ in range(j)]
-        self.row_lines: list[list[int]] = [[] for _ in range(j)]
-        self.row_frames: list[list[int]] = [[] for _ in range(j)]
+        self.lines: list[str] = []
+        self.row_lines = [array("q") for _ in range(j)]
+        self.row_frames = [array("q") for _ in range(j)]
         self.names = {n: i for i, n in enumerate(skeleton.names)}
         self.lower = {n.lower(): i for i, n in reversed(list(enumerate(skeleton.names)))}
         self.names.setdefault("root", 0)  # the AMC always calls the root "root"
@@ -485,7 +488,8 @@ class _AmcData:
         return MocapFormatError(self.path, line, problem)
 
     def read(self, lines: list[str]) -> None:
-        names, counts, rows, row_lines, row_frames = self.names, self.counts, self.rows, self.row_lines, self.row_frames
+        self.lines = lines
+        names, counts, row_lines, row_frames = self.names, self.counts, self.row_lines, self.row_frames
         for number, raw in enumerate(lines, start=1):
             if "#" in raw:
                 if raw.lstrip().startswith("#"):
@@ -496,7 +500,6 @@ class _AmcData:
             if len(tokens) > 1 and self.frame_lines:  # the common case: a well-formed bone line
                 j = names.get(tokens[0])
                 if j is not None and len(tokens) - 1 == counts[j]:
-                    rows[j].append(tokens[1:])
                     row_lines[j].append(number)
                     row_frames[j].append(len(self.frame_lines) - 1)
                     continue
@@ -554,7 +557,6 @@ class _AmcData:
             raise self.error(
                 number, f"bone {shown(tokens[0])} needs {self.counts[j]} values (one per dof), found {len(tokens) - 1}"
             )
-        self.rows[j].append(tokens[1:])
         self.row_lines[j].append(number)
         self.row_frames[j].append(len(self.frame_lines) - 1)
 
@@ -576,19 +578,13 @@ class _AmcData:
         if len(missing):
             f = missing[0]
             raise self.error(self.frame_lines[f], f"frame {self.frame_numbers[f]} has no values for bone {shown(name)}")
-        rows = self.rows[j]
-        if not NOT_NUMERIC.search(" ".join(" ".join(row) for row in rows)):
-            try:
-                values = np.array(rows, dtype=float).reshape(n_frames, self.counts[j])
-            except ValueError:  # a token of number characters that is no number ("1e", "+-1")
-                values = None
-            if values is not None and not (np.abs(values) > MAX_MAGNITUDE).any():
-                return values
-        for line, row in zip(self.row_lines[j], rows):
-            problem = data_problem(row, f" for bone {shown(name)}")
-            if problem is not None:
-                raise self.error(line, problem)
-        return np.array(rows, dtype=float).reshape(n_frames, self.counts[j])  # every token passed the strict check
+        values = np.empty((n_frames, self.counts[j]))
+        numbers, owner = self.row_lines[j], f" for bone {shown(name)}"
+        for start in range(0, n_frames, ROWS_AT_ONCE):
+            part = numbers[start : start + ROWS_AT_ONCE]
+            rows = [self.lines[i - 1].split("#", 1)[0].split()[1:] for i in part]
+            values[start : start + len(part)] = parse_rows(self.path, part, rows, self.counts[j], owner)
+        return values
 
 
 def read_amc(

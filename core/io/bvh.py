@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -18,13 +19,12 @@ from ..motion import Motion, change_rest
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
 from .errors import MocapFormatError
 from .reading import (
-    MAX_MAGNITUDE,
-    NOT_NUMERIC,
+    ROWS_AT_ONCE,
     BadNumber,
     check_frame_time,
     check_motion_size,
-    data_problem,
     parse_number,
+    parse_rows,
     read_lines,
     shown,
     whole,
@@ -207,7 +207,7 @@ def read_bvh(path: str | os.PathLike) -> Motion:
     frame_time, number = _header_value(name, lines, number, "Frame Time:")
     check_frame_time(name, number - 1, frame_time, "'Frame Time:'")
     # Which lines hold frames, and whether they back the declared count, before any allocation.
-    frame_lines = [i for i in range(number, len(lines) + 1) if lines[i - 1].strip()]
+    frame_lines = array("q", (i for i in range(number, len(lines) + 1) if lines[i - 1].strip()))
     n_frames = int(n_frames)
     if len(frame_lines) < n_frames:
         last = frame_lines[-1] if frame_lines else max(len(lines), 1)
@@ -230,24 +230,17 @@ def read_bvh(path: str | os.PathLike) -> Motion:
     return _motion_from_channels(skeleton, values, 1.0 / frame_time)
 
 
-def _read_motion_values(path: str, lines: list[str], numbers: list[int], n_channels: int) -> np.ndarray:
+def _read_motion_values(path: str, lines: list[str], numbers: array, n_channels: int) -> np.ndarray:
     """(frames, n_channels) floats from the MOTION lines, checking counts and values per line."""
-    rows = [lines[i - 1].split() for i in numbers]
-    for i, row in zip(numbers, rows):
-        if len(row) != n_channels:
-            raise MocapFormatError(path, i, f"expected {n_channels} values (one per channel), found {len(row)}")
-    if not NOT_NUMERIC.search(" ".join(" ".join(row) for row in rows)):
-        try:
-            values = np.array(rows, dtype=float).reshape(len(rows), n_channels)
-        except ValueError:  # a token of number characters that is no number ("1e", "+-1")
-            values = None
-        if values is not None and not (np.abs(values) > MAX_MAGNITUDE).any():
-            return values
-    for i, row in zip(numbers, rows):
-        problem = data_problem(row)
-        if problem is not None:
-            raise MocapFormatError(path, i, problem)
-    return np.array(rows, dtype=float).reshape(len(rows), n_channels)  # every token passed the strict check
+    values = np.empty((len(numbers), n_channels))
+    for start in range(0, len(numbers), ROWS_AT_ONCE):
+        part = numbers[start : start + ROWS_AT_ONCE]
+        rows = [lines[i - 1].split() for i in part]
+        for i, row in zip(part, rows):
+            if len(row) != n_channels:
+                raise MocapFormatError(path, i, f"expected {n_channels} values (one per channel), found {len(row)}")
+        values[start : start + len(part)] = parse_rows(path, part, rows, n_channels)
+    return values
 
 
 def _motion_from_channels(skeleton: Skeleton, values: np.ndarray, fps: float) -> Motion:

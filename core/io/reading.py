@@ -27,6 +27,8 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
+
 from .errors import MocapFormatError
 
 MAX_MAGNITUDE = 1e12
@@ -125,6 +127,28 @@ def data_problem(row: list[str], owner: str = "") -> str | None:
         except BadNumber as bad:
             return f"value {shown(token)}{owner} {bad.reason} (column {column})"
     return None
+
+
+ROWS_AT_ONCE = 4096
+"""Motion lines are split into tokens this many at a time: Python strings cost ~50 bytes per
+number, so splitting a whole file at once would hold tens of bytes per byte of file."""
+
+
+def parse_rows(path: str, line_numbers, rows: list[list[str]], width: int, owner: str = "") -> np.ndarray:
+    """(len(rows), width) floats of rows of tokens (each ``width`` long), every token a strict
+    number within ±MAX_MAGNITUDE; else MocapFormatError naming the first bad token's line."""
+    if not NOT_NUMERIC.search(" ".join(" ".join(row) for row in rows)):  # the usual case, in bulk
+        try:
+            values = np.array(rows, dtype=float).reshape(len(rows), width)
+        except ValueError:  # a token of number characters that is no number ("1e", "+-1")
+            values = None
+        if values is not None and not (np.abs(values) > MAX_MAGNITUDE).any():
+            return values
+    for line, row in zip(line_numbers, rows):
+        problem = data_problem(row, owner)
+        if problem is not None:
+            raise MocapFormatError(path, int(line), problem)
+    return np.array(rows, dtype=float).reshape(len(rows), width)  # every token passed the strict check
 
 
 def read_lines(path: str | os.PathLike) -> tuple[list[str], int]:

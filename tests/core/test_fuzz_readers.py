@@ -45,7 +45,7 @@ from tests.core.hostile import (
     mutate,
 )
 
-PARSE_FACTOR = 100
+PARSE_FACTOR = 64
 """Reading may hold up to this many bytes per byte of file (Python objects for lines and tokens), plus the motion."""
 
 HOSTILE = st.sampled_from(
