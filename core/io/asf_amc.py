@@ -269,10 +269,13 @@ def _read_bone(lines: _Lines, begin: int) -> dict:
             raise lines.error(begin, f"bone {shown(bone.get('name', '?'))} has no '{field}'")
     if bone["limits"] is not None and len(bone["limits"]) != len(bone["dof"]):
         raise lines.error(begin, f"bone {shown(bone['name'])}: 'limits' must follow its 'dof' line")
-    norm = np.linalg.norm(bone["direction"])
-    if norm == 0 and bone["length"] > 0:
+    direction = bone["direction"]
+    scale = np.abs(direction).max()
+    if scale > 0:  # scaled first, so that tiny components (1e-200) do not underflow in the norm
+        direction = direction / scale
+        bone["direction"] = direction / np.linalg.norm(direction)
+    elif bone["length"] > 0:
         raise lines.error(begin, f"bone {shown(bone['name'])} has a zero direction")
-    bone["direction"] = bone["direction"] / norm if norm > 0 else bone["direction"]
     return bone
 
 

@@ -334,3 +334,10 @@ def test_many_bones_and_duplicate_names_are_linear(tmp_path):
 def test_duplicate_bvh_joint_names_name_the_second_one(tmp_path):
     text = BVH.replace("JOINT Leg", "JOINT Spine")
     refused(read_bvh, write(tmp_path, "a.bvh", text), "'Spine' is used twice", 15)
+
+
+def test_tiny_asf_directions_are_normalised_without_underflow(tmp_path):
+    text = ASF.replace("direction 1 0 0", "direction 1e-200 1e-200 0")
+    skeleton = read_asf(write(tmp_path, "a.asf", text))
+    lower = skeleton.index("lower")
+    assert np.isclose(np.linalg.norm(skeleton.rest_translations[lower]), 2)  # the parent's length, not 0 or inf
