@@ -5,9 +5,10 @@ hold the rules that are the same for BVH, ASF and AMC:
 
 - text: UTF-8, with or without a byte-order mark (UTF-16 and UTF-32 files with a BOM are
   decoded too); bytes that are not UTF-8 become U+FFFD and are refused where a number or
-  keyword is expected; NUL bytes are refused (a binary file, or UTF-16 without its BOM). Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only, as in an editor
-  (``str.splitlines`` also breaks at form feed, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and
-  U+2029, which would make error messages name the wrong line).
+  keyword is expected; NUL bytes are refused (a binary file, or UTF-16 without its BOM).
+  Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only, as in an editor (``str.splitlines``
+  also breaks at vertical tab, form feed, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and
+  U+2029, which made error messages name the wrong line).
 - numbers: ASCII decimal notation only (``-1``, ``2.5``, ``.5``, ``1e-3``). Python's
   ``float``/``int`` also accept ``1_000``, ``١٢`` (Arabic-Indic digits), surrounding
   Unicode spaces, ``nan`` and ``infinity``; none of those is a number in a mocap file.
