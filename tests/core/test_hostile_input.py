@@ -303,7 +303,7 @@ def test_deep_bvh_nesting_reads_without_recursion(tmp_path, shallow_stack):
     path = write(tmp_path, "deep.bvh", deep_bvh(5000))
     start = time.perf_counter()
     motion = read_bvh(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 15  # about 0.5 s on an idle machine
     assert motion.skeleton.n_joints == 5001 and motion.skeleton.parents[-1] == 4999
 
 
@@ -311,24 +311,33 @@ def test_deep_asf_chain_reads_without_recursion(tmp_path, shallow_stack):
     path = write(tmp_path, "chain.asf", asf_bones(5000, chain=True))
     start = time.perf_counter()
     skeleton = read_asf(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 15  # about 0.4 s on an idle machine
     assert skeleton.n_joints == 5001 and skeleton.parents[-1] == 4999
     assert np.allclose(rest_positions(skeleton)[-1], [0, 4999, 0])
 
 
+def best_time(function, repeat: int = 2) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def test_many_bones_and_duplicate_names_are_linear(tmp_path):
-    """The duplicate-name check compared every bone with every earlier one: 10,000 bones took 11 s."""
+    """The duplicate-name check compared every bone with every earlier one: 10,000 bones took 11 s.
+
+    Four times the bones must take well under 16 times as long (linear: 4×, quadratic: 16×)."""
+    small = write(tmp_path, "small.asf", asf_bones(2500, chain=False))
     text = asf_bones(10000, chain=False)
-    start = time.perf_counter()
-    assert read_asf(write(tmp_path, "wide.asf", text)).n_joints == 10001
+    large = write(tmp_path, "large.asf", text)
+    assert read_asf(large).n_joints == 10001
+    ratio = best_time(lambda: read_asf(large), repeat=1) / best_time(lambda: read_asf(small), repeat=3)
+    assert ratio < 9, f"10,000 bones take {ratio:.1f}× as long as 2,500"
     duplicate = text.replace("name b9999\n", "name b0\n")
-    refused(
-        read_asf,
-        write(tmp_path, "dup.asf", duplicate),
-        "used twice",
-        line_of(duplicate, "name b0\ndirection 0 1 0\nlength 1\naxis 0 0 0 XYZ\nend\n:hierarchy"),
-    )
-    assert time.perf_counter() - start < 5
+    needle = "name b0\ndirection 0 1 0\nlength 1\naxis 0 0 0 XYZ\nend\n:hierarchy"
+    refused(read_asf, write(tmp_path, "dup.asf", duplicate), "used twice", line_of(duplicate, needle))
 
 
 def test_duplicate_bvh_joint_names_name_the_second_one(tmp_path):
