@@ -9,8 +9,8 @@ shared captures (each trimmed to its first 20 frames so a case stays short), plu
 extremes (3 % of the cases: deep nesting, thousands of ``CHANNELS 0`` joints over thousands of frames, huge
 ``Frames:`` counts, long ASF chains, AMC files with many frames for skeletons of many bones).
 
-Every case is read under tracemalloc (which slows reading 2-3×; times are the readers' own,
-without the checks). A case fails when the reader raises anything but
+Every case is read under tracemalloc (which slows reading 2-3×); times and peak memory are
+the readers' own, without the checks. A case fails when the reader raises anything but
 MocapFormatError, when a refusal does not name the file and a line inside it, or when an
 accepted skeleton or motion holds a non-finite number (rest pose, End Sites, channels,
 frame rate, world positions). Prints the counts, the slowest case and the peak memory;
@@ -109,8 +109,8 @@ def refusal_problem(err: MocapFormatError) -> str | None:
     return None
 
 
-def run_case(folder: Path, reader: str, data: bytes, other: bytes | None) -> tuple[str, str | None, float]:
-    """Read one case: (outcome "refused"/"accepted"/"failed", failure text, seconds spent in the readers)."""
+def read_case(folder: Path, reader: str, data: bytes, other: bytes | None):
+    """Read one case: (result or MocapFormatError or other exception, seconds spent in the readers)."""
     path = folder / f"case.{reader}"
     path.write_bytes(data)
     skeleton = None
@@ -121,36 +121,40 @@ def run_case(folder: Path, reader: str, data: bytes, other: bytes | None) -> tup
         (folder / "motion.amc").write_bytes(other)
     start = time.perf_counter()
     try:
-        try:
-            if reader == "bvh":
-                result = read_bvh(path)
-            elif reader == "asf":
-                result = read_asf(path)
-            else:
-                result = read_amc(path, skeleton)
-        finally:
-            elapsed = time.perf_counter() - start
-        if reader == "asf" and other is not None:  # an accepted skeleton then reads its motion
-            problem = finite_problem(result)
-            if problem:
-                return "failed", problem, elapsed
-            start = time.perf_counter()
-            try:
-                result = read_amc(folder / "motion.amc", result)
-            except MocapFormatError as err:
-                problem = refusal_problem(err)
-                return ("failed", problem, elapsed) if problem else ("accepted", None, elapsed)
-            finally:
-                elapsed += time.perf_counter() - start
+        if reader == "bvh":
+            return read_bvh(path), time.perf_counter() - start
+        if reader == "amc":
+            return read_amc(path, skeleton), time.perf_counter() - start
+        result = read_asf(path)
+        if other is None:
+            return result, time.perf_counter() - start
+        try:  # an accepted skeleton then reads its motion
+            return (result, read_amc(folder / "motion.amc", result)), time.perf_counter() - start
+        except MocapFormatError as err:
+            return (result, err), time.perf_counter() - start
     except MocapFormatError as err:
-        problem = refusal_problem(err)
-        return ("failed", problem, elapsed) if problem else ("refused", None, elapsed)
+        return err, time.perf_counter() - start
     except BaseException as exc:  # noqa: BLE001 - counting exactly these is the point
         if isinstance(exc, KeyboardInterrupt):
             raise
-        return "failed", f"{type(exc).__name__}: {str(exc)[:300]}", elapsed
-    problem = finite_problem(result)
-    return ("failed", problem, elapsed) if problem else ("accepted", None, elapsed)
+        return exc, time.perf_counter() - start
+
+
+def judge(outcome) -> tuple[str, str | None]:
+    """("refused"/"accepted"/"failed", what failed) of a case's outcome."""
+    if isinstance(outcome, tuple):  # an ASF accepted, then its AMC read or refused
+        skeleton, motion = outcome
+        problem = finite_problem(skeleton)
+        if problem is None:
+            problem = refusal_problem(motion) if isinstance(motion, MocapFormatError) else finite_problem(motion)
+        return ("failed", problem) if problem else ("accepted", None)
+    if isinstance(outcome, MocapFormatError):
+        problem = refusal_problem(outcome)
+        return ("failed", problem) if problem else ("refused", None)
+    if isinstance(outcome, BaseException):
+        return "failed", f"{type(outcome).__name__}: {str(outcome)[:300]}"
+    problem = finite_problem(outcome)
+    return ("failed", problem) if problem else ("accepted", None)
 
 
 def make_case(rng: random.Random, sources: list) -> tuple[str, str, bytes, bytes | None]:
@@ -184,9 +188,13 @@ def main(argv: list[str] | None = None) -> int:
             what, reader, data, other = make_case(rng, sources)
             size = len(data)
             tracemalloc.start()
-            outcome, problem, elapsed = run_case(folder, reader, data, other)
-            case_peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
+            try:
+                result, elapsed = read_case(folder, reader, data, other)
+                case_peak = tracemalloc.get_traced_memory()[1]  # the readers' own, before the checks
+            finally:
+                tracemalloc.stop()
+            outcome, problem = judge(result)
+            del result
             counts[outcome] += 1
             if elapsed > slowest[0]:
                 slowest = (elapsed, f"case {i}: {what}, {size:,} bytes, {outcome}")
