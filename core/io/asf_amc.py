@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -52,9 +53,23 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
-from .bvh import _read_lines, check_finite_motion, euler_by_order, text_float
+from .bvh import check_finite_motion, euler_by_order, text_float
 from .errors import MocapFormatError, MocapWriteError
 from .names import asf_name_problem, escape_asf_name
+from .reading import (
+    MAX_FPS,
+    MAX_MAGNITUDE,
+    ROWS_AT_ONCE,
+    BadNumber,
+    check_motion_size,
+    is_number,
+    parse_number,
+    parse_rows,
+    read_lines,
+    representable,
+    shown,
+    whole,
+)
 
 DOF_CHANNELS = {
     "tx": "Xposition",
@@ -131,12 +146,9 @@ class _Lines:
 
 def _float(lines: _Lines, line: int, token: str, what: str, allow_inf: bool = False) -> float:
     try:
-        value = float(token)
-    except ValueError:
-        raise lines.error(line, f"{what}: expected a number, found {token!r}") from None
-    if np.isnan(value) or (np.isinf(value) and not allow_inf):
-        raise lines.error(line, f"{what}: value {token!r} is not finite")
-    return value
+        return parse_number(token, allow_inf)
+    except BadNumber as bad:
+        raise lines.error(line, f"{what}: {bad.problem}") from None
 
 
 def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) -> np.ndarray:
@@ -148,7 +160,7 @@ def _floats(lines: _Lines, line: int, tokens: list[str], count: int, what: str) 
 def _order(lines: _Lines, line: int, token: str, what: str) -> str:
     order = token.upper()
     if order not in quat.EULER_ORDERS:
-        raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {token!r}")
+        raise lines.error(line, f"{what}: rotation order must be a permutation of XYZ, found {shown(token)}")
     return order
 
 
@@ -159,9 +171,9 @@ def _dofs(lines: _Lines, line: int, tokens: list[str], what: str) -> tuple[str, 
         if dof == "l":
             raise lines.error(line, f"{what}: dof 'l' (bone stretch) is not supported")
         if dof not in DOF_CHANNELS:
-            raise lines.error(line, f"{what}: unknown dof {token!r} (expected tx ty tz rx ry rz)")
+            raise lines.error(line, f"{what}: unknown dof {shown(token)} (expected tx ty tz rx ry rz)")
         if dof in dofs:
-            raise lines.error(line, f"{what}: dof {token!r} is repeated")
+            raise lines.error(line, f"{what}: dof {shown(token)} is repeated")
         dofs.append(dof)
     return tuple(dofs)
 
@@ -174,15 +186,17 @@ def _read_units(lines: _Lines) -> dict:
             raise lines.error(line, f"units: expected '{tokens[0]} VALUE', found {len(tokens) - 1} values")
         if key == "angle":
             if tokens[1].lower() not in ("deg", "rad"):
-                raise lines.error(line, f"unknown angle unit {tokens[1]!r} (expected deg or rad)")
+                raise lines.error(line, f"unknown angle unit {shown(tokens[1])} (expected deg or rad)")
             units["angle"] = tokens[1].lower()
         elif key in ("mass", "length"):
             value = _float(lines, line, tokens[1], f"units {key}")
             if value <= 0:
-                raise lines.error(line, f"units {key} must be positive, found {tokens[1]!r}")
+                raise lines.error(line, f"units {key} must be positive, found {shown(tokens[1])}")
+            if value < 1.0 / MAX_MAGNITUDE:  # a scale whose reciprocal stays within the bound
+                raise lines.error(line, f"units {key} must be at least {1 / MAX_MAGNITUDE:g}, found {shown(tokens[1])}")
             units[key] = value
         else:
-            raise lines.error(line, f"unknown unit {tokens[0]!r} (expected mass, length or angle)")
+            raise lines.error(line, f"unknown unit {shown(tokens[0])} (expected mass, length or angle)")
     return units
 
 
@@ -199,33 +213,26 @@ def _read_root(lines: _Lines, start: int) -> dict:
         elif key in ("position", "orientation"):
             root[key] = _floats(lines, line, args, 3, f"root {key}")
         else:
-            raise lines.error(line, f"unknown root field {tokens[0]!r}")
+            raise lines.error(line, f"unknown root field {shown(tokens[0])}")
     if root["order"] is None:
         raise lines.error(start, "the :root section has no 'order' line")
     return root
 
 
 def _read_limits(lines: _Lines, line: int, tokens: list[str], n_dofs: int, what: str) -> list:
-    values = list(tokens)
-    while len(values) < 2 * n_dofs and lines.more() and _is_number(lines.peek()[1][0]):
-        values += lines.take("limits")[1]
+    values = [(token, line) for token in tokens]  # each with the line it is on
+    while len(values) < 2 * n_dofs and lines.more() and is_number(lines.peek()[1][0]):
+        more, more_tokens = lines.take("limits")
+        values += [(token, more) for token in more_tokens]
     if len(values) != 2 * n_dofs:
         raise lines.error(line, f"{what}: expected {n_dofs} (min max) pairs, one per dof, found {len(values)} values")
     pairs = []
-    for lo, hi in zip(values[::2], values[1::2]):
-        pair = (_float(lines, line, lo, what, True), _float(lines, line, hi, what, True))
+    for (lo, lo_line), (hi, hi_line) in zip(values[::2], values[1::2]):
+        pair = (_float(lines, lo_line, lo, what, True), _float(lines, hi_line, hi, what, True))
         if pair[0] > pair[1]:
-            raise lines.error(line, f"{what}: minimum {lo} is above maximum {hi}")
+            raise lines.error(hi_line, f"{what}: minimum {shown(lo)} is above maximum {shown(hi)}")
         pairs.append(pair)
     return pairs
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def _read_bone(lines: _Lines, begin: int) -> dict:
@@ -233,11 +240,11 @@ def _read_bone(lines: _Lines, begin: int) -> dict:
     while True:
         line, tokens = lines.take("a bone (missing 'end')")
         key, args = tokens[0].lower(), tokens[1:]
-        what = f"bone {bone.get('name', '?')!r}"
+        what = f"bone {shown(bone.get('name', '?'))}"
         if key == "end":
             break
         if key.startswith(":") or key == "begin":
-            raise lines.error(line, f"{what} has no 'end' before {tokens[0]!r}")
+            raise lines.error(line, f"{what} has no 'end' before {shown(tokens[0])}")
         if key == "name":
             if len(args) != 1:
                 raise lines.error(line, "bone name: expected one word")
@@ -262,26 +269,31 @@ def _read_bone(lines: _Lines, begin: int) -> dict:
         # id, bodymass, cofmass and vendor fields carry nothing we use
     for field in ("name", "direction", "length", "axis"):
         if field not in bone:
-            raise lines.error(begin, f"bone {bone.get('name', '?')!r} has no '{field}'")
+            raise lines.error(begin, f"bone {shown(bone.get('name', '?'))} has no '{field}'")
     if bone["limits"] is not None and len(bone["limits"]) != len(bone["dof"]):
-        raise lines.error(begin, f"bone {bone['name']!r}: 'limits' must follow its 'dof' line")
-    norm = np.linalg.norm(bone["direction"])
-    if norm == 0 and bone["length"] > 0:
-        raise lines.error(begin, f"bone {bone['name']!r} has a zero direction")
-    bone["direction"] = bone["direction"] / norm if norm > 0 else bone["direction"]
+        raise lines.error(begin, f"bone {shown(bone['name'])}: 'limits' must follow its 'dof' line")
+    direction = bone["direction"]
+    scale = np.abs(direction).max()
+    if scale > 0:  # scaled first, so that tiny components (1e-200) do not underflow in the norm
+        direction = direction / scale
+        bone["direction"] = direction / np.linalg.norm(direction)
+    elif bone["length"] > 0:
+        raise lines.error(begin, f"bone {shown(bone['name'])} has a zero direction")
     return bone
 
 
 def _read_bonedata(lines: _Lines) -> list[dict]:
     bones = []
+    seen: set[str] = set()
     for line, tokens in lines.section_lines():
         if tokens[0].lower() != "begin":
-            raise lines.error(line, f"expected 'begin' of a bone, found {tokens[0]!r}")
+            raise lines.error(line, f"expected 'begin' of a bone, found {shown(tokens[0])}")
         bone = _read_bone(lines, line)
         if bone["name"].lower() == "root":
             raise lines.error(bone["name_line"], "bone name 'root' is reserved for the root")
-        if any(b["name"] == bone["name"] for b in bones):
-            raise lines.error(bone["name_line"], f"bone name {bone['name']!r} is used twice")
+        if bone["name"] in seen:
+            raise lines.error(bone["name_line"], f"bone name {shown(bone['name'])} is used twice")
+        seen.add(bone["name"])
         bones.append(bone)
     return bones
 
@@ -295,13 +307,13 @@ def _read_hierarchy(lines: _Lines, start: int) -> list[tuple[int, list[str]]]:
         if tokens[0].lower() == "end":
             return links
         if len(tokens) < 2:
-            raise lines.error(line, f"hierarchy line names a parent ({tokens[0]!r}) but no children")
+            raise lines.error(line, f"hierarchy line names a parent ({shown(tokens[0])}) but no children")
         links.append((line, tokens))
     raise lines.error(items[-1][0], "the :hierarchy section has no 'end'")
 
 
 def _parse_asf(path: str) -> tuple[dict, dict, list[dict], list, _Lines]:
-    lines = _Lines(path, _read_lines(path))
+    lines = _Lines(path, read_lines(path)[0])
     if not lines.items:
         raise MocapFormatError(path, 1, "file is empty")
     meta = {"asf_units": {"mass": 1.0, "length": 1.0, "angle": "deg"}}
@@ -310,7 +322,7 @@ def _parse_asf(path: str) -> tuple[dict, dict, list[dict], list, _Lines]:
         line, tokens = lines.take("the file")
         keyword = tokens[0].lower()
         if not keyword.startswith(":"):
-            raise lines.error(line, f"expected a ':keyword' section, found {tokens[0]!r}")
+            raise lines.error(line, f"expected a ':keyword' section, found {shown(tokens[0])}")
         if keyword == ":units":
             meta["asf_units"] = _read_units(lines)
         elif keyword == ":root":
@@ -344,13 +356,13 @@ def _topology(lines: _Lines, bones: list[dict], links: list) -> tuple[list[int],
     for line, tokens in links:
         parent = _lookup(names, lower, tokens[0])
         if parent is None:
-            raise lines.error(line, f"hierarchy names unknown bone {tokens[0]!r}")
+            raise lines.error(line, f"hierarchy names unknown bone {shown(tokens[0])}")
         for name in tokens[1:]:
             child = _lookup(names, lower, name)
             if child is None:
-                raise lines.error(line, f"hierarchy names unknown bone {name!r}")
+                raise lines.error(line, f"hierarchy names unknown bone {shown(name)}")
             if child == -1 or child in parent_of:
-                raise lines.error(line, f"bone {name!r} is given a second parent")
+                raise lines.error(line, f"bone {shown(name)} is given a second parent")
             parent_of[child] = parent
             children.setdefault(parent, []).append(child)
     order, stack = [], [-1]
@@ -362,7 +374,7 @@ def _topology(lines: _Lines, bones: list[dict], links: list) -> tuple[list[int],
     missing = [i for i in range(len(bones)) if i not in reached]
     if missing:
         bone = bones[missing[0]]
-        raise lines.error(bone["line"], f"bone {bone['name']!r} is not connected to the root in :hierarchy")
+        raise lines.error(bone["line"], f"bone {shown(bone['name'])} is not connected to the root in :hierarchy")
     return order, [parent_of.get(b, -2) for b in order]
 
 
@@ -377,23 +389,22 @@ def read_asf(path: str | os.PathLike) -> Skeleton:
     to_rad = np.pi / 180.0 if meta["asf_units"]["angle"] == "deg" else 1.0
     index = {b: j for j, b in enumerate(order)}
     n = len(order)
+    listed = [bones[b] for b in order[1:]]
+    parent = np.array([0] + [index[p] for p in parent_bones[1:]], dtype=int)  # the root's own is unused
     axes = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # C_j; the root's children see C = I
-    rest_rot = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
-    rest_t = np.zeros((n, 3))
-    tails = np.zeros((n, 3))  # bone vector in the joint's own frame
-    channels: list[tuple[str, ...]] = [dofs_to_channels(root["order"])]
-    limits: list = [None]
+    for axis_order in {bone["axis_order"] for bone in listed}:  # vectorised per Euler order
+        rows = np.array([j for j, bone in enumerate(listed, start=1) if bone["axis_order"] == axis_order])
+        angles = np.array([listed[j - 1]["axis"] for j in rows])
+        axes[rows] = quat.from_euler(angles[:, ["XYZ".index(a) for a in axis_order]] * to_rad, axis_order)
+    bone_vectors = np.array([np.zeros(3)] + [bone["direction"] * bone["length"] for bone in listed])
+    tails = quat.rotate(quat.inverse(axes), bone_vectors)  # bone vector in the joint's own frame
+    tails[0] = 0.0
+    rest_rot = quat.multiply(quat.inverse(axes[parent]), axes)
     rest_rot[0] = _euler(root["orientation"], root["axis"], to_rad)
+    rest_t = tails[parent]
     rest_t[0] = root["position"]
-    for j in range(1, n):
-        bone = bones[order[j]]
-        p = index[parent_bones[j]]
-        axes[j] = _euler(bone["axis"], bone["axis_order"], to_rad)
-        rest_rot[j] = quat.multiply(quat.inverse(axes[p]), axes[j])
-        tails[j] = quat.rotate(quat.inverse(axes[j]), bone["direction"] * bone["length"])
-        rest_t[j] = tails[p]
-        channels.append(dofs_to_channels(bone["dof"]))
-        limits.append(_limits_to_channels(bone, meta["asf_units"]["angle"]))
+    channels = [dofs_to_channels(root["order"])] + [dofs_to_channels(bone["dof"]) for bone in listed]
+    limits = [None] + [_limits_to_channels(bone, meta["asf_units"]["angle"]) for bone in listed]
     parents = [-1] + [index[p] for p in parent_bones[1:]]
     has_child = set(parents)
     leaves = [j for j in range(1, n) if j not in has_child]
@@ -466,12 +477,14 @@ class _AmcData:
         self.skeleton = skeleton
         self.angle = skeleton.meta.get("asf_units", {}).get("angle", "deg")
         self.fps_note: float | None = None
-        self.frame_lines: list[int] = []
-        self.frame_numbers: list[int] = []
+        # Compact int64 arrays: a bone line costs 16 bytes here, its numbers are split again
+        # (a few thousand lines at a time) only when its joint's values are built.
+        self.frame_lines = array("q")
+        self.frame_numbers = array("q")
         j = skeleton.n_joints
-        self.rows: list[list[list[str]]] = [[] for _ in range(j)]
-        self.row_lines: list[list[int]] = [[] for _ in range(j)]
-        self.row_frames: list[list[int]] = [[] for _ in range(j)]
+        self.lines: list[str] = []
+        self.row_lines = [array("q") for _ in range(j)]
+        self.row_frames = [array("q") for _ in range(j)]
         self.names = {n: i for i, n in enumerate(skeleton.names)}
         self.lower = {n.lower(): i for i, n in reversed(list(enumerate(skeleton.names)))}
         self.names.setdefault("root", 0)  # the AMC always calls the root "root"
@@ -481,7 +494,8 @@ class _AmcData:
         return MocapFormatError(self.path, line, problem)
 
     def read(self, lines: list[str]) -> None:
-        names, counts, rows, row_lines, row_frames = self.names, self.counts, self.rows, self.row_lines, self.row_frames
+        self.lines = lines
+        names, counts, row_lines, row_frames = self.names, self.counts, self.row_lines, self.row_frames
         for number, raw in enumerate(lines, start=1):
             if "#" in raw:
                 if raw.lstrip().startswith("#"):
@@ -492,7 +506,6 @@ class _AmcData:
             if len(tokens) > 1 and self.frame_lines:  # the common case: a well-formed bone line
                 j = names.get(tokens[0])
                 if j is not None and len(tokens) - 1 == counts[j]:
-                    rows[j].append(tokens[1:])
                     row_lines[j].append(number)
                     row_frames[j].append(len(self.frame_lines) - 1)
                     continue
@@ -501,7 +514,10 @@ class _AmcData:
             if tokens[0].startswith(":"):
                 self._keyword(number, tokens[0])
             elif len(tokens) == 1 and tokens[0].isascii() and tokens[0].isdigit():
-                self._frame(number, int(tokens[0]))
+                frame = whole(tokens[0])
+                if frame is None:
+                    raise self.error(number, f"frame number {shown(tokens[0])} is too large")
+                self._frame(number, frame)
             else:
                 self._bone(number, tokens)
         if not self.frame_lines:
@@ -511,16 +527,19 @@ class _AmcData:
         if raw.startswith(FPS_NOTE):
             text = raw[len(FPS_NOTE) :].strip()
             try:
-                fps = float(text)
-            except ValueError:
-                raise self.error(number, f"frame-rate note needs a number, found {text!r}") from None
-            if not (np.isfinite(fps) and fps > 0):
-                raise self.error(number, f"frame rate must be positive, found {text!r}")
+                fps = parse_number(text)
+            except BadNumber as bad:
+                problem = f"frame-rate note needs a number, found {shown(text)}" if bad.syntax else bad.problem
+                raise self.error(number, problem) from None
+            if not fps > 0:
+                raise self.error(number, f"frame rate must be positive, found {shown(text)}")
+            if not 1.0 / MAX_FPS <= fps <= MAX_FPS:  # see MAX_FPS: 1/fps must stay finite and sane
+                raise self.error(number, f"frame rate {fps:g} is outside {1 / MAX_FPS:g}-{MAX_FPS:g} frames a second")
             self.fps_note = fps
 
     def _keyword(self, number: int, token: str) -> None:
         if self.frame_lines:
-            raise self.error(number, f"header keyword {token!r} after the first frame")
+            raise self.error(number, f"header keyword {shown(token)} after the first frame")
         if token.upper() == ":RADIANS":
             self.angle = "rad"
         elif token.upper() == ":DEGREES":
@@ -534,17 +553,16 @@ class _AmcData:
 
     def _bone(self, number: int, tokens: list[str]) -> None:
         if not self.frame_lines:
-            raise self.error(number, f"values for {tokens[0]!r} before the first frame number")
+            raise self.error(number, f"values for {shown(tokens[0])} before the first frame number")
         j = self.names.get(tokens[0])
         if j is None:
             j = self.lower.get(tokens[0].lower())
         if j is None:
-            raise self.error(number, f"bone {tokens[0]!r} is not in the skeleton (ASF)")
+            raise self.error(number, f"bone {shown(tokens[0])} is not in the skeleton (ASF)")
         if len(tokens) - 1 != self.counts[j]:
             raise self.error(
-                number, f"bone {tokens[0]!r} needs {self.counts[j]} values (one per dof), found {len(tokens) - 1}"
+                number, f"bone {shown(tokens[0])} needs {self.counts[j]} values (one per dof), found {len(tokens) - 1}"
             )
-        self.rows[j].append(tokens[1:])
         self.row_lines[j].append(number)
         self.row_frames[j].append(len(self.frame_lines) - 1)
 
@@ -559,23 +577,19 @@ class _AmcData:
         name = self.skeleton.names[j]
         if len(repeated):
             line = self.row_lines[j][repeated[0] + 1]
-            raise self.error(line, f"bone {name!r} appears twice in frame {self.frame_numbers[frames[repeated[0]]]}")
+            raise self.error(
+                line, f"bone {shown(name)} appears twice in frame {self.frame_numbers[frames[repeated[0]]]}"
+            )
         missing = np.flatnonzero(np.bincount(frames, minlength=n_frames) == 0)
         if len(missing):
             f = missing[0]
-            raise self.error(self.frame_lines[f], f"frame {self.frame_numbers[f]} has no values for bone {name!r}")
-        try:
-            values = np.array(self.rows[j], dtype=float)
-        except ValueError:
-            for line, row in zip(self.row_lines[j], self.rows[j]):
-                bad = next((t for t in row if not _is_number(t)), None)
-                if bad is not None:
-                    raise self.error(line, f"value {bad!r} for bone {name!r} is not a number") from None
-            values = np.array([[float(t) for t in row] for row in self.rows[j]])
-        bad = np.argwhere(~np.isfinite(values))
-        if len(bad):
-            row, col = bad[0]
-            raise self.error(self.row_lines[j][row], f"value {self.rows[j][row][col]!r} is not finite")
+            raise self.error(self.frame_lines[f], f"frame {self.frame_numbers[f]} has no values for bone {shown(name)}")
+        values = np.empty((n_frames, self.counts[j]))
+        numbers, owner = self.row_lines[j], f" for bone {shown(name)}"
+        for start in range(0, n_frames, ROWS_AT_ONCE):
+            part = numbers[start : start + ROWS_AT_ONCE]
+            rows = [self.lines[i - 1].split("#", 1)[0].split()[1:] for i in part]
+            values[start : start + len(part)] = parse_rows(self.path, part, rows, self.counts[j], owner)
         return values
 
 
@@ -591,7 +605,9 @@ def read_amc(
     """
     name = str(path)
     data = _AmcData(name, skeleton)
-    data.read(_read_lines(path))
+    lines, size = read_lines(path)
+    data.read(lines)
+    check_motion_size(name, data.frame_lines[-1], len(data.frame_lines), skeleton.n_joints, size)
     values = data.values()
     if all(v is None for v in values):
         values = [np.zeros((len(data.frame_lines), 0))] + values[1:]
@@ -729,11 +745,15 @@ def _check_asf_numbers(path: str, skeleton: Skeleton, bones: np.ndarray, units: 
             raise MocapWriteError(path, f"units {key} must be a positive finite number, found {value!r}")
     lengths = np.linalg.norm(bones, axis=1) if len(bones) else np.zeros(0)
     checks = [
-        (np.isfinite(skeleton.rest_translations[0]).all(), 0, "its position is not finite"),
-        (np.isfinite(skeleton.rest_rotations).all(axis=1), None, "its rest rotation is not finite"),
-        (np.isfinite(skeleton.rest_translations).all(axis=1), None, "its rest offset is not finite"),
-        (np.isfinite(skeleton.end_site_offsets).all(axis=1), "end", "its End Site offset is not finite"),
-        (np.isfinite(bones).all(axis=1) & np.isfinite(lengths), None, "its bone length is not finite (overflow)"),
+        (representable(skeleton.rest_translations[0]).all(), 0, "its position is not finite or beyond ±1e12"),
+        (representable(skeleton.rest_rotations).all(axis=1), None, "its rest rotation is not finite or beyond ±1e12"),
+        (representable(skeleton.rest_translations).all(axis=1), None, "its rest offset is not finite or beyond ±1e12"),
+        (
+            representable(skeleton.end_site_offsets).all(axis=1),
+            "end",
+            "its End Site offset is not finite or beyond ±1e12",
+        ),
+        (representable(bones).all(axis=1) & representable(lengths), None, "its bone length is not finite (overflow)"),
     ]
     for ok, owner, problem in checks:
         ok = np.atleast_1d(ok)
@@ -863,8 +883,10 @@ def amc_text(motion: Motion, path: str | os.PathLike = "<amc>", precision: int |
     values = dof_values(motion)
     joints = [j for j, v in enumerate(values) if v is not None]
     for j in joints:
-        if not np.isfinite(values[j]).all():
-            raise MocapWriteError(str(path), "its values are not finite", "root" if j == 0 else skeleton.names[j])
+        if not representable(values[j]).all():
+            raise MocapWriteError(
+                str(path), "its values are not finite or beyond ±1e12", "root" if j == 0 else skeleton.names[j]
+            )
     number = _number_format(precision, "f")
     columns = [[str(i + 1) for i in range(motion.n_frames)]]
     for j in joints:

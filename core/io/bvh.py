@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,18 @@ from ..motion import Motion, change_rest
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
 from .errors import MocapFormatError, MocapWriteError
 from .names import bvh_name_problem
+from .reading import (
+    ROWS_AT_ONCE,
+    BadNumber,
+    check_frame_time,
+    check_motion_size,
+    parse_number,
+    parse_rows,
+    read_lines,
+    representable,
+    shown,
+    whole,
+)
 
 KNOWN_CHANNELS = POSITION_CHANNELS + ROTATION_CHANNELS
 MAX_INDENT = 64  # tabs; deeper joints are not indented further (a file's size stays linear in its depth)
@@ -27,11 +40,11 @@ _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 class _Tokens:
     """Hierarchy tokens with their 1-based line numbers."""
 
-    def __init__(self, path: str, lines: list[str]) -> None:
+    def __init__(self, path: str, lines: list[str], first: int = 1) -> None:
         self.path = path
         self.items: list[tuple[str, int]] = []
         self.motion_line = None
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(lines, start=first):
             if line.strip().upper() == "MOTION":
                 self.motion_line = number
                 break
@@ -51,7 +64,7 @@ class _Tokens:
     def take(self, expected: str | None = None) -> tuple[str, int]:
         tok, line = self.peek()
         if expected is not None and tok.upper() != expected.upper():
-            raise self.error(f"expected {expected!r}, found {tok!r}", line)
+            raise self.error(f"expected {expected!r}, found {shown(tok)}", line)
         self.pos += 1
         return tok, line
 
@@ -69,18 +82,17 @@ class _Tokens:
         for _ in range(count):
             tok, line = self.take()
             try:
-                value = float(tok)
-            except ValueError:
-                raise self.error(f"expected a number, found {tok!r}", line) from None
-            if not np.isfinite(value):
-                raise self.error(f"value {tok!r} is not finite", line)
-            values.append(value)
+                values.append(parse_number(tok))
+            except BadNumber as bad:
+                raise self.error(bad.problem, line) from None
         return np.array(values)
 
 
-def _parse_joint(tokens: _Tokens, name: str, parent: int, out: dict) -> None:
+def _open_joint(tokens: _Tokens, name: str, parent: int, out: dict, line: int) -> int:
+    """Read a joint's ``{``, OFFSET and CHANNELS (its name is on ``line``); returns its index."""
     index = len(out["names"])
     out["names"].append(name)
+    out["lines"].append(line)
     out["parents"].append(parent)
     tokens.take("{")
     tokens.take("OFFSET")
@@ -90,26 +102,40 @@ def _parse_joint(tokens: _Tokens, name: str, parent: int, out: dict) -> None:
     if tok.upper() == "CHANNELS":
         tokens.take()
         count_tok, line = tokens.take()
-        if not (count_tok.isascii() and count_tok.isdigit()):
-            raise tokens.error(f"CHANNELS count must be a whole number, found {count_tok!r}", line)
+        count = whole(count_tok)
+        if count is None:
+            raise tokens.error(f"CHANNELS count must be a whole number, found {shown(count_tok)}", line)
+        if count > len(KNOWN_CHANNELS):
+            raise tokens.error(
+                f"CHANNELS count must be at most {len(KNOWN_CHANNELS)} (each channel once), found {shown(count_tok)}",
+                line,
+            )
         names = []
-        for _ in range(int(count_tok)):
+        for _ in range(count):
             ch, ch_line = tokens.take()
             canonical = next((k for k in KNOWN_CHANNELS if k.lower() == ch.lower()), None)
             if canonical is None:
-                raise tokens.error(f"unknown channel {ch!r} on joint {name!r}", ch_line)
+                raise tokens.error(f"unknown channel {shown(ch)} on joint {shown(name)}", ch_line)
             if canonical in names:
-                raise tokens.error(f"channel {ch!r} repeated on joint {name!r}", ch_line)
+                raise tokens.error(f"channel {ch!r} repeated on joint {shown(name)}", ch_line)
             names.append(canonical)
         channels = tuple(names)
     out["channels"].append(channels)
-    while True:
+    return index
+
+
+def _parse_joint(tokens: _Tokens, name: str, parent: int, out: dict, line: int) -> None:
+    """A joint and everything nested in it, with an explicit stack (no recursion per level)."""
+    open_joints = [(_open_joint(tokens, name, parent, out, line), name)]
+    while open_joints:
+        index, name = open_joints[-1]
         tok, line = tokens.take()
         upper = tok.upper()
         if tok == "}":
-            return
-        if upper == "JOINT":
-            _parse_joint(tokens, tokens.rest_of_line(line), index, out)
+            open_joints.pop()
+        elif upper == "JOINT":
+            child = tokens.rest_of_line(line)
+            open_joints.append((_open_joint(tokens, child, index, out, line), child))
         elif upper == "END":
             tokens.take("Site")
             tokens.take("{")
@@ -118,74 +144,82 @@ def _parse_joint(tokens: _Tokens, name: str, parent: int, out: dict) -> None:
             out["end_offsets"].append(tokens.floats(3))
             tokens.take("}")
         else:
-            raise tokens.error(f"expected JOINT, End Site or '}}' in joint {name!r}, found {tok!r}", line)
-
-
-def _read_lines(path: str | os.PathLike) -> list[str]:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise MocapFormatError(str(path), None, f"cannot read file ({exc.strerror or exc})") from None
-    text = data.decode("utf-8", errors="replace")
-    # splitlines handles CRLF, LF and CR, mixed within one file.
-    return text.splitlines()
+            raise tokens.error(f"expected JOINT, End Site or '}}' in joint {shown(name)}, found {shown(tok)}", line)
 
 
 def _header_value(path: str, lines: list[str], number: int, key: str) -> tuple[float, int]:
     while number <= len(lines) and not lines[number - 1].strip():
         number += 1
     if number > len(lines):
-        raise MocapFormatError(path, len(lines), f"file ends before '{key}'")
+        raise MocapFormatError(path, max(len(lines), 1), f"file ends before '{key}'")
     line = lines[number - 1].strip()
     if not line.lower().startswith(key.lower()):
-        raise MocapFormatError(path, number, f"expected '{key}', found {line[:40]!r}")
+        raise MocapFormatError(path, number, f"expected '{key}', found {shown(line)}")
     text = line[len(key) :].strip()
     try:
-        value = float(text)
-    except ValueError:
-        raise MocapFormatError(path, number, f"'{key}' needs a number, found {text!r}") from None
+        value = parse_number(text)
+    except BadNumber as bad:
+        problem = f"'{key}' needs a number, found {shown(text)}" if bad.syntax else f"'{key}' {bad.problem}"
+        raise MocapFormatError(path, number, problem) from None
     return value, number + 1
 
 
 def read_bvh(path: str | os.PathLike) -> Motion:
     """Read a BVH file into a :class:`Motion` (angles converted to quaternions).
 
-    Raises :class:`MocapFormatError` naming the file, line and problem for malformed input.
+    Raises :class:`MocapFormatError` naming the file, line and problem for malformed input,
+    and for input the model cannot hold (numbers beyond ±1e12, frame rates beyond a
+    megahertz, motions far larger in memory than the file: see :mod:`.reading`).
     """
     name = str(path)
-    lines = _read_lines(path)
+    lines, size = read_lines(path)
     first = next((i for i, line in enumerate(lines, 1) if line.strip()), None)
     if first is None:
         raise MocapFormatError(name, 1, "file is empty")
     if lines[first - 1].strip().upper() != "HIERARCHY":
         raise MocapFormatError(name, first, "expected 'HIERARCHY' at the start of a BVH file")
-    tokens = _Tokens(name, lines[first:])
-    tokens.items = [(tok, line + first) for tok, line in tokens.items]
-    if tokens.motion_line is not None:
-        tokens.motion_line += first
-    out: dict = {"names": [], "parents": [], "offsets": [], "channels": [], "end_parents": [], "end_offsets": []}
+    tokens = _Tokens(name, lines[first:], first + 1)
+    out: dict = {
+        "names": [],
+        "lines": [],
+        "parents": [],
+        "offsets": [],
+        "channels": [],
+        "end_parents": [],
+        "end_offsets": [],
+    }
     while tokens.pos < len(tokens.items):
         tok, line = tokens.take()
         if tok.upper() != "ROOT":
-            raise tokens.error(f"expected ROOT, found {tok!r}", line)
-        try:
-            _parse_joint(tokens, tokens.rest_of_line(line), -1, out)
-        except RecursionError:
-            raise MocapFormatError(name, line, "joints are nested too deeply") from None
+            raise tokens.error(f"expected ROOT, found {shown(tok)}", line)
+        _parse_joint(tokens, tokens.rest_of_line(line), -1, out, line)
     if not out["names"]:
         raise MocapFormatError(name, first, "hierarchy has no ROOT joint")
     if tokens.motion_line is None:
-        raise MocapFormatError(name, len(lines), "no MOTION section")
-    if len(set(out["names"])) != len(out["names"]):
-        dup = next(n for n in out["names"] if out["names"].count(n) > 1)
-        raise MocapFormatError(name, tokens.motion_line, f"joint name {dup!r} is used twice")
+        raise MocapFormatError(name, max(len(lines), 1), "no MOTION section")
+    seen: set[str] = set()
+    for joint, line in zip(out["names"], out["lines"]):
+        if joint in seen:
+            raise MocapFormatError(name, line, f"joint name {shown(joint)} is used twice")
+        seen.add(joint)
 
     n_frames, number = _header_value(name, lines, tokens.motion_line + 1, "Frames:")
-    if not np.isfinite(n_frames) or n_frames != int(n_frames) or n_frames < 1:
+    if n_frames != int(n_frames) or n_frames < 1:
         raise MocapFormatError(name, number - 1, f"'Frames:' must be a positive whole number, found {n_frames:g}")
+    frames_line = number - 1
     frame_time, number = _header_value(name, lines, number, "Frame Time:")
-    if not frame_time > 0 or not np.isfinite(frame_time):
-        raise MocapFormatError(name, number - 1, f"'Frame Time:' must be positive, found {frame_time:g}")
+    check_frame_time(name, number - 1, frame_time, "'Frame Time:'")
+    # Which lines hold frames, and whether they back the declared count, before any allocation.
+    frame_lines = array("q", (i for i in range(number, len(lines) + 1) if lines[i - 1].strip()))
+    n_frames = int(n_frames)
+    if len(frame_lines) < n_frames:
+        last = frame_lines[-1] if frame_lines else max(len(lines), 1)
+        raise MocapFormatError(
+            name, last, f"motion is truncated: 'Frames:' says {n_frames}, file has {len(frame_lines)} frame lines"
+        )
+    if len(frame_lines) > n_frames:
+        raise MocapFormatError(name, frame_lines[n_frames], f"more frame lines than 'Frames:' ({n_frames}) announces")
+    check_motion_size(name, frames_line, n_frames, len(out["names"]), size)
 
     skeleton = Skeleton(
         out["names"],
@@ -195,38 +229,20 @@ def read_bvh(path: str | os.PathLike) -> Motion:
         end_site_parents=np.array(out["end_parents"], dtype=int),
         end_site_offsets=np.array(out["end_offsets"]).reshape(-1, 3),
     )
-    values = _read_motion_values(name, lines, number, int(n_frames), sum(len(c) for c in out["channels"]))
+    values = _read_motion_values(name, lines, frame_lines, sum(len(c) for c in out["channels"]))
     return _motion_from_channels(skeleton, values, 1.0 / frame_time)
 
 
-def _read_motion_values(path: str, lines: list[str], start: int, n_frames: int, n_channels: int) -> np.ndarray:
-    """(n_frames, n_channels) floats from the MOTION lines, checking counts and values per line."""
-    numbers = [i for i in range(start, len(lines) + 1) if lines[i - 1].strip()]
-    if len(numbers) < n_frames:
-        last = numbers[-1] if numbers else len(lines)
-        raise MocapFormatError(
-            path, last, f"motion is truncated: 'Frames:' says {n_frames}, file has {len(numbers)} frame lines"
-        )
-    if len(numbers) > n_frames:
-        raise MocapFormatError(path, numbers[n_frames], f"more frame lines than 'Frames:' ({n_frames}) announces")
-    rows = [lines[i - 1].split() for i in numbers]
-    for i, row in zip(numbers, rows):
-        if len(row) != n_channels:
-            raise MocapFormatError(path, i, f"expected {n_channels} values (one per channel), found {len(row)}")
-    try:
-        values = np.array(rows, dtype=float).reshape(n_frames, n_channels)
-    except ValueError:
-        for i, row in zip(numbers, rows):
-            for tok in row:
-                try:
-                    float(tok)
-                except ValueError:
-                    raise MocapFormatError(path, i, f"value {tok!r} is not a number") from None
-        raise
-    bad = ~np.isfinite(values)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise MocapFormatError(path, numbers[row], f"value {rows[row][col]!r} in column {col + 1} is not finite")
+def _read_motion_values(path: str, lines: list[str], numbers: array, n_channels: int) -> np.ndarray:
+    """(frames, n_channels) floats from the MOTION lines, checking counts and values per line."""
+    values = np.empty((len(numbers), n_channels))
+    for start in range(0, len(numbers), ROWS_AT_ONCE):
+        part = numbers[start : start + ROWS_AT_ONCE]
+        rows = [lines[i - 1].split() for i in part]
+        for i, row in zip(part, rows):
+            if len(row) != n_channels:
+                raise MocapFormatError(path, i, f"expected {n_channels} values (one per channel), found {len(row)}")
+        values[start : start + len(part)] = parse_rows(path, part, rows, n_channels)
     return values
 
 
@@ -409,26 +425,30 @@ def bvh_text(motion: Motion, path: str | os.PathLike = "<bvh>", precision: int |
 
 def check_finite_motion(path: str, motion: Motion) -> None:
     """MocapWriteError naming the first joint whose translations or rotations are not finite."""
-    for what, array in (("translations", motion.translations), ("rotations", motion.rotations)):
-        bad = ~np.isfinite(array).all(axis=(0, 2))
+    for what, values in (("translations", motion.translations), ("rotations", motion.rotations)):
+        bad = ~representable(values).all(axis=(0, 2))
         if bad.any():
-            raise MocapWriteError(path, f"its {what} are not finite", motion.skeleton.names[int(np.argmax(bad))])
+            raise MocapWriteError(
+                path, f"its {what} are not finite or beyond ±1e12", motion.skeleton.names[int(np.argmax(bad))]
+            )
 
 
 def _check_finite(path: str, skeleton: Skeleton, values: np.ndarray) -> None:
     """MocapWriteError naming the first joint whose offset, End Site or channel values are not finite."""
-    bad = ~np.isfinite(skeleton.rest_translations).all(axis=1)
+    bad = ~representable(skeleton.rest_translations).all(axis=1)
     if bad.any():
         j = int(np.argmax(bad))
-        raise MocapWriteError(path, "its rest offset is not finite", skeleton.names[j])
-    bad = ~np.isfinite(skeleton.end_site_offsets).all(axis=1)
+        raise MocapWriteError(path, "its rest offset is not finite or beyond ±1e12", skeleton.names[j])
+    bad = ~representable(skeleton.end_site_offsets).all(axis=1)
     if bad.any():
         j = int(skeleton.end_site_parents[np.argmax(bad)])
-        raise MocapWriteError(path, "its End Site offset is not finite", skeleton.names[j])
-    bad = ~np.isfinite(values).all(axis=0)
+        raise MocapWriteError(path, "its End Site offset is not finite or beyond ±1e12", skeleton.names[j])
+    bad = ~representable(values).all(axis=0)
     if bad.any():
         owner = [j for j, channels in enumerate(skeleton.channels) for _ in channels]
-        raise MocapWriteError(path, "its channel values are not finite", skeleton.names[owner[int(np.argmax(bad))]])
+        raise MocapWriteError(
+            path, "its channel values are not finite or beyond ±1e12", skeleton.names[owner[int(np.argmax(bad))]]
+        )
 
 
 def write_bvh(motion: Motion, path: str | os.PathLike, precision: int | None = None) -> None:

@@ -409,7 +409,7 @@ def test_length_overflow_is_refused_by_write_asf(tmp_path):
     m.skeleton.end_site_offsets[0] = [1e308, 1e308, 0.0]
     m.translations[:] = m.skeleton.rest_translations
     assert asf_layout_problem(m.skeleton) is None
-    with pytest.raises(MocapWriteError, match="'a'.*not finite"):
+    with pytest.raises(MocapWriteError, match="not finite"):  # the offset beyond the readers' bound, or the overflow
         write_asf(m.skeleton, tmp_path / "x.asf")
     assert not (tmp_path / "x.asf").exists()
 
