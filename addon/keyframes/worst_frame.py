@@ -9,6 +9,7 @@ from __future__ import annotations
 import bpy
 
 from ..common import record
+from ..common.guard import reported_errors
 
 
 def worst_of(obj) -> dict | None:
@@ -61,6 +62,7 @@ class MOCAP_OT_goto_worst_frame(bpy.types.Operator):
             cls.poll_message_set(message)
         return message is None
 
+    @reported_errors
     def execute(self, context):
         obj = context.active_object
         info = worst_of(obj)
