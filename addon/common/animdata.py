@@ -234,12 +234,9 @@ def copy_fcurve(source: Any, target: Channels) -> Any:
     """Copy an F-curve with all its keys and handles into ``target`` (modifiers are not copied)."""
     group = source.group.name if source.group else ""
     fcurve = new_fcurve(target, source.data_path, source.array_index, group)
-    n = len(source.keyframe_points)
-    fcurve.keyframe_points.add(n)
-    for name, width, dtype in _KEY_PROPERTIES:
-        buffer = np.empty(n * width, dtype=dtype)
-        source.keyframe_points.foreach_get(name, buffer)
-        fcurve.keyframe_points.foreach_set(name, buffer)
+    fcurve.keyframe_points.add(len(source.keyframe_points))
+    for name, values in _key_arrays(source.keyframe_points, _KEY_PROPERTIES).items():
+        fcurve.keyframe_points.foreach_set(name, values.ravel())
     fcurve.extrapolation = source.extrapolation
     fcurve.update()
     return fcurve
@@ -263,16 +260,22 @@ _SPLICED = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_righ
             ("handle_left_type", 1, np.int32), ("handle_right_type", 1, np.int32))  # fmt: skip
 
 
+def _key_arrays(points: Any, properties: tuple) -> dict[str, np.ndarray]:
+    """Every key's ``properties`` ((name, width, dtype) each) read in bulk: name → (n, width)."""
+    n = len(points)
+    out = {}
+    for name, width, dtype in properties:
+        buffer = np.empty(n * width, dtype=dtype)
+        points.foreach_get(name, buffer)
+        out[name] = buffer.reshape(n, width)
+    return out
+
+
 def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
     """Replace the keys of an F-curve from ``frames[0]`` to ``frames[-1]`` with LINEAR keys
     (frames, values); keys outside keep everything (values, handles, interpolation, type)."""
     points = fcurve.keyframe_points
-    n = len(points)
-    old = {}
-    for name, width, dtype in _SPLICED:
-        buffer = np.empty(n * width, dtype=dtype)
-        points.foreach_get(name, buffer)
-        old[name] = buffer.reshape(n, width)
+    old = _key_arrays(points, _SPLICED)
     keep = (old["co"][:, 0] < frames[0] - 1e-3) | (old["co"][:, 0] > frames[-1] + 1e-3)
     m = len(frames)
     new = {
@@ -301,12 +304,7 @@ def replace_span_keys(
     before: keys outside keep everything, and a key the curve already had at either end stays (its
     frame, value and outer handle; at the last frame, its interpolation onwards too)."""
     points = fcurve.keyframe_points
-    n = len(points)
-    old = {}
-    for name, width, dtype in _KEY_PROPERTIES:
-        buffer = np.empty(n * width, dtype=dtype)
-        points.foreach_get(name, buffer)
-        old[name] = buffer.reshape(n, width)
+    old = _key_arrays(points, _KEY_PROPERTIES)
     at = old["co"][:, 0]
     keep = (at < frames[0] - 1e-3) | (at > frames[-1] + 1e-3)
     m = len(frames)
@@ -363,13 +361,11 @@ def restore_keys(action: Any, copy: Any) -> None:
             if source is None:
                 fcurves.remove(fcurve)
                 continue
-            points, n = fcurve.keyframe_points, len(source.keyframe_points)
+            points = fcurve.keyframe_points
             points.clear()
-            points.add(n)
-            for name, width, dtype in _KEY_PROPERTIES:
-                buffer = np.empty(n * width, dtype=dtype)
-                source.keyframe_points.foreach_get(name, buffer)
-                points.foreach_set(name, buffer)
+            points.add(len(source.keyframe_points))
+            for name, values in _key_arrays(source.keyframe_points, _KEY_PROPERTIES).items():
+                points.foreach_set(name, values.ravel())
             fcurve.update()
     for key in list(action.keys()):
         del action[key]
