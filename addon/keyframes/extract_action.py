@@ -15,6 +15,7 @@ import numpy as np
 from ...core.keyframes import evaluate
 from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelKeys, extract_channels
 from ...core.keyframes.respect import KeyScope
+from ...core.keyframes.targets import angle_summary
 from ..common import animdata, record, units
 from ..common.clip import ArmatureClip, played_motion, read_clip, scaled_bones
 from ..common.library import refuse_linked
@@ -51,7 +52,10 @@ class ExtractionReport:
         elif kept is None:
             rows = [f"Kept {len(self.keys)} of {n} frames ({self.ratio:.1%})"]
         else:
-            rows = [f"Kept {kept} of {n} frames per channel ({kept / n:.1%}) on a grid of {len(self.keys)} poses"]
+            mean = " on average" if isinstance(kept, float) else ""  # a bound's search: channels differ
+            rows = [
+                f"Kept {kept:g} of {n} frames per channel{mean} ({kept / n:.1%}) on a grid of {len(self.keys)} poses"
+            ]
         length = self.length or (lambda v: f"{v:.4g}")
         rows.append(f"mean error {length(self.error['position_mean'])}, max {length(self.error['position_max'])}")
         if self.playback_error:
@@ -61,12 +65,27 @@ class ExtractionReport:
         if worst is not None:
             bone, point, frame, value = worst
             rows.append(f"worst: {bone} {point} at frame {frame:g}, {length(value)}")
+        angle = self.playback_error if "angle_max" in self.playback_error else self.error
+        if "angle_max" in angle:
+            frame = float(self.frames[angle["angle_worst_frame"]])
+            rows.append(f"worst rotation: {angle['angle_worst_bone']} at frame {frame:g}, {angle['angle_max']:.3g}°")
+        rows += self.target_rows(length)
         rows += self.scope
         if self.result_action != self.source_action:
             rows.append(f"new action '{self.result_action}', original '{self.source_action}' kept")
         else:
             rows.append(f"replaced keys in '{self.source_action}'")
         return rows
+
+    def target_rows(self, length: Callable[[float], str]) -> list[str]:
+        """A Max Error or Max Angle target: met, or what held it back."""
+        for kind, show in (("max_error", length), ("max_angle", lambda v: f"{v:.3g}°")):
+            if kind in self.params and "bound_met" in self.params:
+                name = "Max Error" if kind == "max_error" else "Max Angle"
+                if self.params["bound_met"]:
+                    return [f"{name} {show(self.params[kind])} met at every frame"]
+                return [f"{name} {show(self.params[kind])} not met: curves held to the keys they had"]
+        return []
 
     def worst(self) -> tuple[str, str, float, float] | None:
         """The worst point of what the user sees (Blender's playback when measured, else the core's
@@ -158,7 +177,8 @@ def extract_on_armature(
 ) -> ExtractionReport:
     """Extract keyframes from ``obj``'s active action (or ``clip``, already read) and write the sparse result.
 
-    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"threshold": D}.
+    target: one of {"count": N}, {"ratio": R}, {"max_error": E} (armature units), {"max_angle": degrees},
+    {"threshold": D} (see :mod:`core.keyframes.targets`).
     fitted: Bezier handles fitted to the slerp rebuild (default) instead of LINEAR keys.
     grid: for the hybrid method, pose keys per stored key of each channel. The keys are the core's
     (:func:`core.keyframes.channel_keys.extract_channels`), the same the plain-Python script gets.
@@ -199,6 +219,7 @@ def extract_on_armature(
             played = played.frames(slice(a, b + 1))
         original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
         report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
+        report.playback_error.update(angle_summary(original, played))
     worst = report.worst()
     record.write(channels.action, "keyframes", {
         "source_action": source_name,
@@ -208,6 +229,7 @@ def extract_on_armature(
         "frames": len(report.frames),
         "position_mean": result.error["position_mean"],
         "position_max": result.error["position_max"],
+        "angle_max": result.error["angle_max"],
         **({} if worst is None else {"worst_bone": worst[0], "worst_point": worst[1], "worst_frame": worst[2],
                                      "worst_error": worst[3]}),
     })  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
@@ -21,9 +23,18 @@ METHOD_ITEMS = [
     ("UNIFORM", "Uniform", "Keys spread evenly over the clip"),
 ]
 TARGET_ITEMS = [
-    ("RATIO", "Ratio", "Keep this share of the frames"),
-    ("COUNT", "Count", "Keep exactly this many keyframes"),
-    ("MAX_ERROR", "Max Error", "Keep the fewest keys whose largest joint position error stays below this distance"),
+    ("RATIO", "Ratio", "Keep this share of the frames (Hybrid: on each channel)"),
+    ("COUNT", "Count", "Keep exactly this many keyframes (Hybrid: keys on each channel)"),
+    (
+        "MAX_ERROR",
+        "Max Error",
+        "Keep the fewest keys that hold every bone's head, tip and sides within this distance at every frame",
+    ),
+    (
+        "MAX_ANGLE",
+        "Max Angle",
+        "Keep the fewest keys that hold every bone's rotation within this angle of the original at every frame",
+    ),
     ("THRESHOLD", "Threshold", "Pose distance of the Threshold Rule (that method only)"),
 ]
 INTERPOLATION_ITEMS = [
@@ -51,7 +62,7 @@ def settings_properties() -> dict:
             default=50,
             min=2,
             soft_max=1000,
-            description="Number of keyframes to keep, first and last frames included",
+            description="Number of keyframes to keep, first and last frames included (Hybrid: keys on each channel)",
         ),
         "ratio": FloatProperty(
             name="Ratio",
@@ -60,7 +71,7 @@ def settings_properties() -> dict:
             max=100.0,
             subtype="PERCENTAGE",
             precision=1,
-            description="Share of frames to keep as keyframes",
+            description="Share of frames to keep as keyframes (Hybrid: keys on each channel)",
         ),
         "max_error": FloatProperty(
             name="Max Error",
@@ -70,7 +81,17 @@ def settings_properties() -> dict:
             subtype="DISTANCE",
             unit="LENGTH",
             precision=4,
-            description="Largest joint position error allowed",
+            description="Largest distance any bone's head, tip or side may move from the original, in the scene",
+        ),
+        "max_angle": FloatProperty(
+            name="Max Angle",
+            default=math.radians(1.0),
+            min=math.radians(0.001),
+            max=math.radians(179.0),
+            soft_max=math.radians(10.0),
+            subtype="ANGLE",
+            precision=2,
+            description="Largest angle any bone's rotation may turn from the original's",
         ),
         "threshold": FloatProperty(
             name="Threshold",
@@ -168,15 +189,25 @@ def fill_frame_range(operator, context) -> None:
 PREFERENCE_SETTINGS = ("method", "target", "ratio", "count", "interpolation")
 
 
+def armature_distance(distance: float, obj=None) -> float:
+    """A distance in Blender units (as a length property stores it) in ``obj``'s armature units: the
+    core measures in those, Blender plays them back scaled by the object's scale."""
+    from ..common.spaces import world_scale
+
+    return distance / (world_scale(obj) if obj is not None else 1.0)
+
+
 def target_of(settings, obj=None) -> dict:
-    """The core's target argument from the settings. Max Error is a distance in the scene (Blender
-    units, shown in the scene's units): the core measures in ``obj``'s armature units."""
+    """The core's target argument from the settings (:mod:`core.keyframes.targets`). Max Error is a
+    distance in the scene (Blender units, which Blender shows times the scene's Unit Scale): the core
+    measures in ``obj``'s armature units, so it is divided by the object's scale. Max Angle is stored
+    in radians, the core takes degrees."""
     if settings.target == "COUNT":
         return {"count": settings.count}
     if settings.target == "MAX_ERROR":
-        from ..common.spaces import world_scale
-
-        return {"max_error": settings.max_error / (world_scale(obj) if obj is not None else 1.0)}
+        return {"max_error": armature_distance(settings.max_error, obj)}
+    if settings.target == "MAX_ANGLE":
+        return {"max_angle": math.degrees(settings.max_angle)}
     if settings.target == "THRESHOLD":
         return {"threshold": settings.threshold}
     return {"ratio": settings.ratio / 100.0}
@@ -261,9 +292,6 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
     def execute(self, context):
         from .extract_action import extract_on_armature
 
-        if self.method == "HYBRID" and self.target not in {"COUNT", "RATIO"}:
-            self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
-            return {"CANCELLED"}
         if self.target == "THRESHOLD" and self.method != "THRESHOLD":
             self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
             return {"CANCELLED"}
@@ -299,14 +327,25 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def target_label(method: str, field: str) -> str | None:
+    """The label of the target's field when it differs from the property's name: the hybrid's Count
+    and Ratio are keys on each channel (F-curve), not whole poses."""
+    return {"count": "Keys per Channel", "ratio": "Ratio per Channel"}.get(field) if method == "HYBRID" else None
+
+
 def draw_settings(layout, settings) -> None:
     """The settings as the sidebar and the redo panel show them."""
     layout.prop(settings, "method")
     layout.prop(settings, "target")
-    field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "THRESHOLD": "threshold"}[settings.target]
+    field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "MAX_ANGLE": "max_angle",
+             "THRESHOLD": "threshold"}[settings.target]  # fmt: skip
     row = layout.row()
     row.active = settings.target != "THRESHOLD" or settings.method == "THRESHOLD"
-    row.prop(settings, field)
+    label = target_label(settings.method, field)
+    if label:
+        row.prop(settings, field, text=label)
+    else:
+        row.prop(settings, field)
     layout.prop(settings, "weights")
     if settings.method == "HYBRID":
         layout.prop(settings, "grid")

@@ -18,11 +18,12 @@ from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate
+from .error import evaluate, pose_points
 from .extract import extract_keyframes, target_count
 from .hybrid import drop_channel_keys
 from .reconstruct import reconstruct
 from .respect import KeyScope, key_scope
+from .targets import BOUNDS, angle_summary, check_target, fewest, frame_worst, frames_to_key
 
 # The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
 # at 5 % stored keys, factors 1.5/2/3/4/6 gave Blender-playback mean errors 0.111/0.057/0.034/
@@ -58,7 +59,7 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
-    fitted: bool = True, budget: int | None = None, caps: dict | None = None,
+    fitted: bool = True, budget: int | None = None, caps: dict | None = None, forced: np.ndarray | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
@@ -67,7 +68,7 @@ def plan_channels(
     Without a ``budget`` every channel is keyed on every pose key; with one, channels also drop
     the pose keys they need least until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
     caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
-    they need least, whatever the method.
+    they need least, whatever the method. forced: frames among ``keys`` that no channel drops.
     """
     sparse = continuous_quaternions(values, keys)
     names = list(sparse)
@@ -83,7 +84,8 @@ def plan_channels(
     if budget is None:
         h1, h2 = fit_handles(dense, keys)
         return {k: ChannelKeys(keys, sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
-    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted, caps=cap)
+    locked = None if forced is None or not len(forced) else np.searchsorted(keys, forced)
+    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted, caps=cap)
     plan = {}
     for i, k in enumerate(names):
         handles = None
@@ -110,17 +112,29 @@ def planned_values(plan: dict, n: int) -> dict:
 def choose_keys(
     motion: Motion, method: str, target: dict, metric: PoseMetric, weights: str, grid: float = HYBRID_GRID
 ) -> tuple:
-    """Pose keys, method params and the stored-key budget per channel (None unless hybrid)."""
+    """Pose keys, method params and the stored keys per channel (None unless hybrid).
+
+    Whole-pose methods take any target (:mod:`.targets`; a bound is met on their slerp rebuild);
+    the hybrid takes a count or ratio here, its bounds are met by :func:`extract_channels`' search.
+    """
+    kind, _ = check_target(target)
+    if kind == "threshold" and method != "threshold":
+        raise ValueError("a threshold target applies to the threshold method only")
     if method != "hybrid":
         result = extract_keyframes(motion, method, metric=metric, weights=weights, **target)
         return result.keys, result.params, None
-    if not ({"count", "ratio"} & set(target)):
-        raise ValueError("Hybrid keys take a Count or Ratio target")
+    if kind not in ("count", "ratio"):
+        raise ValueError(f"the hybrid meets a {kind} target in extract_channels, not choose_keys")
     wanted = target_count(motion.n_frames, target.get("count"), target.get("ratio"))
     poses = min(motion.n_frames, int(round(grid * wanted)))
     result = extract_keyframes(motion, HYBRID_BASE, metric=metric, weights=weights, count=poses)
     params = {**result.params, "pose_method": HYBRID_BASE, "pose_keys": poses, "keys_per_channel": wanted}
     return result.keys, params, wanted
+
+
+# The hybrid's search for the fewest keys per channel within a bound stops when the count is known
+# to within this share (each probe plans and plays every curve).
+HYBRID_SEARCH_TOLERANCE = 0.05
 
 
 @dataclass
@@ -157,7 +171,9 @@ def extract_channels(
 ) -> ChannelExtraction:
     """Keyframes of channel ``values`` (channel → (T,)) that play ``motion`` on the layout's bones.
 
-    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"threshold": D} (default 5 %);
+    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"max_angle": degrees}, {"threshold": D}
+    (default 5 %; see :mod:`.targets`: for the hybrid a count is keys per channel, the bounds are met
+    on the curves as they play, with as few keys per channel as the search finds);
     fitted: Bezier handles fitted to the slerp rebuild instead of LINEAR keys; grid: for the
     hybrid, pose keys per stored key of each channel. The error is measured on what the planned
     curves play (for the hybrid and fitted keys: the Bezier curves, not the pose rebuild).
@@ -169,6 +185,10 @@ def extract_channels(
     index re-keyed — keys, targets and the error are on those frames, the plan's keys are clip indices.
     """
     step = progress or (lambda _x: None)
+    target = target or {"ratio": 0.05}
+    kind, bound = check_target(target)
+    if kind == "threshold" and method != "threshold":
+        raise ValueError("a threshold target applies to the threshold method only")
     scope = key_scope(key_frames, list(values), motion.n_frames, span, keep_sparse, bones)
     a, b = scope.span
     whole = scope.n_frames == motion.n_frames and not scope.kept
@@ -176,21 +196,68 @@ def extract_channels(
     metric = PoseMetric.for_motion(sub, weights)
     if not scope.rekey:  # nothing to re-key: every curve stays as it is
         error, per_frame = evaluate(sub, sub, metric)
+        error.update(angle_summary(sub, sub))
         params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
         return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
-    keys, params, per_channel = choose_keys(sub, method, target or {"ratio": 0.05}, metric, weights, grid)
-    step(0.5)
-    rebuilt = reconstruct(sub, keys)
     rekeyed = scope.values(values)
-    budget = None if per_channel is None else per_channel * len(rekeyed)
-    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps)
-    if budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
-        # the curves, not the pose grid, are the result: measure them (with the curves kept as they were)
-        played = {k: values[k][a : b + 1] for k in scope.kept}
-        played.update(planned_values(plan, scope.n_frames))
-        rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
+
+    def play(keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None) -> tuple[dict, Motion]:
+        """The plan on pose ``keys`` (hybrid: ``per_channel`` keys per channel, plus ``forced`` frames on
+        every channel) and the motion it plays: the curves' own when they are the result, else the rebuild."""
+        rebuilt = reconstruct(sub, keys)
+        extra = 0 if forced is None else len(forced)
+        budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
+        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, forced)
+        if kind in BOUNDS or budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
+            # the curves, not the pose grid, are the result: measure them (with the curves kept as they were)
+            played = {k: values[k][a : b + 1] for k in scope.kept}
+            played.update(planned_values(plan, scope.n_frames))
+            rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
+        return plan, rebuilt
+
+    if kind in BOUNDS:
+        original_points = pose_points(sub) if kind == "max_error" else None
+
+        def worst(played: Motion) -> np.ndarray:
+            return frame_worst(sub, played, kind, original_points)
+
+    if kind in BOUNDS and method == "hybrid":  # the fewest keys per channel whose curves play within the bound
+        tried: dict[int, tuple] = {}
+
+        def measure(count: int) -> float:
+            keys, params, _ = choose_keys(sub, method, {"count": count}, metric, weights, grid)
+            tried[count] = (keys, params, *play(keys, count))
+            return float(worst(tried[count][3]).max())
+
+        per_channel = fewest(measure, bound, 2, sub.n_frames, HYBRID_SEARCH_TOLERANCE, interpolate=True)
+        if per_channel not in tried:
+            measure(per_channel)
+        keys, params, plan, rebuilt = tried[per_channel]
+    else:
+        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid)
+        step(0.5)
+        plan, rebuilt = play(keys, per_channel)
+    if kind in BOUNDS:  # guaranteed: key the worst frame of every stretch still over the bound, on every channel
+        forced, added = np.zeros(0, dtype=int), 0
+        per_frame = worst(rebuilt)
+        while per_frame.max() > bound:
+            new = frames_to_key(per_frame, bound, keys if per_channel is None else forced)
+            if not len(new):
+                break  # the user's keys (caps) hold the curves back
+            keys, added = np.union1d(keys, new), added + len(new)
+            if per_channel is not None:
+                forced = np.union1d(forced, new)
+            plan, rebuilt = play(keys, per_channel, forced if per_channel is not None else None)
+            per_frame = worst(rebuilt)
+        params.update({kind: bound, "bound_met": bool(per_frame.max() <= bound), "frames_added": added})
+        if per_channel is not None:
+            params["pose_keys"] = len(keys)
+    step(0.6)
     error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
+    if kind in BOUNDS and per_channel is not None:  # the mean over channels, as the bound found it
+        params["keys_per_channel"] = round(params["stored_keys"] / max(len(plan), 1), 1)
+    error.update(angle_summary(sub, rebuilt))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
     wanted = len(keys) if per_channel is None else per_channel
     params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had
