@@ -78,15 +78,14 @@ def frame_worst(original: Motion, rebuilt: Motion, kind: str, original_points: n
 
 
 def frames_to_key(per_frame: np.ndarray, bound: float, taken: np.ndarray) -> np.ndarray:
-    """The worst frame of every run of consecutive frames over ``bound``, except frames already ``taken``."""
+    """The worst frame of every run of consecutive frames over ``bound``, among the frames not ``taken``."""
     over = per_frame > bound
-    if not over.any():
-        return np.zeros(0, dtype=int)
     run = np.cumsum(np.r_[True, over[1:] != over[:-1]])  # run label of every frame
-    frames = np.flatnonzero(over)
+    frames = np.setdiff1d(np.flatnonzero(over), taken)
+    if not len(frames):
+        return np.zeros(0, dtype=int)
     order = np.lexsort((-per_frame[frames], run[frames]))
-    first = frames[order][np.r_[True, run[frames][order][1:] != run[frames][order][:-1]]]
-    return np.setdiff1d(first, taken)
+    return np.sort(frames[order][np.r_[True, run[frames][order][1:] != run[frames][order][:-1]]])
 
 
 def fewest(
