@@ -200,6 +200,7 @@ def extract_channels(
         params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
         return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
     rekeyed = scope.values(values)
+    capped = any(scope.caps[k] < scope.n_frames for k in rekeyed)  # the user's own key counts bind
 
     def play(keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None) -> tuple[dict, Motion]:
         """The plan on pose ``keys`` (hybrid: ``per_channel`` keys per channel, plus ``forced`` frames on
@@ -207,7 +208,8 @@ def extract_channels(
         rebuilt = reconstruct(sub, keys)
         extra = 0 if forced is None else len(forced)
         budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
-        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, forced)
+        locked = None if capped else forced  # forced keys stay even past a cap: not where the user's count binds
+        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked)
         if kind in BOUNDS or budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
             # the curves, not the pose grid, are the result: measure them (with the curves kept as they were)
             played = {k: values[k][a : b + 1] for k in scope.kept}
@@ -243,12 +245,14 @@ def extract_channels(
         while per_frame.max() > bound:
             new = frames_to_key(per_frame, bound, keys if per_channel is None else forced)
             if not len(new):
-                break  # the user's keys (caps) hold the curves back
+                break
             keys, added = np.union1d(keys, new), added + len(new)
             if per_channel is not None:
                 forced = np.union1d(forced, new)
             plan, rebuilt = play(keys, per_channel, forced if per_channel is not None else None)
-            per_frame = worst(rebuilt)
+            previous, per_frame = per_frame.max(), worst(rebuilt)
+            if capped and per_frame.max() >= previous:
+                break  # the curves held to their own key counts can do no better
         params.update({kind: bound, "bound_met": bool(per_frame.max() <= bound), "frames_added": added})
         if per_channel is not None:
             params["pose_keys"] = len(keys)

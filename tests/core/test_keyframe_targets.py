@@ -105,3 +105,14 @@ def test_a_threshold_target_is_refused_by_other_methods_before_any_work(rig):
     motion, layout, values = rig
     with pytest.raises(ValueError, match="threshold method only"):
         extract_channels(motion, layout, values, "hybrid", {"threshold": 0.1})
+
+
+@pytest.mark.parametrize("method", ["hybrid", "simplify"])
+def test_a_bound_never_gives_a_hand_keyed_curve_more_keys_than_it_had(rig, method):
+    motion, layout, values = rig
+    posed = np.linspace(0, motion.n_frames - 1, 15).round()
+    key_frames = {k: posed for k in values}
+    result = extract_channels(motion, layout, values, method, {"max_angle": 0.01}, key_frames=key_frames,
+                              keep_sparse=False)  # fmt: skip
+    assert all(len(ck.keys) <= 15 for ck in result.plan.values())
+    assert not result.params["bound_met"]  # 0.01° is out of reach with 15 keys a curve: said, not hidden
