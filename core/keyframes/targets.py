@@ -98,13 +98,16 @@ def fewest(
     interpolate: for a measure that does fall smoothly (probes are dear): once both ends are measured
     the next n is interpolated on log n against log measure (errors fall about as a power of the key
     count), kept inside the middle 80 % of the bracket; after two moves of the same end (a max error
-    falls in steps) it bisects on log n instead. Plain bisection suits the whole-pose methods, whose
-    error is far from monotone in the count (the threshold rule's above all).
+    falls in steps) it bisects on log n instead. Before any n is within the bound, the power law
+    through the last two is extended (never past the log midpoint): the dear probes of large n are
+    seldom made. Plain bisection suits the whole-pose methods, whose error is far from monotone in
+    the count (the threshold rule's above all).
     """
     low = measure(lo)
     if hi <= lo or low <= bound:
         return lo
     high = None  # not measured: taken to be within the bound
+    failed = [(lo, low)]  # counts over the bound and their measures, in probing order
     moved = []  # which end each probe moved
     while hi - lo > 1 and hi > (1.0 + tolerance) * lo:
         mid = (lo + hi) // 2
@@ -114,6 +117,11 @@ def fewest(
             if high is not None and high > 0 and moved[-2:] not in (["lo", "lo"], ["hi", "hi"]):
                 share = (np.log(low) - np.log(bound)) / (np.log(low) - np.log(high))
                 x = x_lo + float(np.clip(share, 0.1, 0.9)) * (x_hi - x_lo)
+            elif high is None and len(failed) > 1 and failed[-2][1] > low > 0:
+                # no count within the bound yet: extend the power law through the last two, 10 % past it
+                (n0, m0), (n1, m1) = failed[-2:]
+                slope = np.log(m0 / m1) / np.log(n1 / n0)
+                x = min(np.log(n1) + np.log(m1 / bound) / slope + np.log(1.1), x)
             mid = int(round(np.exp(x)))
         mid = min(max(mid, lo + 1), hi - 1)
         value = measure(mid)
@@ -122,5 +130,6 @@ def fewest(
             moved.append("hi")
         else:
             lo, low = mid, value
+            failed.append((lo, low))
             moved.append("lo")
     return hi
