@@ -18,9 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .poses import pose_distances
-
-BLOCK = 1 << 16  # library poses per block of distances (Q × BLOCK × S floats)
+BLOCK = 1 << 15  # library poses per block of distances (Q × BLOCK floats a segment)
 
 
 @dataclass
@@ -46,12 +44,23 @@ class PoseLibrary:
     def _starts(self) -> np.ndarray:
         return np.flatnonzero(np.r_[True, self.clip_of[1:] != self.clip_of[:-1]])
 
+    def __post_init__(self) -> None:
+        # (S, 3, N): one contiguous (3, N) matrix a segment, so a query's dot products are S small matmuls
+        self._by_segment = np.ascontiguousarray(np.asarray(self.poses, dtype=np.float32).transpose(1, 2, 0))
+
     def distances(self, query: np.ndarray) -> np.ndarray:
-        """(Q, N) distances from each query pose to every library pose, radians."""
+        """(Q, N) pose distances (:func:`.poses.pose_distances`, uniform weights) from each query pose
+        to every library pose, radians; computed segment by segment, in place, block by block."""
         query = np.asarray(query, dtype=np.float32)
-        out = np.empty((len(query), len(self.poses)), dtype=np.float32)
+        n_seg = query.shape[1]
+        out = np.zeros((len(query), len(self.poses)), dtype=np.float32)
         for i in range(0, len(self.poses), BLOCK):
-            out[:, i : i + BLOCK] = pose_distances(query, self.poses[i : i + BLOCK])
+            block = out[:, i : i + BLOCK]
+            for s in range(n_seg):
+                dots = query[:, s, :] @ self._by_segment[s, :, i : i + BLOCK]
+                np.clip(dots, -1.0, 1.0, out=dots)
+                block += np.arccos(dots, out=dots)
+        out /= n_seg
         return out
 
     def rank(self, query: np.ndarray, single_pose: bool = False) -> list[tuple[str, float]]:
