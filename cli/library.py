@@ -168,7 +168,10 @@ def run_batch(tasks: list[tuple], workers: int | None, scheduler: str | None, re
     if workers == 0 and scheduler is None:
         out = []
         for task in tasks:
-            out.append(function(*task))
+            try:
+                out.append(function(*task))
+            except Exception as exc:  # a clip that breaks the code is reported, the batch goes on
+                out.append({"file": task[0], "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
             progress.step("error" in out[-1])
         return out
     try:
