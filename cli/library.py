@@ -325,8 +325,13 @@ def search(args: argparse.Namespace) -> int:
     from ..core.retarget.mapping import label_skeleton
 
     entries = read_index(args.index)
-    library = PoseLibrary.build([e.file for e in entries], [e.pose_array() for e in entries])
     like = Path(args.like)
+    itself = [e for e in entries if Path(e.file).resolve() == like.resolve() or e.file == args.like
+              or Path(e.file).name == args.like]  # fmt: skip
+    others = [e for e in entries if e not in itself]  # the query clip itself is not an answer
+    if not others:
+        raise UsageError(f"{args.index} holds no clip but the query")
+    library = PoseLibrary.build([e.file for e in others], [e.pose_array() for e in others])
     if like.exists():
         motion = load_motion(like)
         if args.frame is not None:
@@ -339,7 +344,7 @@ def search(args: argparse.Namespace) -> int:
             if query is None:
                 raise UsageError(f"{like}: the body could not be labelled, so it cannot be searched by pose")
     else:
-        named = [e for e in entries if e.file == args.like or Path(e.file).name == args.like]
+        named = itself
         if not named or named[0].pose_array() is None:
             raise UsageError(f"{args.like} is neither a file nor a searchable clip of the index")
         query = named[0].pose_array()

@@ -96,10 +96,15 @@ def stick_bones(skeleton: Skeleton) -> tuple[np.ndarray, np.ndarray, list[str | 
     return start[keep], end[keep], [s for s, k in zip(sides, keep, strict=True) if k]
 
 
-def camera_axes(motion: Motion, first_key: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unit screen axes (right (3,), up (3,)) in world space: see the module docstring."""
+def camera_axes(motion: Motion, first_key: int, posed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Unit screen axes (right (3,), up (3,)) in world space: see the module docstring.
+
+    posed: (K, J, 3) world joint positions of the drawn poses, for the up axis (a rest pose need not
+    stand); default the pose at ``first_key``."""
     sk = motion.skeleton
-    up = detect_up(sk)
+    if posed is None:
+        posed = motion.frames(np.array([first_key])).world_positions()
+    up = detect_up(sk, posed)
     rest = rest_positions(sk)
     flat = rest - np.outer(rest @ up, up)
     flat -= flat.mean(axis=0)
@@ -140,8 +145,8 @@ def contact_sheet(
     canvas = np.empty((rows * ch, columns * cw, 3))
     canvas[:] = BACKGROUND
 
-    right, up = camera_axes(motion, keys[0])
-    pts = pose_points(motion.frames(keys))  # (K, P, 3)
+    pts = pose_points(motion.frames(keys))  # (K, P, 3), the joints first
+    right, up = camera_axes(motion, keys[0], pts[:, : motion.skeleton.n_joints])
     start, end, sides = stick_bones(motion.skeleton)
     used = np.unique(np.concatenate((start, end)))
     x = pts @ right

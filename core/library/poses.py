@@ -60,7 +60,7 @@ def pose_directions(motion: Motion, labels: dict[str, int], frames: np.ndarray |
     starts, ends = segment_joints(labels)
     m = motion if frames is None else motion.frames(np.asarray(frames, dtype=int))
     pos = m.world_positions()
-    up = detect_up(motion.skeleton)
+    up = detect_up(motion.skeleton, pos)  # from the poses themselves: a rest pose need not stand
     lateral = pos[:, labels["upper_leg.L"]] - pos[:, labels["upper_leg.R"]]
     lateral -= np.outer(lateral @ up, up)
     norm = np.linalg.norm(lateral, axis=1, keepdims=True)
