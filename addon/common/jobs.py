@@ -11,7 +11,8 @@ An operator built on :class:`JobOperator` splits its work in three:
    reports, returns ``{'FINISHED'}``.
 
 Invoked with a window, the operator runs modal: a window-manager timer polls the worker, the status
-bar and the area's header show the step and the share done, Esc or right-click cancels. Cancelled
+bar shows a progress bar and the area's header the step and the share done, Esc or right-click
+cancels (view navigation still works; every other event is held, so nothing edits the scene). Cancelled
 or failed, nothing was written (the worker's result is dropped) and the operator returns
 ``{'CANCELLED'}`` with a report; the finish step runs under :func:`.guard.reported_errors`, so a
 failure while writing puts the file back as well. In the background (``bpy.app.background``), with
@@ -136,8 +137,24 @@ def run_now(task: Task, context: Any) -> set[str]:
 
 
 def status_text(task: Task, fraction: float) -> str:
-    """What the status bar and the header say while ``task`` runs."""
+    """What the area's header says while ``task`` runs."""
     return f"{task.label}: {fraction:.0%}    Esc or right-click to cancel"
+
+
+def status_bar(task: Task, job: Job) -> Callable[[Any, Any], None]:
+    """What the status bar draws while ``task`` runs (``WorkSpace.status_text_set`` takes a draw
+    function): a progress bar with the share done, then the keys that cancel, as Blender's own
+    modal tools show them."""
+
+    def draw(header: Any, _context: Any) -> None:
+        row = header.layout.row(align=True)
+        row.progress(factor=job.fraction, type="BAR", text=f"{task.label}: {job.fraction:.0%}")
+        row.separator()
+        row.label(text="", icon="EVENT_ESC")
+        row.label(text="", icon="MOUSE_RMB")
+        row.label(text="Cancel")
+
+    return draw
 
 
 def start(operator: Any, context: Any) -> set[str]:
@@ -176,7 +193,7 @@ class JobOperator:
         self._timer = wm.event_timer_add(POLL_SECONDS, window=context.window)
         wm.modal_handler_add(self)
         wm.progress_begin(0, 100)
-        self._show(context, status_text(task, 0.0))
+        self._show(context, status_text(task, 0.0), status_bar(task, self._job))
         return {"RUNNING_MODAL"}
 
     def modal(self, context: Any, event: Any) -> set[str]:
@@ -191,7 +208,7 @@ class JobOperator:
             return self._finished(context)
         if event.type == "TIMER":
             context.window_manager.progress_update(int(100 * job.fraction))
-            self._show(context, status_text(task, job.fraction))
+            self._show(context, status_text(task, job.fraction), status_bar(task, job))  # redrawn
             return {"RUNNING_MODAL"}
         return {"PASS_THROUGH"} if event.type in VIEW_EVENTS else {"RUNNING_MODAL"}
 
@@ -215,9 +232,10 @@ class JobOperator:
         self._show(context, None)
 
     @staticmethod
-    def _show(context: Any, text: str | None) -> None:
+    def _show(context: Any, text: str | None, bar: Callable | None = None) -> None:
+        """The header's text and the status bar's drawing (None: Blender's own again)."""
         workspace, area = getattr(context, "workspace", None), getattr(context, "area", None)
         if workspace is not None:
-            workspace.status_text_set(text)
+            workspace.status_text_set(bar)
         if area is not None:
             area.header_text_set(text)

@@ -139,7 +139,7 @@ def test_a_cancelled_physics_retarget_stops_mid_run_and_writes_nothing():
 
 
 class Recorder:
-    """A stand-in for what shows the text (the workspace's status bar, the area's header)."""
+    """A stand-in for the workspace's status bar and the area's header: records what they are given."""
 
     def __init__(self):
         self.texts = []
@@ -148,6 +148,32 @@ class Recorder:
         self.texts.append(text)
 
     header_text_set = status_text_set
+
+
+class Layout:
+    """A stand-in for the status bar's layout: records what is drawn."""
+
+    def __init__(self):
+        self.calls = []
+
+    def row(self, align=False):
+        return self
+
+    def separator(self):
+        pass
+
+    def progress(self, factor=0.0, type="BAR", text=""):
+        self.calls.append(("progress", factor, type, text))
+
+    def label(self, text="", icon="NONE"):
+        self.calls.append(("label", text, icon))
+
+
+def drawn(bar):
+    """What the status bar's draw function draws."""
+    layout = Layout()
+    bar(SimpleNamespace(layout=layout), bpy.context)
+    return layout.calls
 
 
 class WindowManager:
@@ -245,9 +271,18 @@ def test_extract_keyframes_runs_modal_shows_its_progress_and_writes_on_finishing
     assert result != original and result.name == f"{original.name}_keys" and original.use_fake_user
     assert op.reports[-1][0] == "INFO" and "Kept 10 of" in op.reports[-1][1]
     assert "Kept 10 of" in context.scene.mocap_workbench.last_report
-    texts = context.workspace.texts
-    assert texts[0].startswith("Extracting keyframes: 0%") and "Esc" in texts[0] and texts[-1] is None
-    assert context.area.texts == texts  # the header says the same
+    headers, bars = context.area.texts, context.workspace.texts
+    assert headers[0].startswith("Extracting keyframes: 0%") and "Esc" in headers[0] and headers[-1] is None
+    assert len(bars) == len(headers) >= 2 and bars[-1] is None  # the status bar: Blender's own again
+    fraction = op._job.fraction
+    assert 0 < fraction <= 1 and drawn(bars[0]) == [
+        ("progress", fraction, "BAR", f"Extracting keyframes: {fraction:.0%}"),
+        ("label", "", "EVENT_ESC"),
+        ("label", "", "MOUSE_RMB"),
+        ("label", "Cancel", "NONE"),
+    ]
+    bpy.context.workspace.status_text_set(bars[0])  # Blender takes the draw function
+    bpy.context.workspace.status_text_set(None)
     wm = context.window_manager
     assert wm.timers == [] and wm.progress[0] == ("begin", 0, 100) and wm.progress[-1] == ("end",)
     # the same keys as the synchronous path (bpy.ops runs execute headless)
@@ -338,7 +373,7 @@ def test_retarget_with_physics_runs_modal_and_cancels_cleanly():
     results = run_modal(op, context, [event("ESC", "PRESS")])
     assert results[-1] == {"CANCELLED"} and op._job.wait(300)
     assert same_state(scene_state(source, target), before)
-    assert context.workspace.texts[0].startswith("Retargeting with physics: 0%")
+    assert context.area.texts[0].startswith("Retargeting with physics: 0%")
     context = stand_in_context()
     op = Driven(bpy.types.MOCAP_OT_retarget, **physics)
     assert run_modal(op, context)[-1] == {"FINISHED"}
