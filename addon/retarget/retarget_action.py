@@ -25,12 +25,14 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ...core import channels as core_channels
+from ...core.keyframes.channel_keys import extract_channels
 from ...core.physics.apply import PhysicsSettings, apply_physics
 from ...core.physics.apply import summary_lines as physics_lines
 from ...core.physics.errors import PhysicsError
 from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
 from ..common import animdata, record, units
-from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
+from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
 from ..common.spaces import metres_per_unit, object_alignment, world_scale
@@ -125,13 +127,23 @@ def _reset_pose(obj: Any) -> None:
         pose_bone.scale = (1.0, 1.0, 1.0)
 
 
-def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> tuple[animdata.Channels, dict]:
+def result_values(motion: Any, layout: Any, held: dict) -> dict:
+    """Channel values (T,) that play ``motion`` on a layout (:func:`..common.armature.channel_layout`),
+    with the ``held`` channels (:func:`_held_channels`) at rest where the motion does not move them."""
+    values = core_channels.pose_values(motion, layout)
+    for key, rest in held.items():
+        values.setdefault(key, np.full(motion.n_frames, rest))
+    return values
+
+
+def write_result(
+    target: Any, motion: Any, frames: np.ndarray, name: str, values: dict | None = None
+) -> tuple[animdata.Channels, dict]:
     """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
-    the target's previous action is kept (fake user). Returns the action's channels and the values written."""
-    values = pose_values(target, motion)
-    n = len(frames)
-    for key, rest in _held_channels(target).items():
-        values.setdefault(key, np.full(n, rest))
+    the target's previous action is kept (fake user). values: the channels' values when already
+    computed (:func:`result_values`). Returns the action's channels and the values written."""
+    if values is None:
+        values = result_values(motion, channel_layout(target), _held_channels(target))
     previous = animdata.object_channels(target)
     channels = animdata.new_action_for(target, name)
     write_values(channels, values, frames)
@@ -225,6 +237,8 @@ class RetargetOutcome:
     result: Any  # core.retarget RetargetResult, physics applied
     figures: dict
     physics: Any = None  # core.physics.apply outcome (None: no physics)
+    values: dict | None = None  # the target's channel values (T,) (with keyframes to extract)
+    keys: Any = None  # core.keyframes ChannelExtraction of the result (None: a key on every frame)
 
 
 @dataclass
@@ -244,6 +258,8 @@ class PreparedRetarget:
     extract: dict | None
     plot: bool
     start: float
+    layout: Any = None  # the target's channel layout and held channels (with keyframes to extract)
+    held: dict = field(default_factory=dict)
 
     def work(self, progress: Callable[[float], None] | None = None) -> RetargetOutcome:
         """Retarget, then the physics when asked, then the figures; progress: share done, 0–1."""
@@ -258,8 +274,13 @@ class PreparedRetarget:
             result.notes.extend(outcome.notes)
         step(0.9)
         figures = retarget_metrics(motion, result)
+        done = RetargetOutcome(result, figures, outcome)
+        if self.extract is not None:  # distil the motion in memory, not the curves to be written
+            done.values = result_values(result.motion, self.layout, self.held)
+            every = {k: np.arange(motion.n_frames, dtype=float) for k in done.values}  # as they are written
+            done.keys = extract_channels(result.motion, self.layout, done.values, key_frames=every, **self.extract)
         step(1.0)
-        return RetargetOutcome(result, figures, outcome)
+        return done
 
     def write(self, done: RetargetOutcome, progress: Callable[[float], None] | None = None) -> RetargetReport:
         """Bake the retargeted motion as the target's new action, with its record, overlay, plot and keys."""
@@ -270,7 +291,7 @@ class PreparedRetarget:
         if target.data.bones[root].use_connect:
             result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
         channels, values = write_result(target, result.motion, clip.frames,
-                                        f"{clip.channels.action.name}_{target.name}")  # fmt: skip
+                                        f"{clip.channels.action.name}_{target.name}", done.values)  # fmt: skip
         _record(channels.action, source, clip.channels.action.name, result, figures,
                 outcome.figures if outcome else {})  # fmt: skip
         step(0.4)
@@ -289,12 +310,14 @@ class PreparedRetarget:
             if self.plot:
                 physics_image(report)
         step(0.6)
-        if self.extract is not None:  # distil the motion in memory, not the curves just written
-            from ..keyframes.extract_action import extract_on_armature
+        if done.keys is not None:  # the keys the work chose, written over the curves just written
+            from ..keyframes.extract_action import PreparedExtraction
 
             written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, set(skeleton.names)),
-                                   clip.frames, values, result.motion, channel_layout(target))  # fmt: skip
-            report.extraction = extract_on_armature(target, replace=True, clip=written, **self.extract)
+                                   clip.frames, values, result.motion, self.layout)  # fmt: skip
+            extraction = PreparedExtraction(target, written, {"method": self.extract["method"]}, True, True, None,
+                                            time.perf_counter())  # fmt: skip
+            report.extraction = extraction.write(done.keys)
         step(1.0)
         report.seconds = time.perf_counter() - self.start
         return report
@@ -319,8 +342,11 @@ def prepare_retarget(
     skeleton = skeleton_from_armature(target)
     alignment = object_alignment(source, target)
     physics_args = _physics_args(source, target, clip) if physics is not None else {}
-    return PreparedRetarget(source, target, clip, skeleton, mapping, options, alignment, physics, physics_args,
-                            extract, plot, start)  # fmt: skip
+    prepared = PreparedRetarget(source, target, clip, skeleton, mapping, options, alignment, physics, physics_args,
+                                extract, plot, start)  # fmt: skip
+    if extract is not None:
+        prepared.layout, prepared.held = channel_layout(target), _held_channels(target)
+    return prepared
 
 
 def retarget_armatures(

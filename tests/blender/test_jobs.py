@@ -15,12 +15,14 @@ import numpy as np
 import pytest
 
 from tests.blender.conftest import PACKAGE
-from tests.blender.test_retarget import key_snapshot, select_pair
+from tests.blender.test_retarget import key_snapshot, select_pair, walk_armature
 
 jobs = import_module(PACKAGE + ".addon.common.jobs")
+animdata = import_module(PACKAGE + ".addon.common.animdata")
 armature = import_module(PACKAGE + ".addon.common.armature")
 extract_action = import_module(PACKAGE + ".addon.keyframes.extract_action")
 retarget_action = import_module(PACKAGE + ".addon.retarget.retarget_action")
+keyframe_operators = import_module(PACKAGE + ".addon.keyframes.operators")
 synthetic = import_module(PACKAGE + ".core.synthetic")
 PhysicsSettings = import_module(PACKAGE + ".core.physics.apply").PhysicsSettings
 
@@ -388,3 +390,27 @@ def test_invoke_without_a_window_runs_at_once():
     assert bpy.app.background
     assert bpy.ops.mocap.extract_keyframes("INVOKE_DEFAULT", method="UNIFORM", target="COUNT", count=8) == {"FINISHED"}
     assert obj.animation_data.action != original
+
+
+def test_retarget_chooses_its_keyframes_in_the_worker_too():
+    """With Extract Keyframes on, the keys of the retargeted motion are chosen by the work (no Blender
+    data), and writing puts exactly those keys on the new action."""
+    source = walk_armature()
+    target = walk_armature()
+    select_pair(source, target)
+    before = scene_state(source, target)
+    extract = keyframe_operators.extraction_options(bpy.context.scene.mocap_workbench, target)
+    prepared = retarget_action.prepare_retarget(source, target, extract=extract)
+    job = jobs.Job(prepared.work).start()
+    assert job.wait(300)
+    done = job.result()
+    assert done.keys is not None and done.keys.params["stored_keys"] > 0
+    assert same_state(scene_state(source, target), before)  # chosen, not written
+    report = prepared.write(done)
+    assert report.extraction.params["stored_keys"] == done.keys.params["stored_keys"]
+    curves = {(fc.data_path, fc.array_index): fc for fc in animdata.object_channels(target).fcurves}
+    assert target.animation_data.action.name == report.result_action and len(done.keys.plan) > 10
+    for (bone, prop, index), planned in done.keys.plan.items():
+        fcurve = curves[(f'pose.bones["{bone}"].{prop}', index)]
+        frames = np.array([k.co[0] for k in fcurve.keyframe_points])
+        assert np.array_equal(frames, report.frames[planned.keys])
