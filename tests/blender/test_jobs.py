@@ -352,9 +352,9 @@ def test_a_failure_while_writing_puts_the_file_back(monkeypatch):
 def test_a_refused_setting_ends_before_any_job_starts():
     make_rig()
     context = stand_in_context()
-    op = Driven(bpy.types.MOCAP_OT_extract_keyframes, method="HYBRID", target="MAX_ERROR")
+    op = Driven(bpy.types.MOCAP_OT_extract_keyframes, method="HYBRID", target="THRESHOLD")
     assert op.start_job(context) == {"CANCELLED"}
-    assert op.reports == [("ERROR", "Hybrid keys take a Count or Ratio target")]
+    assert op.reports == [("ERROR", "A threshold target applies to the Threshold Rule method only")]
     assert context.window_manager.handlers == [] and context.window_manager.timers == []
 
 
