@@ -154,3 +154,29 @@ def test_script_max_error_in_scene_units_and_max_angle(tmp_path):
             worst = worst_angle(rotations, after_rotations)
             assert worst <= 2.5 * SLACK
             assert report["error"]["playback"]["angle_max"] == pytest.approx(worst, rel=1e-3, abs=1e-3)
+
+
+class Recorder:
+    """A stand-in layout that records what draw_settings asks it to draw."""
+
+    def __init__(self, calls):
+        self.calls, self.active = calls, True
+
+    def row(self):
+        return Recorder(self.calls)
+
+    def prop(self, data, name, text=None):
+        self.calls.append((name, text))
+
+
+@pytest.mark.parametrize(("method", "label"), [("HYBRID", "Keys per Channel"), ("OPTIMAL", None)])
+def test_the_panel_labels_the_hybrid_count_per_channel(method, label):
+    settings = bpy.context.scene.mocap_workbench
+    settings.method, settings.target = method, "COUNT"
+    calls = []
+    operators.draw_settings(Recorder(calls), settings)
+    assert ("count", label) in calls
+    settings.target = "MAX_ANGLE"
+    calls.clear()
+    operators.draw_settings(Recorder(calls), settings)
+    assert ("max_angle", None) in calls
