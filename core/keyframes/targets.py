@@ -16,7 +16,9 @@ A target is a dict with exactly one entry:
 The two bounds are guaranteed on what the keys play: a search on the number of keys finds the
 fewest that meet the bound (:func:`fewest`), then the worst frame of every stretch still over it
 becomes a key on every channel (:func:`frames_to_key`) until none is, which always ends, at worst
-with every frame keyed.
+with every frame keyed. The hybrid meets a Max Angle channel by channel instead: a bone's local
+rotation depends on its own rotation channels only, so each bone's are keyed at their worst frames
+until within the bound (:func:`.channel_keys.key_bones_within_angle`).
 """
 
 from __future__ import annotations
@@ -50,10 +52,15 @@ def check_target(target: dict) -> tuple[str, float]:
     return kind, value
 
 
+def quaternion_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(...) angle in degrees of a⁻¹ · b for unit quaternions (..., 4), 0..180."""
+    d = quat.multiply(quat.conjugate(a), b)
+    return np.degrees(2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0])))
+
+
 def rotation_angles(original: Motion, rebuilt: Motion) -> np.ndarray:
     """(T, J) angle in degrees of q_orig⁻¹ · q_rebuilt for every frame and bone (0..180)."""
-    d = quat.multiply(quat.conjugate(original.rotations), rebuilt.rotations)
-    return np.degrees(2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0])))
+    return quaternion_angles(original.rotations, rebuilt.rotations)
 
 
 def angle_summary(original: Motion, rebuilt: Motion) -> dict:
