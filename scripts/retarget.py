@@ -60,6 +60,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--save-map", help="write the bone map used (single source) as a JSON preset")
     p.add_argument("--scale", type=A.positive, help="root motion scale (default: leg-length ratio)")
     p.add_argument("--in-place", action="store_true", help="remove the horizontal root travel")
+    p.add_argument("--root-motion", action="store_true",
+                   help="carry the travel and heading on the bone above the pelvis, at the floor (game rigs)")  # fmt: skip
     p.add_argument("--on-floor", action="store_true", help="move the root so the feet stand on the floor")
     p.add_argument("--floor-level", type=A.finite, default=0.0, help="floor height for --on-floor (target units)")
     p.add_argument("--no-plant", action="store_true", help="do not pin the source's foot contacts with IK")
@@ -108,7 +110,7 @@ def options_of(args: argparse.Namespace):
 
     return RetargetOptions(scale=args.scale, in_place=args.in_place, on_floor=args.on_floor,
                            floor_level=args.floor_level, plant_feet=not args.no_plant,
-                           distribute_twist=not args.rigid_twist)  # fmt: skip
+                           distribute_twist=not args.rigid_twist, root_motion=args.root_motion)  # fmt: skip
 
 
 def _plan(args: argparse.Namespace, sources: list[str], out: Path, batch: bool, suffix: str) -> list[tuple]:

@@ -31,6 +31,12 @@ def retarget_properties() -> dict:
         "in_place": BoolProperty(
             name="In Place", default=False, description="Remove the horizontal travel of the root, keep its sway"
         ),
+        "root_motion": BoolProperty(
+            name="Root Motion",
+            default=False,
+            description="Carry the horizontal travel and the heading on the bone above the pelvis, at the floor, "
+            "as game engines expect",
+        ),
         "on_floor": BoolProperty(
             name="Keep on Floor", default=False, description="Move the root up or down so the feet stand on the floor"
         ),
@@ -164,6 +170,7 @@ def options_of(settings):
         on_floor=settings.on_floor,
         plant_feet=settings.plant_feet,
         distribute_twist=settings.distribute_twist,
+        root_motion=settings.root_motion,
     )
 
 
@@ -426,6 +433,7 @@ def draw_retarget_options(layout, settings) -> None:
     if settings.root_scale == "RATIO":
         layout.prop(settings, "scale_ratio")
     layout.prop(settings, "in_place")
+    layout.prop(settings, "root_motion")
     layout.prop(settings, "on_floor")
     layout.prop(settings, "plant_feet")
     layout.prop(settings, "distribute_twist")

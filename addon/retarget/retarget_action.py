@@ -104,13 +104,13 @@ def bone_map_of(collection: Any) -> dict[str, str]:
     return {row.target: row.source for row in collection if row.source}
 
 
-def _held_channels(obj: Any) -> dict[tuple[str, str, int], float]:
-    """Rest values of the location and scale channels the target's current action animates,
-    so the new action holds at rest those it does not move."""
+def _held_channels(obj: Any, bones: set[str]) -> dict[tuple[str, str, int], float]:
+    """Rest values of the location and scale channels of ``bones`` the target's current action
+    animates, so the new action holds at rest those it does not move."""
     channels = animdata.object_channels(obj)
     if channels is None:
         return {}
-    curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
+    curves = BoneCurves.of(channels.fcurves, bones)
     held = {}
     for bone, prop, index in curves.by_channel:
         if prop in ("scale", "location"):
@@ -118,26 +118,43 @@ def _held_channels(obj: Any) -> dict[tuple[str, str, int], float]:
     return held
 
 
-def _reset_pose(obj: Any) -> None:
-    """Put every pose bone's location and scale at rest (channels the new action does not key)."""
+def _reset_pose(obj: Any, bones: set[str]) -> None:
+    """Put the location and scale of ``bones`` at rest (channels the new action does not key)."""
     for pose_bone in obj.pose.bones:
-        pose_bone.location = (0.0, 0.0, 0.0)
-        pose_bone.scale = (1.0, 1.0, 1.0)
+        if pose_bone.name in bones:
+            pose_bone.location = (0.0, 0.0, 0.0)
+            pose_bone.scale = (1.0, 1.0, 1.0)
 
 
-def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> tuple[animdata.Channels, dict]:
+def _copy_other_bones(target: Any, previous: Any, channels: animdata.Channels, keyed: set[str]) -> None:
+    """Copy the previous action's curves of the bones the retarget does not animate into the new
+    action, so their animation is untouched."""
+    if previous is None:
+        return
+    others = {b.name for b in target.data.bones} - keyed
+    for fcurve in BoneCurves.of(previous.fcurves, others).by_channel.values():
+        animdata.copy_fcurve(fcurve, channels)
+
+
+def write_result(
+    target: Any, motion: Any, frames: np.ndarray, name: str, keyed: set[str] | None = None
+) -> tuple[animdata.Channels, dict]:
     """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
-    the target's previous action is kept (fake user). Returns the action's channels and the values written."""
-    values = pose_values(target, motion)
+    the target's previous action is kept (fake user). keyed: the bones to animate (default all);
+    the others keep the curves they had in the previous action. Returns the action's channels and
+    the values written."""
+    keyed = {b.name for b in target.data.bones} if keyed is None else set(keyed)
+    values = {key: v for key, v in pose_values(target, motion).items() if key[0] in keyed}
     n = len(frames)
-    for key, rest in _held_channels(target).items():
+    for key, rest in _held_channels(target, keyed).items():
         values.setdefault(key, np.full(n, rest))
     previous = animdata.object_channels(target)
     channels = animdata.new_action_for(target, name)
     write_values(channels, values, frames)
+    _copy_other_bones(target, previous, channels, keyed)
     if previous is not None:
         animdata.keep(previous.action)
-    _reset_pose(target)
+    _reset_pose(target, keyed)
     animdata.assign(target, channels)
     return channels, values
 
@@ -258,7 +275,9 @@ def retarget_armatures(
     root = skeleton.names[result.root]
     if target.data.bones[root].use_connect:
         result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
-    channels, values = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
+    keyed = {skeleton.names[j] for j in result.keyed} if len(result.keyed) else None
+    name = f"{clip.channels.action.name}_{target.name}"
+    channels, values = write_result(target, result.motion, clip.frames, name, keyed)
     _record(channels.action, source, clip.channels.action.name, result, figures, outcome.figures if outcome else {})
     step(0.9)
     report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
@@ -278,7 +297,7 @@ def retarget_armatures(
     if extract is not None:  # distil the motion in memory, not the curves just written
         from ..keyframes.extract_action import extract_on_armature
 
-        written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, set(skeleton.names)), clip.frames,
+        written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, keyed or set(skeleton.names)), clip.frames,
                                values, result.motion, channel_layout(target))  # fmt: skip
         report.extraction = extract_on_armature(target, replace=True, clip=written, **extract)
     step(1.0)
