@@ -178,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         results.append(report)
         print(_line(report))
+        for note in report["notes"]:
+            print(f"warning: {Path(source).name}: {note}", file=sys.stderr)
     if batch:
         summary = {"processed": len(results) - failures, "failed": failures, "results": results}
         try:
@@ -292,7 +294,12 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
     if args.physics_settings is not None:
         from mocap_workbench.core.physics.apply import apply_physics
 
-        outcome = apply_physics(result.motion, args.physics_settings, up=result.up, source=motion)
+        target_unit, source_unit = (
+            file_unit(skeleton, result.up, result.notes, "target"),
+            file_unit(motion.skeleton, up_of(motion), result.notes, "source"),
+        )
+        outcome = apply_physics(result.motion, args.physics_settings, up=result.up, unit=target_unit or 1.0,
+                                source=motion, source_unit=source_unit)  # fmt: skip
         result.motion = outcome.motion
         result.notes.extend(outcome.notes)
         extra["physics"], series = outcome.figures, outcome.series
@@ -315,6 +322,29 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
     report = _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
                      result.notes, **extra)  # fmt: skip
     return report, series
+
+
+def up_of(motion):
+    """The up axis of a motion's space (detected on its poses)."""
+    from mocap_workbench.core.limbs import detect_up
+
+    return detect_up(motion.skeleton, motion.world_positions()[:: max(1, motion.n_frames // 50)])
+
+
+def file_unit(skeleton, up, notes: list[str], what: str) -> float | None:
+    """Metres per unit of a skeleton read from a file (files carry no unit): the unit that makes its
+    standing height human-sized (core.physics.units), noted in ``notes``; None when none does."""
+    from mocap_workbench.core.limbs import standing_height
+    from mocap_workbench.core.physics.units import likely_unit
+
+    height = standing_height(skeleton, up)
+    found = likely_unit(height)
+    if found is None:
+        notes.append(f"{what} units unknown: its standing height ({height:.3g} units) is human-sized in no unit")
+        return None
+    metres, name = found
+    notes.append(f"{what} file read in {name} (its standing height is then {height * metres:.3g} m)")
+    return metres
 
 
 def _extraction(keys, params, error, options: dict) -> dict:
@@ -420,6 +450,22 @@ def _load_source(args: argparse.Namespace, source: str):
     raise ValueError(f"{source}: expected a .bvh, .amc or .blend source")
 
 
+def _blender_units(args: argparse.Namespace, source: str, source_obj, target) -> tuple[dict, list[str]]:
+    """Metres per unit of armatures made from files (.bvh, .amc, .asf: from their size, see
+    :func:`file_unit`), for retarget_armatures; those from a .blend keep the scene's and object's."""
+    from mocap_workbench.addon.common.armature import skeleton_from_armature
+    from mocap_workbench.addon.common.spaces import vertical
+
+    units, notes = {}, []
+    for key, path, obj, what in (("source_unit", source, source_obj, "source"),
+                                 ("target_unit", args.target, target, "target")):  # fmt: skip
+        if not path.lower().endswith(".blend"):
+            metres = file_unit(skeleton_from_armature(obj), vertical(obj), notes, what)
+            if metres is not None:
+                units[key] = metres  # the armature's units are the file's
+    return units, notes
+
+
 def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
     import bpy
 
@@ -432,8 +478,10 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     blends = [Path(p).name for p in (source, args.target) if p.lower().endswith(".blend")]
     _blend.warn(python, " and ".join(dict.fromkeys(blends)) or "input")
     extract = _keyframe_options.options_of(args, "extract-") if _keyframe_options.given(args, "extract-") else None
+    units, notes = _blender_units(args, source, source_obj, target) if args.physics_settings else ({}, [])
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
-                                physics=args.physics_settings)  # fmt: skip
+                                physics=args.physics_settings, **units)  # fmt: skip
+    report.notes[:0] = notes
     if out.suffix == ".bvh":
         from mocap_workbench.addon.common.clip import read_clip
         from mocap_workbench.core.io.bvh import write_bvh

@@ -448,7 +448,7 @@ def draw_physics_options(layout, settings, target=None) -> None:
     column.prop(settings, "target_mass")
     column.prop(settings, "target_height")
     if settings.target_height == 0.0 and target is not None and target.type == "ARMATURE":
-        from ...core.physics.apply import PLAUSIBLE_HEIGHT
+        from ...core.physics.units import plausible
         from ..common.units import metres
         from .retarget_action import measured_height
 
@@ -456,7 +456,7 @@ def draw_physics_options(layout, settings, target=None) -> None:
         text = (
             f"Measured: {metres(bpy.context.scene, height)}" if height is not None else "Not measurable: set the height"
         )
-        warn = height is None or not PLAUSIBLE_HEIGHT[0] <= height <= PLAUSIBLE_HEIGHT[1]
+        warn = height is None or not plausible(height)
         column.label(text=text + (" (not human-sized: set the height)" if height and warn else ""),
                      icon="ERROR" if warn else "INFO")  # fmt: skip
     column.prop(settings, "source_mass")

@@ -33,7 +33,7 @@ from ..common import animdata, record, units
 from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
-from ..common.spaces import metres_per_unit, object_alignment, world_scale
+from ..common.spaces import metres_per_unit, object_alignment
 
 
 @dataclass
@@ -185,16 +185,40 @@ def measured_height(obj: Any) -> float | None:
         return None
 
 
-def _physics(source: Any, target: Any, clip: Any, result: Any, settings: PhysicsSettings, step) -> Any:
-    """The core's physics on the retargeted motion (module notes); its errors are PhysicsError ("Physics: …")."""
+def _source_unit(source: Any, notes: list[str]) -> float:
+    """Metres per unit of the source armature for its physics figures: the scene's Unit Scale times
+    its scale (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says
+    (a BVH in centimetres or CMU's units imported at scale 1, :func:`core.physics.units.likely_unit`),
+    noted; the source has no height setting."""
+    from ...core.limbs import detect_up
+    from ...core.physics.body import standing_height
+    from ...core.physics.units import likely_unit, plausible
+
+    unit = metres_per_unit(source)
+    try:
+        skeleton = skeleton_from_armature(source)
+        height = standing_height(skeleton, detect_up(skeleton))
+    except (ValueError, IndexError, StopIteration):
+        return unit
+    found = likely_unit(height)
+    if plausible(height * unit) or found is None:
+        return unit
+    notes.append(f"source '{source.name}' is {height * unit:.3g} m tall in the scene: its physics figures take "
+                 f"its units as {found[1]} ({height * found[0]:.3g} m)")  # fmt: skip
+    return found[0]
+
+
+def _physics(source: Any, target: Any, clip: Any, result: Any, settings: PhysicsSettings, step, units) -> Any:
+    """The core's physics on the retargeted motion (module notes); its errors are PhysicsError ("Physics: …").
+    units: metres per unit of (source, target), None for :func:`metres_per_unit`."""
     try:
         return apply_physics(
             result.motion,
             settings,
             up=result.up,
-            unit=metres_per_unit(target),
+            unit=metres_per_unit(target) if units[1] is None else units[1],
             source=clip.motion,
-            source_unit_ratio=world_scale(source) / world_scale(target),
+            source_unit=_source_unit(source, result.notes) if units[0] is None else units[0],
             first_frame=int(clip.frames[0]),
             progress=step,
         )
@@ -246,13 +270,18 @@ def retarget_armatures(
     progress: Callable[[float], None] | None = None,
     physics: PhysicsSettings | None = None,
     plot: bool = False,
+    source_unit: float | None = None,
+    target_unit: float | None = None,
 ) -> RetargetReport:
     """Retarget ``source``'s active action onto ``target`` as a new action.
 
     mapping: target bone → source bone (default automatic); extract: keyword arguments of
     :func:`.extract.extract_on_armature` to distil the result into keyframes (None: keep a
     key on every frame); physics: make the result physically plausible (module notes); plot:
-    also make the physics report image (:func:`physics_image`). Raises ValueError before
+    also make the physics report image (:func:`physics_image`); source_unit: metres per unit of
+    the source armature for its physics figures (default the scene's Unit Scale times its scale,
+    :func:`metres_per_unit`; the scripts give the unit of the file it came from), target_unit: the
+    same for the target. Raises ValueError before
     anything is written when the retarget or the physics cannot run.
     """
     start = time.perf_counter()
@@ -267,7 +296,9 @@ def retarget_armatures(
     step(0.4)
     outcome = None
     if physics is not None:
-        outcome = _physics(source, target, clip, result, physics, lambda x: step(0.4 + 0.45 * x))
+        outcome = _physics(
+            source, target, clip, result, physics, lambda x: step(0.4 + 0.45 * x), (source_unit, target_unit)
+        )
         result.motion = outcome.motion
         result.notes.extend(outcome.notes)
     step(0.85)

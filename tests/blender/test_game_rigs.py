@@ -15,6 +15,8 @@ animdata = import_module(PACKAGE + ".addon.common.animdata")
 retarget_addon = import_module(PACKAGE + ".addon.retarget.retarget_action")
 synthetic = import_module(PACKAGE + ".core.synthetic")
 core_retarget = import_module(PACKAGE + ".core.retarget")
+apply_mod = import_module(PACKAGE + ".core.physics.apply")
+operators = import_module(PACKAGE + ".addon.retarget.operators")
 
 
 def world_heads(obj, names, frames):
@@ -90,3 +92,51 @@ def test_root_motion_on_an_unreal_rig(scene_pair):
     assert len(keys_of(target, "pelvis")[('pose.bones["pelvis"].location', 0)]) == len(plain.frames)
     for bone in ("upperarm_twist_01_l", "ik_foot_r", "ik_foot_root"):
         assert not keys_of(target, bone), bone
+
+
+def centimetre_rig(object_scale=1.0):
+    """The Unreal-named rig with bones in centimetres (100× a metre rig), the object scaled by ``object_scale``."""
+    target = armature.build_armature(
+        rigs.build("unreal", z_up=True, scale=100.0), "UE_cm", bpy.context.scene.collection
+    )
+    target.scale = (object_scale,) * 3
+    bpy.context.view_layer.update()
+    return target
+
+
+@pytest.mark.parametrize("object_scale, unit_scale", [(0.01, 1.0), (1.0, 0.01)])
+def test_a_centimetre_rig_measures_a_human_height(object_scale, unit_scale):
+    bpy.context.scene.unit_settings.scale_length = unit_scale
+    height = retarget_addon.measured_height(centimetre_rig(object_scale))
+    assert 1.4 < height < 2.0
+
+
+def test_physics_on_a_centimetre_rig_measures_both_bodies_in_metres(scene_pair):
+    source, _ = scene_pair
+    target = centimetre_rig(0.01)
+    settings = apply_mod.PhysicsSettings(balance=False, torques=False, momentum=False)
+    report = retarget_addon.retarget_armatures(source, target, physics=settings)
+    f = report.physics
+    assert f["target_height_measured"] and 1.4 < f["target_height_m"] < 2.0
+    source_height = retarget_addon.measured_height(source)
+    assert 1.4 < source_height < 2.0 and f["source_height_m"] == pytest.approx(source_height, rel=0.02)
+    assert not [n for n in report.notes if "not human-sized" in n]
+    # a height given for the target does not change the source's
+    given = apply_mod.PhysicsSettings(target_height=1.9, balance=False, torques=False, momentum=False)
+    again = retarget_addon.retarget_armatures(source, target, physics=given).physics
+    assert again["target_height_m"] == pytest.approx(1.9) and again["source_height_m"] == pytest.approx(
+        f["source_height_m"])  # fmt: skip
+
+
+def test_a_giant_is_a_warning_in_the_operator_report(scene_pair, capfd):
+    source, _ = scene_pair
+    target = centimetre_rig(1.0)  # 170 m in a metre scene
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj in (source, target))
+    bpy.context.view_layer.objects.active = target
+    result = bpy.ops.mocap.retarget(use_physics=True, use_balance=False, use_torque_limits=False, use_momentum=False)
+    assert result == {"FINISHED"}
+    out = capfd.readouterr()
+    printed = out.out + out.err  # Blender prints an operator's reports when it runs without a window
+    warnings = [line for line in printed.splitlines() if line.startswith("Warning")]
+    assert any("target height measured as" in t and "not human-sized" in t for t in warnings), printed[-2000:]
