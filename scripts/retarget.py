@@ -6,9 +6,10 @@
     python scripts/retarget.py walk.bvh tall.bvh -o out/tall.bvh --physics --target-mass 90 --target-height 1.99 --plot out/tall.png
     blender -b -P scripts/retarget.py -- walk.bvh rig.blend --target-armature Rig -o out/walk.blend
 
-SOURCE: a .bvh or .amc file (its ASF found beside it), a .blend with an animated armature
-(--source-armature), or a folder of .bvh/.amc files. TARGET: a .blend armature
-(--target-armature) or a .bvh/.asf file whose skeleton is used. OUT: a .blend (needs Blender:
+SOURCE: a .bvh or .amc file (its ASF found beside it), an .fbx or a .blend with an animated
+armature (--source-armature), or a folder of .bvh/.amc/.fbx files. TARGET: a .blend or .fbx
+armature (--target-armature) or a .bvh/.asf file whose skeleton is used. FBX files are read with
+Blender's FBX importer (needs Blender). OUT: a .blend (needs Blender:
 the bpy module or ``blender -b``; the target gets a new action keyed on every frame) or a .bvh
 (plain Python when both inputs are files, else through Blender); a folder for a batch (--format).
 Each output gets a JSON report beside it; a batch also writes summary.json and exits with 1
@@ -47,12 +48,13 @@ import _package  # noqa: E402
 from _arguments import UsageError  # noqa: E402
 
 MOTION_SUFFIXES = (".bvh", ".amc")
+BLENDER_SUFFIXES = (".fbx",)  # read through Blender's importer
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = A.Parser(prog="retarget.py", description=__doc__.split("\n")[0])
-    p.add_argument("source", help="a .bvh/.amc file, a .blend file, or a folder of .bvh/.amc files")
-    p.add_argument("target", help="a .blend file (with --target-armature) or a .bvh/.asf skeleton")
+    p.add_argument("source", help="a .bvh/.amc/.fbx file, a .blend file, or a folder of .bvh/.amc/.fbx files")
+    p.add_argument("target", help="a .blend or .fbx file (with --target-armature) or a .bvh/.asf skeleton")
     p.add_argument("-o", "--output", required=True, help="output .blend or .bvh (single source) or folder (batch)")
     p.add_argument("--source-armature", help="armature object in the source .blend (default: the animated one)")
     p.add_argument("--target-armature", help="armature object in the target .blend (default: the only armature)")
@@ -208,9 +210,9 @@ def _line(report: dict) -> str:
 def _sources(args: argparse.Namespace) -> list[str]:
     path = Path(args.source)
     if path.is_dir():
-        files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in MOTION_SUFFIXES)
+        files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in (*MOTION_SUFFIXES, *BLENDER_SUFFIXES))
         if not files:
-            raise UsageError(f"no .bvh or .amc files in {path}")
+            raise UsageError(f"no .bvh, .amc or .fbx files in {path}")
         return files
     if not path.exists():
         raise UsageError(f"source not found: {path}")
@@ -247,7 +249,7 @@ def run_one(args: argparse.Namespace, source: str, out: Path, mapping: dict | No
     elif _package.have_bpy():
         report, series = _run_blender(args, source, out, mapping)
     else:
-        raise ValueError(f"{source}: .blend input or output needs Blender (the bpy module or blender -b)")
+        raise ValueError(f"{source}: .blend or .fbx input or output needs Blender (the bpy module or blender -b)")
     if series and plot is not None:
         _plot(report, series, plot)
     report["seconds"] = time.perf_counter() - start
@@ -426,7 +428,9 @@ def _load_target(args: argparse.Namespace):
         obj = build_armature(read_asf(target), Path(target).stem, bpy.context.scene.collection)
         obj.rotation_euler = (1.5707963267948966, 0.0, 0.0)  # Y-up file in Blender's Z-up world
         return obj
-    raise ValueError(f"{target}: expected a .blend, .bvh or .asf target")
+    if target.lower().endswith(".fbx"):
+        return _blend.import_fbx(target, args.target_armature, False, "--target-armature")
+    raise ValueError(f"{target}: expected a .blend, .fbx, .bvh or .asf target")
 
 
 def _load_source(args: argparse.Namespace, source: str):
@@ -447,7 +451,9 @@ def _load_source(args: argparse.Namespace, source: str):
         if Path(source).resolve() == Path(args.target).resolve():
             return _armature_in(source, args.source_armature, animated=True)
         return _append_armature(path, args.source_armature)
-    raise ValueError(f"{source}: expected a .bvh, .amc or .blend source")
+    if source.lower().endswith(".fbx"):
+        return _blend.import_fbx(path, args.source_armature, True, "--source-armature")
+    raise ValueError(f"{source}: expected a .bvh, .amc, .fbx or .blend source")
 
 
 def _blender_units(args: argparse.Namespace, source: str, source_obj, target) -> tuple[dict, list[str]]:
@@ -459,7 +465,7 @@ def _blender_units(args: argparse.Namespace, source: str, source_obj, target) ->
     units, notes = {}, []
     for key, path, obj, what in (("source_unit", source, source_obj, "source"),
                                  ("target_unit", args.target, target, "target")):  # fmt: skip
-        if not path.lower().endswith(".blend"):
+        if not path.lower().endswith((".blend", ".fbx")):  # an FBX's armature has its units in its scale
             metres = file_unit(skeleton_from_armature(obj), vertical(obj), notes, what)
             if metres is not None:
                 units[key] = metres  # the armature's units are the file's
