@@ -114,3 +114,12 @@ def test_convert_fbx_to_bvh(fbx_walk, tmp_path):
     walk, back = read_bvh(fbx_walk / "walk.bvh"), read_bvh(tmp_path / "walk.bvh")
     assert back.skeleton.names == walk.skeleton.names and back.n_frames == walk.n_frames
     assert np.abs(back.world_positions() - walk.world_positions()).max() < 0.005 * walk.skeleton.size()
+
+
+def test_extract_keyframes_from_fbx(fbx_walk, tmp_path):
+    script = ROOT / "scripts" / "extract_keyframes.py"
+    proc = subprocess.run([sys.executable, str(script), fbx_walk / "walk.fbx", "-o", tmp_path / "walk.blend",
+                           "--count", "12"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "walk.json").read_text())
+    assert report["frames"] == 90 and report["fps"] == 60 and 0 < len(report["keyframes"]) < 90
