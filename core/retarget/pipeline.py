@@ -145,19 +145,20 @@ def retarget(
         _plant(result, source, s_pos, up_s, options.blend)
     if options.root_motion:
         _carry_root_motion(result, options)
-    result.keyed = keyed_joints(transfer, result.root_bone)
+    result.keyed = keyed_joints(transfer, root)
     return result
 
 
-def keyed_joints(transfer: Transfer, root_bone: int | None = None) -> np.ndarray:
+def keyed_joints(transfer: Transfer, root: int) -> np.ndarray:
     """(n,) target joints a retarget animates, in order: the mapped ones, the unmapped ones between
-    mapped ones (they hold the chain together and take a share of the twist) and the root-motion
-    bone. Other unmapped joints (fingers, twist leaves, IK helpers) are not animated."""
+    mapped ones (they hold the chain together and take a share of the twist) and the joints above
+    ``root``, the joint carrying the translation (at rest, or the root-motion bone: the root is
+    placed in the armature's space through them). Other unmapped joints (fingers, twist leaves,
+    IK helpers) are not animated: they keep whatever animation they have."""
     mapped = transfer.source_of >= 0
     above = mapped_ancestors(transfer.target.parents, mapped) >= 0
     keep = mapped | (above & np.array([len(b) > 0 for b in transfer.below]))
-    if root_bone is not None:
-        keep[root_bone] = True
+    keep[transfer.target.path_to_root(root)] = True
     return np.flatnonzero(keep)
 
 
