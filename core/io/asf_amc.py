@@ -1084,7 +1084,8 @@ def from_asf_layout(motion: Motion) -> Motion:
     fixed bones it added (``_link``, ``_end``) removed with their offsets folded into their children
     and End Sites, the root's own name back and every name unescaped
     (:func:`.names.unescape_name`). World positions of the remaining joints and End Sites are
-    unchanged. Motions without those notes (CMU's ASF, any other) are returned as they are.
+    unchanged. Motions without those notes (CMU's ASF, any other), or whose notes would give two
+    joints one name, are returned as they are.
     """
     sk = motion.skeleton
     origin = (sk.meta or {}).get("asf_origin")
@@ -1111,6 +1112,8 @@ def from_asf_layout(motion: Motion) -> Motion:
     order = np.argsort([index[p] for p in ends_parent], kind="stable")  # End Sites in joint order, as BVH lists them
     ends_parent, ends_offset = ends_parent[order], ends_offset[order]
     names = [unescape_name(origin["root"] if j == 0 else sk.names[j]) for j in keep]
+    if len(set(names)) != len(names):  # notes that do not fit this skeleton (an edited file): keep it as read
+        return motion
     limits = tuple(sk.limits[j] for j in keep) if sk.limits is not None else None
     meta = {k: v for k, v in sk.meta.items() if k != "asf_origin"}
     skeleton = Skeleton(names, [index[parents[j]] if parents[j] >= 0 else -1 for j in keep], rest_t[keep], rest_r[keep],

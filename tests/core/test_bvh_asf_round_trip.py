@@ -65,3 +65,12 @@ def test_other_asf_files_are_read_as_they_are():
     cmu = read_asf_amc(shared_file("cmu_asf_amc/01.asf"), shared_file("cmu_asf_amc/01_01.amc"))
     assert "asf_origin" not in cmu.skeleton.meta and from_asf_layout(cmu) is cmu
     assert load_motion(shared_file("cmu_asf_amc/01_01.amc")).skeleton.names == cmu.skeleton.names
+
+
+def test_notes_that_do_not_fit_are_ignored(tmp_path):
+    walk = synthetic.walk(5)
+    files = save_motion(walk, tmp_path / "w.amc")
+    text = files[0].read_text().replace("# Mocap Workbench root Hips", "# Mocap Workbench root Spine")
+    files[0].write_text(text)
+    motion = load_motion(tmp_path / "w.amc")
+    assert motion.skeleton.names[0] == "root" and "Spine" in motion.skeleton.names
