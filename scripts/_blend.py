@@ -88,3 +88,34 @@ def unregister_texts() -> list[str]:
             text.use_module = False
             names.append(text.name)
     return names
+
+
+def import_fbx(path: str | Path, name: str | None = None, animated: bool = True, option: str = "--armature"):
+    """Import an .fbx with Blender's FBX importer (bundled with Blender) into the open scene and
+    return its armature object: ``name``, else the only (animated, when ``animated``) one. Raises
+    ValueError naming the file when the importer fails or finds no such armature (``option``: the
+    script's argument that names one)."""
+    import addon_utils
+    import bpy
+
+    path = Path(path)
+    addon_utils.enable("io_scene_fbx", default_set=True)
+    before = set(bpy.data.objects)
+    try:
+        result = bpy.ops.import_scene.fbx(filepath=str(path.resolve()))
+    except RuntimeError as exc:  # the importer reports a file it cannot read as an operator error
+        raise ValueError(f"{path}: Blender's FBX importer could not read it: {' '.join(str(exc).split())}") from None
+    if "FINISHED" not in result:
+        raise ValueError(f"{path}: Blender's FBX importer could not read it")
+    found = [o for o in bpy.data.objects if o not in before and o.type == "ARMATURE"]
+    if name:
+        found = [o for o in found if o.name == name]
+        if not found:
+            raise ValueError(f"no armature called '{name}' in {path}")
+    elif animated:
+        found = [o for o in found if o.animation_data is not None and o.animation_data.action is not None]
+    if len(found) != 1:
+        what = "animated armature" if animated else "armature"
+        raise ValueError(f"{path}: {len(found)} {what}s found; name one with {option}")
+    bpy.context.view_layer.objects.active = found[0]
+    return found[0]

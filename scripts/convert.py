@@ -22,7 +22,8 @@ animated armature) is written the way File › Export › Acclaim does (armature
 from Z-up to Y-up, the import scale undone, ASF axes and dofs kept for armatures imported
 from ASF); without ``--to`` or an output extension it becomes ASF/AMC; ``--fps`` overrides
 the scene's frame rate. The .blend is opened with its Python disabled (registered Text blocks,
-Python drivers); what it holds is named in a warning.
+Python drivers); what it holds is named in a warning. IN may also be an .fbx, read with Blender's
+FBX importer (its animated armature, or ``--armature``); without an output extension it becomes BVH.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from _arguments import UsageError  # noqa: E402
 
 from core.io.convert import MOTION_SUFFIXES, find_asf, load_motion  # noqa: E402
 
-TARGETS = {".bvh": ".amc", ".amc": ".bvh", ".blend": ".amc"}
+TARGETS = {".bvh": ".amc", ".amc": ".bvh", ".blend": ".amc", ".fbx": ".bvh"}
+SCENE_SUFFIXES = (".blend", ".fbx")  # read through Blender
 
 
 def script_args(argv: list[str]) -> list[str]:
@@ -96,10 +98,11 @@ def _pairs(args: argparse.Namespace) -> list[tuple[Path, Path]]:
         return [(p, _in_folder(p, target, args.to)) for p in inputs]
     if not source.exists():
         raise UsageError(f"input not found: {source}")
-    if source.suffix.lower() == ".blend" and not _package.have_bpy():
-        raise UsageError(f"{source.name}: reading a .blend needs Blender's bpy module (or run under blender -b)")
-    if source.suffix.lower() not in (*MOTION_SUFFIXES, ".blend"):
-        raise UsageError(f"{source.name}: expected a .bvh, .amc or .blend file (for ASF/AMC, pass the .amc)")
+    suffix = source.suffix.lower()
+    if suffix in SCENE_SUFFIXES and not _package.have_bpy():
+        raise UsageError(f"{source.name}: reading a {suffix} needs Blender's bpy module (or run under blender -b)")
+    if suffix not in (*MOTION_SUFFIXES, *SCENE_SUFFIXES):
+        raise UsageError(f"{source.name}: expected a .bvh, .amc, .fbx or .blend file (for ASF/AMC, pass the .amc)")
     if target.suffix.lower() in MOTION_SUFFIXES:
         return [(source, target)]
     return [(source, _in_folder(source, target, args.to))]
@@ -111,15 +114,21 @@ def _in_folder(source: Path, folder: Path, to: str | None) -> Path:
 
 
 def _from_blend(source: Path, target: Path, args: argparse.Namespace):
-    """Write the armature's action of a .blend as ``target``; returns (motion written, files)."""
+    """Write the armature's action of a .blend or an .fbx (Blender's FBX importer) as ``target``;
+    returns (motion written, files)."""
     import bpy
 
     _package.load()
     from mocap_workbench.addon.acclaim import armature_io as acclaim
 
-    _blend.open_untrusted(source)
-    _blend.warn(_blend.python_in_file(), source.name)
-    obj = _blend_armature(bpy, args.armature, source)
+    if source.suffix.lower() == ".fbx":
+        _blend.disable_scripts()
+        bpy.ops.wm.read_homefile(use_empty=True)
+        obj = _blend.import_fbx(source, args.armature)
+    else:
+        _blend.open_untrusted(source)
+        _blend.warn(_blend.python_in_file(), source.name)
+        obj = _blend_armature(bpy, args.armature, source)
     if target.suffix.lower() == ".amc":
         asf = target.with_suffix(".asf")
         with _files.atomic(target, asf, guarded=[asf], force=args.force) as (temp, _):
@@ -147,7 +156,7 @@ def _blend_armature(bpy, name: str | None, source: Path):
 
 def convert_one(source: Path, target: Path, args: argparse.Namespace) -> str:
     """Convert one file; returns a one-line report."""
-    if source.suffix.lower() == ".blend":
+    if source.suffix.lower() in SCENE_SUFFIXES:
         motion, written = _from_blend(source, target, args)
     else:
         motion = load_motion(source, asf=args.asf, fps=args.fps)

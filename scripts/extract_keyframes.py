@@ -1,4 +1,4 @@
-"""Extract keyframes headless: a BVH, a .blend armature, a folder of BVH files, or the demo clip.
+"""Extract keyframes headless: a BVH, a .blend or .fbx armature, a folder of BVH files, or the demo clip.
 
     python scripts/extract_keyframes.py clip.bvh -o out/ --ratio 0.05 --report out/clip.json
     blender -b scene.blend -P scripts/extract_keyframes.py -- --armature Rig -o out/scene.blend --count 40
@@ -6,7 +6,8 @@
 
 With Blender (the bpy module or ``blender -b``) the result is a .blend holding the sparse
 action, and the report includes the error of Blender's playback. Without bpy, BVH inputs
-are processed by the core alone (use --bvh to write the rebuilt motion).
+are processed by the core alone (use --bvh to write the rebuilt motion). An .fbx is read with
+Blender's FBX importer (its animated armature, or --armature).
 
 Exit status: 0 done, 1 an input or a write failed, 2 a bad argument (a value out of range, an
 output that is an input: ``--force`` allows it, except ``--replace`` over the input .blend,
@@ -35,7 +36,7 @@ from _arguments import UsageError  # noqa: E402
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = _arguments.Parser(prog="extract_keyframes.py", description=__doc__.split("\n")[0])
-    p.add_argument("input", nargs="?", help="a .bvh file, a .blend file, or a folder of .bvh files")
+    p.add_argument("input", nargs="?", help="a .bvh, .fbx or .blend file, or a folder of .bvh files")
     p.add_argument("--demo", action="store_true", help="use the built-in procedural clip (walk, turn, jump)")
     p.add_argument(
         "--armature", help="armature object in the .blend (default: the active one, else the first animated one)"
@@ -204,7 +205,7 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
     from mocap_workbench.core.synthetic import demo_clip
 
     if source and not source.lower().endswith(".bvh"):
-        raise ValueError(f"{source}: without Blender only BVH input is supported")
+        raise ValueError(f"{source}: without Blender only BVH input is supported (.fbx and .blend need Blender)")
     if source is None:  # the demo clip on its own skeleton, quaternion channels
         motion, layout = demo_clip(), ChannelLayout({})
         values = pose_values(motion, layout)
@@ -291,10 +292,13 @@ def _load_armature(args: argparse.Namespace, source: str | None):
             filepath=source, rotate_mode=args.rotate_mode, update_scene_fps=True, update_scene_duration=True
         )
         return bpy.context.active_object
+    if source.lower().endswith(".fbx"):  # Blender's FBX importer
+        bpy.ops.wm.read_homefile(use_empty=True)
+        return _blend.import_fbx(source, args.armature)
     if source.lower().endswith(".blend"):
         _blend.open_untrusted(source)
     elif source:
-        raise ValueError(f"{source}: expected a .bvh or .blend file")
+        raise ValueError(f"{source}: expected a .bvh, .fbx or .blend file")
     if args.armature:
         obj = bpy.data.objects.get(args.armature)
         if obj is None or obj.type != "ARMATURE":

@@ -6,9 +6,10 @@
     python scripts/retarget.py walk.bvh tall.bvh -o out/tall.bvh --physics --target-mass 90 --target-height 1.99 --plot out/tall.png
     blender -b -P scripts/retarget.py -- walk.bvh rig.blend --target-armature Rig -o out/walk.blend
 
-SOURCE: a .bvh or .amc file (its ASF found beside it), a .blend with an animated armature
-(--source-armature), or a folder of .bvh/.amc files. TARGET: a .blend armature
-(--target-armature) or a .bvh/.asf file whose skeleton is used. OUT: a .blend (needs Blender:
+SOURCE: a .bvh or .amc file (its ASF found beside it), an .fbx or a .blend with an animated
+armature (--source-armature), or a folder of .bvh/.amc/.fbx files. TARGET: a .blend or .fbx
+armature (--target-armature) or a .bvh/.asf file whose skeleton is used. FBX files are read with
+Blender's FBX importer (needs Blender). OUT: a .blend (needs Blender:
 the bpy module or ``blender -b``; the target gets a new action keyed on every frame) or a .bvh
 (plain Python when both inputs are files, else through Blender); a folder for a batch (--format).
 Each output gets a JSON report beside it; a batch also writes summary.json and exits with 1
@@ -47,12 +48,13 @@ import _package  # noqa: E402
 from _arguments import UsageError  # noqa: E402
 
 MOTION_SUFFIXES = (".bvh", ".amc")
+BLENDER_SUFFIXES = (".fbx",)  # read through Blender's importer
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = A.Parser(prog="retarget.py", description=__doc__.split("\n")[0])
-    p.add_argument("source", help="a .bvh/.amc file, a .blend file, or a folder of .bvh/.amc files")
-    p.add_argument("target", help="a .blend file (with --target-armature) or a .bvh/.asf skeleton")
+    p.add_argument("source", help="a .bvh/.amc/.fbx file, a .blend file, or a folder of .bvh/.amc/.fbx files")
+    p.add_argument("target", help="a .blend or .fbx file (with --target-armature) or a .bvh/.asf skeleton")
     p.add_argument("-o", "--output", required=True, help="output .blend or .bvh (single source) or folder (batch)")
     p.add_argument("--source-armature", help="armature object in the source .blend (default: the animated one)")
     p.add_argument("--target-armature", help="armature object in the target .blend (default: the only armature)")
@@ -60,6 +62,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--save-map", help="write the bone map used (single source) as a JSON preset")
     p.add_argument("--scale", type=A.positive, help="root motion scale (default: leg-length ratio)")
     p.add_argument("--in-place", action="store_true", help="remove the horizontal root travel")
+    p.add_argument("--root-motion", action="store_true",
+                   help="carry the travel and heading on the bone above the pelvis, at the floor (game rigs)")  # fmt: skip
     p.add_argument("--on-floor", action="store_true", help="move the root so the feet stand on the floor")
     p.add_argument("--floor-level", type=A.finite, default=0.0, help="floor height for --on-floor (target units)")
     p.add_argument("--no-plant", action="store_true", help="do not pin the source's foot contacts with IK")
@@ -108,7 +112,7 @@ def options_of(args: argparse.Namespace):
 
     return RetargetOptions(scale=args.scale, in_place=args.in_place, on_floor=args.on_floor,
                            floor_level=args.floor_level, plant_feet=not args.no_plant,
-                           distribute_twist=not args.rigid_twist)  # fmt: skip
+                           distribute_twist=not args.rigid_twist, root_motion=args.root_motion)  # fmt: skip
 
 
 def _plan(args: argparse.Namespace, sources: list[str], out: Path, batch: bool, suffix: str) -> list[tuple]:
@@ -176,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         results.append(report)
         print(_line(report))
+        for note in report["notes"]:
+            print(f"warning: {Path(source).name}: {note}", file=sys.stderr)
     if batch:
         summary = {"processed": len(results) - failures, "failed": failures, "results": results}
         try:
@@ -204,9 +210,9 @@ def _line(report: dict) -> str:
 def _sources(args: argparse.Namespace) -> list[str]:
     path = Path(args.source)
     if path.is_dir():
-        files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in MOTION_SUFFIXES)
+        files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in (*MOTION_SUFFIXES, *BLENDER_SUFFIXES))
         if not files:
-            raise UsageError(f"no .bvh or .amc files in {path}")
+            raise UsageError(f"no .bvh, .amc or .fbx files in {path}")
         return files
     if not path.exists():
         raise UsageError(f"source not found: {path}")
@@ -243,7 +249,7 @@ def run_one(args: argparse.Namespace, source: str, out: Path, mapping: dict | No
     elif _package.have_bpy():
         report, series = _run_blender(args, source, out, mapping)
     else:
-        raise ValueError(f"{source}: .blend input or output needs Blender (the bpy module or blender -b)")
+        raise ValueError(f"{source}: .blend or .fbx input or output needs Blender (the bpy module or blender -b)")
     if series and plot is not None:
         _plot(report, series, plot)
     report["seconds"] = time.perf_counter() - start
@@ -290,7 +296,12 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
     if args.physics_settings is not None:
         from mocap_workbench.core.physics.apply import apply_physics
 
-        outcome = apply_physics(result.motion, args.physics_settings, up=result.up, source=motion)
+        target_unit, source_unit = (
+            file_unit(skeleton, result.up, result.notes, "target"),
+            file_unit(motion.skeleton, up_of(motion), result.notes, "source"),
+        )
+        outcome = apply_physics(result.motion, args.physics_settings, up=result.up, unit=target_unit or 1.0,
+                                source=motion, source_unit=source_unit)  # fmt: skip
         result.motion = outcome.motion
         result.notes.extend(outcome.notes)
         extra["physics"], series = outcome.figures, outcome.series
@@ -313,6 +324,29 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | 
     report = _report(source, args.target, out, motion.n_frames, motion.fps, result.mapping, result.scale, figures,
                      result.notes, **extra)  # fmt: skip
     return report, series
+
+
+def up_of(motion):
+    """The up axis of a motion's space (detected on its poses)."""
+    from mocap_workbench.core.limbs import detect_up
+
+    return detect_up(motion.skeleton, motion.world_positions()[:: max(1, motion.n_frames // 50)])
+
+
+def file_unit(skeleton, up, notes: list[str], what: str) -> float | None:
+    """Metres per unit of a skeleton read from a file (files carry no unit): the unit that makes its
+    standing height human-sized (core.physics.units), noted in ``notes``; None when none does."""
+    from mocap_workbench.core.limbs import standing_height
+    from mocap_workbench.core.physics.units import likely_unit
+
+    height = standing_height(skeleton, up)
+    found = likely_unit(height)
+    if found is None:
+        notes.append(f"{what} units unknown: its standing height ({height:.3g} units) is human-sized in no unit")
+        return None
+    metres, name = found
+    notes.append(f"{what} file read in {name} (its standing height is then {height * metres:.3g} m)")
+    return metres
 
 
 def _extraction(keys, params, error, options: dict) -> dict:
@@ -394,7 +428,9 @@ def _load_target(args: argparse.Namespace):
         obj = build_armature(read_asf(target), Path(target).stem, bpy.context.scene.collection)
         obj.rotation_euler = (1.5707963267948966, 0.0, 0.0)  # Y-up file in Blender's Z-up world
         return obj
-    raise ValueError(f"{target}: expected a .blend, .bvh or .asf target")
+    if target.lower().endswith(".fbx"):
+        return _blend.import_fbx(target, args.target_armature, False, "--target-armature")
+    raise ValueError(f"{target}: expected a .blend, .fbx, .bvh or .asf target")
 
 
 def _load_source(args: argparse.Namespace, source: str):
@@ -415,7 +451,25 @@ def _load_source(args: argparse.Namespace, source: str):
         if Path(source).resolve() == Path(args.target).resolve():
             return _armature_in(source, args.source_armature, animated=True)
         return _append_armature(path, args.source_armature)
-    raise ValueError(f"{source}: expected a .bvh, .amc or .blend source")
+    if source.lower().endswith(".fbx"):
+        return _blend.import_fbx(path, args.source_armature, True, "--source-armature")
+    raise ValueError(f"{source}: expected a .bvh, .amc, .fbx or .blend source")
+
+
+def _blender_units(args: argparse.Namespace, source: str, source_obj, target) -> tuple[dict, list[str]]:
+    """Metres per unit of armatures made from files (.bvh, .amc, .asf: from their size, see
+    :func:`file_unit`), for retarget_armatures; those from a .blend keep the scene's and object's."""
+    from mocap_workbench.addon.common.armature import skeleton_from_armature
+    from mocap_workbench.addon.common.spaces import vertical
+
+    units, notes = {}, []
+    for key, path, obj, what in (("source_unit", source, source_obj, "source"),
+                                 ("target_unit", args.target, target, "target")):  # fmt: skip
+        if not path.lower().endswith((".blend", ".fbx")):  # an FBX's armature has its units in its scale
+            metres = file_unit(skeleton_from_armature(obj), vertical(obj), notes, what)
+            if metres is not None:
+                units[key] = metres  # the armature's units are the file's
+    return units, notes
 
 
 def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
@@ -430,8 +484,10 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     blends = [Path(p).name for p in (source, args.target) if p.lower().endswith(".blend")]
     _blend.warn(python, " and ".join(dict.fromkeys(blends)) or "input")
     extract = _keyframe_options.options_of(args, "extract-") if _keyframe_options.given(args, "extract-") else None
+    units, notes = _blender_units(args, source, source_obj, target) if args.physics_settings else ({}, [])
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
-                                physics=args.physics_settings)  # fmt: skip
+                                physics=args.physics_settings, **units)  # fmt: skip
+    report.notes[:0] = notes
     if out.suffix == ".bvh":
         from mocap_workbench.addon.common.clip import read_clip
         from mocap_workbench.core.io.bvh import write_bvh

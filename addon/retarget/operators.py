@@ -32,6 +32,12 @@ def retarget_properties() -> dict:
         "in_place": BoolProperty(
             name="In Place", default=False, description="Remove the horizontal travel of the root, keep its sway"
         ),
+        "root_motion": BoolProperty(
+            name="Root Motion",
+            default=False,
+            description="Carry the horizontal travel and the heading on the bone above the pelvis, at the floor, "
+            "as game engines expect",
+        ),
         "on_floor": BoolProperty(
             name="Keep on Floor", default=False, description="Move the root up or down so the feet stand on the floor"
         ),
@@ -165,6 +171,7 @@ def options_of(settings):
         on_floor=settings.on_floor,
         plant_feet=settings.plant_feet,
         distribute_twist=settings.distribute_twist,
+        root_motion=settings.root_motion,
     )
 
 
@@ -428,6 +435,7 @@ def draw_retarget_options(layout, settings) -> None:
     if settings.root_scale == "RATIO":
         layout.prop(settings, "scale_ratio")
     layout.prop(settings, "in_place")
+    layout.prop(settings, "root_motion")
     layout.prop(settings, "on_floor")
     layout.prop(settings, "plant_feet")
     layout.prop(settings, "distribute_twist")
@@ -442,7 +450,7 @@ def draw_physics_options(layout, settings, target=None) -> None:
     column.prop(settings, "target_mass")
     column.prop(settings, "target_height")
     if settings.target_height == 0.0 and target is not None and target.type == "ARMATURE":
-        from ...core.physics.apply import PLAUSIBLE_HEIGHT
+        from ...core.physics.units import plausible
         from ..common.units import metres
         from .retarget_action import measured_height
 
@@ -450,7 +458,7 @@ def draw_physics_options(layout, settings, target=None) -> None:
         text = (
             f"Measured: {metres(bpy.context.scene, height)}" if height is not None else "Not measurable: set the height"
         )
-        warn = height is None or not PLAUSIBLE_HEIGHT[0] <= height <= PLAUSIBLE_HEIGHT[1]
+        warn = height is None or not plausible(height)
         column.label(text=text + (" (not human-sized: set the height)" if height and warn else ""),
                      icon="ERROR" if warn else "INFO")  # fmt: skip
     column.prop(settings, "source_mass")

@@ -35,7 +35,7 @@ from ..common import animdata, record, units
 from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
-from ..common.spaces import metres_per_unit, object_alignment, world_scale
+from ..common.spaces import metres_per_unit, object_alignment
 
 
 @dataclass
@@ -106,13 +106,13 @@ def bone_map_of(collection: Any) -> dict[str, str]:
     return {row.target: row.source for row in collection if row.source}
 
 
-def _held_channels(obj: Any) -> dict[tuple[str, str, int], float]:
-    """Rest values of the location and scale channels the target's current action animates,
-    so the new action holds at rest those it does not move."""
+def _held_channels(obj: Any, bones: set[str] | None = None) -> dict[tuple[str, str, int], float]:
+    """Rest values of the location and scale channels of ``bones`` (default all) the target's current
+    action animates, so the new action holds at rest those it does not move."""
     channels = animdata.object_channels(obj)
     if channels is None:
         return {}
-    curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones})
+    curves = BoneCurves.of(channels.fcurves, {b.name for b in obj.data.bones} if bones is None else bones)
     held = {}
     for bone, prop, index in curves.by_channel:
         if prop in ("scale", "location"):
@@ -120,11 +120,22 @@ def _held_channels(obj: Any) -> dict[tuple[str, str, int], float]:
     return held
 
 
-def _reset_pose(obj: Any) -> None:
-    """Put every pose bone's location and scale at rest (channels the new action does not key)."""
+def _reset_pose(obj: Any, bones: set[str]) -> None:
+    """Put the location and scale of ``bones`` at rest (channels the new action does not key)."""
     for pose_bone in obj.pose.bones:
-        pose_bone.location = (0.0, 0.0, 0.0)
-        pose_bone.scale = (1.0, 1.0, 1.0)
+        if pose_bone.name in bones:
+            pose_bone.location = (0.0, 0.0, 0.0)
+            pose_bone.scale = (1.0, 1.0, 1.0)
+
+
+def _copy_other_bones(target: Any, previous: Any, channels: animdata.Channels, keyed: set[str]) -> None:
+    """Copy the previous action's curves of the bones the retarget does not animate into the new
+    action, so their animation is untouched."""
+    if previous is None:
+        return
+    others = {b.name for b in target.data.bones} - keyed
+    for fcurve in BoneCurves.of(previous.fcurves, others).by_channel.values():
+        animdata.copy_fcurve(fcurve, channels)
 
 
 def result_values(motion: Any, layout: Any, held: dict) -> dict:
@@ -137,19 +148,23 @@ def result_values(motion: Any, layout: Any, held: dict) -> dict:
 
 
 def write_result(
-    target: Any, motion: Any, frames: np.ndarray, name: str, values: dict | None = None
+    target: Any, motion: Any, frames: np.ndarray, name: str, values: dict | None = None, keyed: set[str] | None = None
 ) -> tuple[animdata.Channels, dict]:
     """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
     the target's previous action is kept (fake user). values: the channels' values when already
-    computed (:func:`result_values`). Returns the action's channels and the values written."""
+    computed (:func:`result_values`); keyed: the bones to animate (default all), the others keep
+    the curves they had in the previous action. Returns the action's channels and the values written."""
+    keyed = {b.name for b in target.data.bones} if keyed is None else set(keyed)
     if values is None:
-        values = result_values(motion, channel_layout(target), _held_channels(target))
+        values = result_values(motion, channel_layout(target), _held_channels(target, keyed))
+    values = {key: v for key, v in values.items() if key[0] in keyed}
     previous = animdata.object_channels(target)
     channels = animdata.new_action_for(target, name)
     write_values(channels, values, frames)
+    _copy_other_bones(target, previous, channels, keyed)
     if previous is not None:
         animdata.keep(previous.action)
-    _reset_pose(target)
+    _reset_pose(target, keyed)
     animdata.assign(target, channels)
     return channels, values
 
@@ -180,11 +195,36 @@ def measured_height(obj: Any) -> float | None:
         return None
 
 
-def _physics_args(source: Any, target: Any, clip: Any) -> dict:
-    """What the core's physics reads from Blender: the target's metres per unit, the source's scale
-    relative to the target's, the first frame (module notes)."""
-    return {"unit": metres_per_unit(target), "source_unit_ratio": world_scale(source) / world_scale(target),
-            "first_frame": int(clip.frames[0])}  # fmt: skip
+def _source_unit(source: Any, notes: list[str]) -> float:
+    """Metres per unit of the source armature for its physics figures: the scene's Unit Scale times
+    its scale (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says
+    (a BVH in centimetres or CMU's units imported at scale 1, :func:`core.physics.units.likely_unit`),
+    noted; the source has no height setting."""
+    from ...core.limbs import detect_up
+    from ...core.physics.body import standing_height
+    from ...core.physics.units import likely_unit, plausible
+
+    unit = metres_per_unit(source)
+    try:
+        skeleton = skeleton_from_armature(source)
+        height = standing_height(skeleton, detect_up(skeleton))
+    except (ValueError, IndexError, StopIteration):
+        return unit
+    found = likely_unit(height)
+    if plausible(height * unit) or found is None:
+        return unit
+    notes.append(f"source '{source.name}' is {height * unit:.3g} m tall in the scene: its physics figures take "
+                 f"its units as {found[1]} ({height * found[0]:.3g} m)")  # fmt: skip
+    return found[0]
+
+
+def _physics_args(source: Any, target: Any, clip: Any, units: tuple, notes: list[str]) -> dict:
+    """What the core's physics reads from Blender: the metres per unit of the target and of the
+    source (units: (source, target) given by the caller, None: :func:`metres_per_unit`, and for
+    the source :func:`_source_unit`), the first frame (module notes)."""
+    source_unit = _source_unit(source, notes) if units[0] is None else units[0]
+    target_unit = metres_per_unit(target) if units[1] is None else units[1]
+    return {"unit": target_unit, "source_unit": source_unit, "first_frame": int(clip.frames[0])}
 
 
 def _physics(motion: Any, result: Any, settings: PhysicsSettings, args: dict, step) -> Any:
@@ -260,12 +300,14 @@ class PreparedRetarget:
     start: float
     layout: Any = None  # the target's channel layout and held channels (with keyframes to extract)
     held: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # found while reading, for the report
 
     def work(self, progress: Callable[[float], None] | None = None) -> RetargetOutcome:
         """Retarget, then the physics when asked, then the figures; progress: share done, 0–1."""
         step = progress or (lambda _x: None)
         motion = self.clip.motion
         result = retarget(motion, self.skeleton, self.mapping, self.options, alignment=self.alignment)
+        result.notes[:0] = self.notes
         step(0.3)
         outcome = None
         if self.physics is not None:
@@ -276,7 +318,9 @@ class PreparedRetarget:
         figures = retarget_metrics(motion, result)
         done = RetargetOutcome(result, figures, outcome)
         if self.extract is not None:  # distil the motion in memory, not the curves to be written
-            done.values = result_values(result.motion, self.layout, self.held)
+            keyed = {self.skeleton.names[j] for j in result.keyed}  # the others keep their own curves
+            values = result_values(result.motion, self.layout, self.held)
+            done.values = {key: v for key, v in values.items() if key[0] in keyed}
             every = {k: np.arange(motion.n_frames, dtype=float) for k in done.values}  # as they are written
             done.keys = extract_channels(result.motion, self.layout, done.values, key_frames=every, **self.extract)
         step(1.0)
@@ -290,8 +334,9 @@ class PreparedRetarget:
         root = skeleton.names[result.root]
         if target.data.bones[root].use_connect:
             result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
+        keyed = {skeleton.names[j] for j in result.keyed} if len(result.keyed) else set(skeleton.names)
         channels, values = write_result(target, result.motion, clip.frames,
-                                        f"{clip.channels.action.name}_{target.name}", done.values)  # fmt: skip
+                                        f"{clip.channels.action.name}_{target.name}", done.values, keyed)  # fmt: skip
         _record(channels.action, source, clip.channels.action.name, result, figures,
                 outcome.figures if outcome else {})  # fmt: skip
         step(0.4)
@@ -313,7 +358,7 @@ class PreparedRetarget:
         if done.keys is not None:  # the keys the work chose, written over the curves just written
             from ..keyframes.extract_action import PreparedExtraction
 
-            written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, set(skeleton.names)),
+            written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, keyed),
                                    clip.frames, values, result.motion, self.layout)  # fmt: skip
             extraction = PreparedExtraction(target, written, {"method": self.extract["method"]}, True, True, None,
                                             time.perf_counter())  # fmt: skip
@@ -331,6 +376,8 @@ def prepare_retarget(
     extract: dict | None = None,
     physics: PhysicsSettings | None = None,
     plot: bool = False,
+    source_unit: float | None = None,
+    target_unit: float | None = None,
 ) -> PreparedRetarget:
     """Check the pair and read what the retarget needs from Blender; writes nothing. Arguments as
     :func:`retarget_armatures`'s."""
@@ -341,9 +388,10 @@ def prepare_retarget(
     clip = read_clip(source)
     skeleton = skeleton_from_armature(target)
     alignment = object_alignment(source, target)
-    physics_args = _physics_args(source, target, clip) if physics is not None else {}
+    notes: list[str] = []
+    physics_args = _physics_args(source, target, clip, (source_unit, target_unit), notes) if physics else {}
     prepared = PreparedRetarget(source, target, clip, skeleton, mapping, options, alignment, physics, physics_args,
-                                extract, plot, start)  # fmt: skip
+                                extract, plot, start, notes=notes)  # fmt: skip
     if extract is not None:
         prepared.layout, prepared.held = channel_layout(target), _held_channels(target)
     return prepared
@@ -358,19 +406,24 @@ def retarget_armatures(
     progress: Callable[[float], None] | None = None,
     physics: PhysicsSettings | None = None,
     plot: bool = False,
+    source_unit: float | None = None,
+    target_unit: float | None = None,
 ) -> RetargetReport:
     """Retarget ``source``'s active action onto ``target`` as a new action.
 
     mapping: target bone → source bone (default automatic); extract: keyword arguments of
     :func:`.extract.extract_on_armature` to distil the result into keyframes (None: keep a
     key on every frame); physics: make the result physically plausible (module notes); plot:
-    also make the physics report image (:func:`physics_image`). Raises ValueError before
+    also make the physics report image (:func:`physics_image`); source_unit, target_unit: metres
+    per unit of the two armatures for the physics (default the scene's Unit Scale times the
+    object's scale, :func:`metres_per_unit`; for the source, the unit its size says when that is
+    not human-sized; the scripts give the units of the files they came from). Raises ValueError before
     anything is written when the retarget or the physics cannot run. The three steps (read,
     core, write) are :func:`prepare_retarget`, :meth:`PreparedRetarget.work` and
     :meth:`PreparedRetarget.write`, which the operator runs apart (:mod:`..common.jobs`).
     """
     step = progress or (lambda _x: None)
-    prepared = prepare_retarget(source, target, mapping, options, extract, physics, plot)
+    prepared = prepare_retarget(source, target, mapping, options, extract, physics, plot, source_unit, target_unit)
     step(0.2)
     done = prepared.work(lambda x: step(0.2 + 0.65 * x))
     step(0.85)

@@ -55,7 +55,7 @@ from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton, rest_world
 from .bvh import check_finite_motion, euler_by_order, text_float
 from .errors import MocapFormatError, MocapWriteError
-from .names import asf_name_problem, escape_asf_name
+from .names import asf_name_problem, escape_asf_name, unescape_name
 from .reading import (
     MAX_FPS,
     MAX_MAGNITUDE,
@@ -82,6 +82,8 @@ DOF_CHANNELS = {
 CHANNEL_DOFS = {v: k for k, v in DOF_CHANNELS.items()}
 DEFAULT_FPS = 120.0
 FPS_NOTE = "# Mocap Workbench fps"
+ROOT_NOTE = "# Mocap Workbench root"  # the name the root had before to_asf_layout called it "root"
+ADDED_NOTE = "# Mocap Workbench added"  # the fixed bones to_asf_layout added (_link, _end)
 _SEPARATORS = re.compile(r"[(),]")
 
 
@@ -312,11 +314,27 @@ def _read_hierarchy(lines: _Lines, start: int) -> list[tuple[int, list[str]]]:
     raise lines.error(items[-1][0], "the :hierarchy section has no 'end'")
 
 
+def _layout_notes(raw: list[str]) -> dict:
+    """What our writer noted about the skeleton :func:`to_asf_layout` started from (``asf_origin``)."""
+    origin: dict = {}
+    for line in raw:
+        text = line.strip()
+        if text.startswith(ROOT_NOTE) and len(text.split()) == len(ROOT_NOTE.split()) + 1:
+            origin["root"] = text.split()[-1]
+        elif text.startswith(ADDED_NOTE):
+            origin.setdefault("added", []).extend(text.split()[len(ADDED_NOTE.split()) :])
+    if origin:
+        origin.setdefault("added", [])
+        origin.setdefault("root", "root")
+    return {"asf_origin": origin} if origin else {}
+
+
 def _parse_asf(path: str) -> tuple[dict, dict, list[dict], list, _Lines]:
-    lines = _Lines(path, read_lines(path)[0])
+    raw = read_lines(path)[0]
+    lines = _Lines(path, raw)
     if not lines.items:
         raise MocapFormatError(path, 1, "file is empty")
-    meta = {"asf_units": {"mass": 1.0, "length": 1.0, "angle": "deg"}}
+    meta = {"asf_units": {"mass": 1.0, "length": 1.0, "angle": "deg"}, **_layout_notes(raw)}
     root = bones = links = None
     while lines.more():
         line, tokens = lines.take("the file")
@@ -798,8 +816,15 @@ def asf_text(skeleton: Skeleton, path: str | os.PathLike = "<asf>", precision: i
         return vec(np.degrees(quat.to_euler(q, "XYZ", extrinsic=True)))
 
     root_dofs = " ".join(d.upper() for d in channels_to_dofs(skeleton.channels[0]))
+    origin = skeleton.meta.get("asf_origin") if skeleton.meta else None
+    notes = []
+    if origin:
+        notes.append(f"{ROOT_NOTE} {origin['root']}")
+        added = [n for n in origin["added"] if n in skeleton.names]
+        notes += [f"{ADDED_NOTE} " + " ".join(added[i : i + 8]) for i in range(0, len(added), 8)]
     out = [
         "# ASF written by Mocap Workbench",
+        *notes,
         ":version 1.10",
         f":name {_asf_title(skeleton.meta.get('asf_name', 'MocapWorkbench'))}",
         ":units",
@@ -947,6 +972,7 @@ class _Builder:
         self.cols: dict[str, list] = {k: [] for k in ("parents", "rest_t", "rest_r", "channels", "limits", "t", "r")}
         self.end_parents: list[int] = []
         self.end_offsets: list[np.ndarray] = []
+        self.added: list[str] = []
 
     def unique(self, name: str) -> str:
         base, k = name, 2
@@ -965,9 +991,11 @@ class _Builder:
 
     def link(self, name: str, parent: int, start: np.ndarray) -> int:
         """A fixed bone (no dof) from ``start`` in ``parent``'s frame: bridges offsets ASF cannot hold."""
-        return self.add(self.unique(name), parent, start, quat.identity())
+        name = self.unique(name)
+        self.added.append(name)
+        return self.add(name, parent, start, quat.identity())
 
-    def motion(self, skeleton: Skeleton, fps: float) -> Motion:
+    def motion(self, skeleton: Skeleton, fps: float, meta: dict | None = None) -> Motion:
         c = self.cols
         limits = tuple(c["limits"]) if any(x is not None for x in c["limits"]) else None
         new = Skeleton(
@@ -979,7 +1007,7 @@ class _Builder:
             np.array(self.end_parents, dtype=int),
             np.array(self.end_offsets).reshape(-1, 3),
             limits,
-            skeleton.meta,
+            skeleton.meta if meta is None else meta,
         )
         return Motion(new, np.stack(c["t"], axis=1), np.stack(c["r"], axis=1), fps)
 
@@ -1046,4 +1074,49 @@ def to_asf_layout(motion: Motion, tol: float = 1e-9) -> Motion:
                 offset = offset - tails[j]
             out.end_parents.append(owner)
             out.end_offsets.append(offset)
-    return out.motion(sk, motion.fps)
+    origin = {"root": escape_asf_name(sk.names[0]), "added": list(out.added)}
+    return out.motion(sk, motion.fps, {**(sk.meta or {}), "asf_origin": origin})
+
+
+def from_asf_layout(motion: Motion) -> Motion:
+    """The skeleton :func:`to_asf_layout` started from, for a motion read from an ASF our writer
+    made (its ``# Mocap Workbench root/added`` notes, kept in ``skeleton.meta["asf_origin"]``): the
+    fixed bones it added (``_link``, ``_end``) removed with their offsets folded into their children
+    and End Sites, the root's own name back and every name unescaped
+    (:func:`.names.unescape_name`). World positions of the remaining joints and End Sites are
+    unchanged. Motions without those notes (CMU's ASF, any other), or whose notes would give two
+    joints one name, are returned as they are.
+    """
+    sk = motion.skeleton
+    origin = (sk.meta or {}).get("asf_origin")
+    if not origin:
+        return motion
+    removed = {j for j, name in enumerate(sk.names) if name in set(origin["added"]) and not sk.channels[j] and j > 0}
+    keep = [j for j in range(sk.n_joints) if j not in removed]
+    index = {j: i for i, j in enumerate(keep)}
+    rest_t, rest_r = sk.rest_translations.copy(), sk.rest_rotations.copy()
+    t, r = motion.translations.copy(), motion.rotations.copy()
+    parents = sk.parents.copy()
+    ends_parent, ends_offset = sk.end_site_parents.copy(), sk.end_site_offsets.copy()
+    for j in sorted(removed, reverse=True):  # deepest first: a removed bone's own parent is folded later
+        p = parents[j]
+        frame = quat.multiply(rest_r[j], r[:, j])  # (T, 4) the fixed bone's pose in its parent (constant)
+        for c in np.flatnonzero(parents == j):
+            rest_t[c] = rest_t[j] + quat.rotate(rest_r[j], rest_t[c])
+            rest_r[c] = quat.multiply(rest_r[j], rest_r[c])
+            t[:, c] = t[:, j] + quat.rotate(frame, t[:, c])
+            parents[c] = p
+        mine = ends_parent == j
+        ends_offset[mine] = rest_t[j] + quat.rotate(rest_r[j], ends_offset[mine])
+        ends_parent[mine] = p
+    order = np.argsort([index[p] for p in ends_parent], kind="stable")  # End Sites in joint order, as BVH lists them
+    ends_parent, ends_offset = ends_parent[order], ends_offset[order]
+    names = [unescape_name(origin["root"] if j == 0 else sk.names[j]) for j in keep]
+    if len(set(names)) != len(names):  # notes that do not fit this skeleton (an edited file): keep it as read
+        return motion
+    limits = tuple(sk.limits[j] for j in keep) if sk.limits is not None else None
+    meta = {k: v for k, v in sk.meta.items() if k != "asf_origin"}
+    skeleton = Skeleton(names, [index[parents[j]] if parents[j] >= 0 else -1 for j in keep], rest_t[keep], rest_r[keep],
+                        tuple(sk.channels[j] for j in keep), np.array([index[p] for p in ends_parent], dtype=int),
+                        ends_offset, limits, meta)  # fmt: skip
+    return Motion(skeleton, t[:, keep], r[:, keep], motion.fps)

@@ -11,11 +11,14 @@ the representation changes:
   become ``tx ty tz`` dof on that bone (allowed by the Acclaim spec: displacement from the
   rest offset); many ASF viewers ignore bone translations, so such files (e.g. Bandai
   Namco's, where every joint has 6 channels) only play back fully in readers that honour
-  them. Lossy: the root is always called ``root``; the frame rate survives only through
-  our writer's ``# Mocap Workbench fps`` comment. Other names are kept, except those ASF
+  them. For other readers the root is always called ``root`` and the frame rate survives only
+  through our writer's ``# Mocap Workbench fps`` comment. Other names are kept, except those ASF
   cannot hold (spaces, ``# ( ) ,``, ``root``, ``end`` or a leading ``:``), which are
   percent-escaped reversibly: ``Bip01 L Thigh`` → ``Bip01%20L%20Thigh``
-  (:func:`.names.unescape_name` gives the original back; see :mod:`.names`).
+  (:func:`.names.unescape_name` gives the original back; see :mod:`.names`). Our ASF notes the
+  root's name and the bones it added, and :func:`load_motion` (so ASF/AMC → BVH) takes them
+  away again (:func:`~.asf_amc.from_asf_layout`): BVH → ASF/AMC → BVH gives back the same joints,
+  offsets and motion.
 - ASF/AMC → BVH (:func:`.bvh.to_bvh_layout`): BVH has no rest rotations, so they are baked:
   every local rotation becomes R·q·R⁻¹ (R the joint's world rest rotation), offsets are
   expressed in world-aligned axes, and a joint whose rest frame is turned gets all three
@@ -38,7 +41,7 @@ from pathlib import Path
 
 from ..motion import Motion
 from ..skeleton import Skeleton
-from .asf_amc import DEFAULT_FPS, read_amc, read_asf, write_asf_amc
+from .asf_amc import DEFAULT_FPS, from_asf_layout, read_amc, read_asf, write_asf_amc
 from .bvh import read_bvh, to_bvh_layout, write_bvh
 
 MOTION_SUFFIXES = (".bvh", ".amc")
@@ -118,7 +121,8 @@ def load_acclaim(paths: list[str | os.PathLike], default_fps: float = DEFAULT_FP
 def load_motion(path: str | os.PathLike, asf: str | os.PathLike | None = None, fps: float | None = None) -> Motion:
     """Read a .bvh, or an .amc with its ASF (``asf``, default :func:`find_asf`).
 
-    fps overrides the file's rate (BVH) or sets it (AMC, default 120). Raises
+    fps overrides the file's rate (BVH) or sets it (AMC, default 120). An AMC whose ASF our
+    writer made from another skeleton comes back on that skeleton (:func:`.asf_amc.from_asf_layout`). Raises
     MocapFormatError for malformed files, FileNotFoundError when the ASF cannot be found,
     ValueError for other extensions.
     """
@@ -129,8 +133,8 @@ def load_motion(path: str | os.PathLike, asf: str | os.PathLike | None = None, f
         if fps is not None:
             motion.fps = float(fps)
         return motion
-    if suffix == ".amc":
-        return read_amc(path, read_asf(asf if asf is not None else find_asf(path)), fps)
+    if suffix == ".amc":  # an ASF our writer made from a BVH gives that skeleton back
+        return from_asf_layout(read_amc(path, read_asf(asf if asf is not None else find_asf(path)), fps))
     if suffix == ".asf":
         raise ValueError(f"{path.name}: an .asf holds only a skeleton; pass the .amc motion file")
     raise ValueError(f"{path.name}: unknown motion format {suffix!r} (expected .bvh or .amc)")
@@ -159,6 +163,6 @@ def asf_amc_to_bvh(
     asf_path: str | os.PathLike, amc_path: str | os.PathLike, bvh_path: str | os.PathLike, fps: float | None = None
 ) -> Motion:
     """Convert an ASF/AMC pair to BVH; returns the motion as written."""
-    motion = to_bvh_layout(read_amc(amc_path, read_asf(asf_path), fps))
+    motion = to_bvh_layout(from_asf_layout(read_amc(amc_path, read_asf(asf_path), fps)))
     write_bvh(motion, bvh_path)
     return motion

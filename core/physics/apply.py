@@ -34,8 +34,8 @@ from .body import body_model
 from .errors import PhysicsError
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
+from .units import height_warning
 
-PLAUSIBLE_HEIGHT = (0.5, 3.0)  # metres; a measured stature outside this range gets a note
 FIGURES = (
     "zmp_inside_share",
     "zmp_outside_mean_m",
@@ -115,7 +115,7 @@ def apply_physics(
     up: np.ndarray | None = None,
     unit: float = 1.0,
     source: Motion | None = None,
-    source_unit_ratio: float = 1.0,
+    source_unit: float | None = None,
     first_frame: int = 0,
     min_seconds: float = 0.5,
     progress: Callable[[float], None] | None = None,
@@ -125,8 +125,8 @@ def apply_physics(
     contacts: its foot contacts (default: detected on each stretch, since a jump disturbs the
     detection's smoothed speeds around it); up: its world up axis (default detected);
     unit: metres per scene unit of ``motion``, used when ``settings.target_height`` is None;
-    source: the source clip (same frames) for reference figures, in units ``source_unit_ratio``
-    times the target's metres per unit; first_frame: number of the first frame in notes;
+    source: the source clip (same frames) for reference figures, measured on its own body:
+    ``source_unit`` metres per source unit (default ``unit``, whatever the target height); first_frame: number of the first frame in notes;
     progress: called with the share done (0–1). Raises :class:`.errors.PhysicsError` when the
     settings are out of range, the skeleton has no feet or no stretch is long enough.
     """
@@ -138,12 +138,14 @@ def apply_physics(
     up = np.asarray(up, dtype=float)
     stand = standing_height(sk, up)
     measured = settings.target_height is None
+    given_unit = unit
     if not measured:
         unit = settings.target_height / stand
     body = body_model(sk, settings.target_mass, unit=unit, sex=settings.sex, up=up)
-    if measured and not PLAUSIBLE_HEIGHT[0] <= body.height <= PLAUSIBLE_HEIGHT[1]:
-        notes.append(f"target height measured as {body.height:.3g} m (scene units × unit scale): "
-                     "set the height for a human-sized body")  # fmt: skip
+    fix = "give the target height (its masses and torque limits follow it)"
+    warning = height_warning("target", body.height, f"{unit:.3g} m a unit", fix) if measured else None
+    if warning:
+        notes.append(warning)
     if body.missing:
         notes.append(f"body segments not found (their mass is spread over the others): {', '.join(body.missing)}")
     solved, kept = stretches(motion, max(int(round(min_seconds * motion.fps)), 8))
@@ -192,7 +194,12 @@ def apply_physics(
     figures["frames_per_second"] = total / max(figures["seconds"], 1e-9)
     if source is not None:
         try:
-            figures.update(_source_figures(source, settings, body.unit * source_unit_ratio, solved))
+            source_unit = given_unit if source_unit is None else source_unit
+            figures.update(_source_figures(source, settings, source_unit, solved))
+            warning = height_warning("source", figures["source_height_m"], f"{source_unit:.3g} m a unit",
+                                     "the capture's own figures are not meaningful")  # fmt: skip
+            if warning:
+                notes.append(warning)
         except ValueError as exc:
             notes.append(f"no source figures: {exc}")
     step(1.0)

@@ -36,10 +36,12 @@ from ..ik import plant_feet
 from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
-from ..skeleton import POSITION_CHANNELS, Skeleton, rest_world
+from ..skeleton import Skeleton, rest_world
 from .body import foot_points, leg_length
 from .mapping import auto_map, label_skeleton, mapping_pairs
-from .transfer import Transfer
+from .root_motion import carry_root_motion, root_bone
+from .root_motion import with_position_channels as _with_position_channels
+from .transfer import Transfer, mapped_ancestors
 
 
 @dataclass
@@ -50,7 +52,9 @@ class RetargetOptions:
     root travel; on_floor: keep the feet on ``floor_level`` (target units, along up);
     plant_feet: pin the source's foot contacts with IK, fading in and out over ``blend``
     seconds; distribute_twist: spread the twist of mapped joints over unmapped joints above
-    them (else those stay rigid); in_place_window: seconds of the path low-pass.
+    them (else those stay rigid); in_place_window: seconds of the path low-pass; root_motion:
+    carry the horizontal travel and heading on the bone above the pelvis, at the floor, the
+    pelvis relative to it (game rigs, :mod:`.root_motion`).
     """
 
     scale: float | None = None
@@ -61,6 +65,7 @@ class RetargetOptions:
     blend: float = 0.2
     distribute_twist: bool = True
     in_place_window: float = 1.0
+    root_motion: bool = False
 
 
 @dataclass(eq=False)
@@ -72,7 +77,9 @@ class RetargetResult:
     (target joints, source joints); scale: s; alignment: (4,) A; up: (3,) the target's up;
     root: the target joint that carries the translation; shift: (T, 3) the translation added
     after scaling; contacts: of the source (source_contacts) and as given to the target feet
-    (contacts), None when feet were not planted; notes: what was skipped and why.
+    (contacts), None when feet were not planted; notes: what was skipped and why; root_bone:
+    the bone carrying the root motion (None without it); keyed: (n,) the target joints the
+    result animates (:func:`keyed_joints`; the others keep whatever animation they have).
     """
 
     motion: Motion
@@ -88,6 +95,8 @@ class RetargetResult:
     contacts: Contacts | None = None
     target_labels: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    root_bone: int | None = None
+    keyed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
 
     def map_points(self, points: np.ndarray) -> np.ndarray:
         """Source-space points (T, ..., 3) mapped into target space: s·A·p + shift(t)."""
@@ -134,7 +143,40 @@ def retarget(
     result = RetargetResult(motion, motion, mapping, (tk, sj), scale, a, up_t, root, shift, target_labels=target_labels)
     if options.plant_feet:
         _plant(result, source, s_pos, up_s, options.blend)
+    if options.root_motion:
+        _carry_root_motion(result, options)
+    result.keyed = keyed_joints(transfer, root)
     return result
+
+
+def keyed_joints(transfer: Transfer, root: int) -> np.ndarray:
+    """(n,) target joints a retarget animates, in order: the mapped ones, the unmapped ones between
+    mapped ones (they hold the chain together and take a share of the twist) and the joints above
+    ``root``, the joint carrying the translation (at rest, or the root-motion bone: the root is
+    placed in the armature's space through them). Other unmapped joints (fingers, twist leaves,
+    IK helpers) are not animated: they keep whatever animation they have."""
+    mapped = transfer.source_of >= 0
+    above = mapped_ancestors(transfer.target.parents, mapped) >= 0
+    keep = mapped | (above & np.array([len(b) > 0 for b in transfer.below]))
+    keep[transfer.target.path_to_root(root)] = True
+    return np.flatnonzero(keep)
+
+
+def _carry_root_motion(result: RetargetResult, options: RetargetOptions) -> None:
+    """Move the pelvis's travel and heading onto the bone above it (:mod:`.root_motion`)."""
+    sk = result.motion.skeleton
+    top = root_bone(sk, result.root)
+    if top is None:
+        result.notes.append(f"root motion: no bone above '{sk.names[result.root]}' to carry it; the travel "
+                            "stays on that bone")  # fmt: skip
+        return
+    floor = options.floor_level if options.on_floor else None
+    planted = result.motion is not result.unplanted
+    result.motion = carry_root_motion(result.motion, result.root, top, result.up, floor)
+    result.unplanted = (
+        carry_root_motion(result.unplanted, result.root, top, result.up, floor) if planted else result.motion
+    )
+    result.root_bone = top
 
 
 def _root_motion(
@@ -209,18 +251,6 @@ def _placed_joints(target: Skeleton, source_of: np.ndarray, root: int) -> np.nda
     while (p := target.parents[chain[-1]]) >= 0:
         chain.append(int(p))
     return np.array([j for j in chain[::-1] if source_of[j] >= 0])
-
-
-def _with_position_channels(target: Skeleton, joints: np.ndarray) -> Skeleton:
-    """The target skeleton with position channels on ``joints`` (added in front where missing)."""
-    channels = list(target.channels)
-    for j in joints:
-        if not any(c in POSITION_CHANNELS for c in channels[j]):
-            channels[j] = (*POSITION_CHANNELS, *(channels[j] or ("Zrotation", "Xrotation", "Yrotation")))
-    if tuple(channels) == target.channels:
-        return target
-    return Skeleton(target.names, target.parents, target.rest_translations, target.rest_rotations, tuple(channels),
-                    target.end_site_parents, target.end_site_offsets, None, target.meta)  # fmt: skip
 
 
 def _rest_translations(skeleton: Skeleton, n: int) -> np.ndarray:

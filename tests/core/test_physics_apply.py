@@ -9,6 +9,7 @@ import pytest
 from core import quaternion as quat
 from core import synthetic
 from core.contacts import detect_contacts
+from core.limbs import standing_height
 from core.motion import Motion
 from core.physics.apply import PhysicsSettings, apply_physics, stretches, summary
 from core.physics.body import body_model
@@ -109,7 +110,9 @@ def test_apply_physics_solves_between_jumps(walk):
     assert f["target_height_m"] == pytest.approx(1.99) and not f["target_height_measured"]
     assert f["frames"] == clip.n_frames and f["frames_solved"] == walk.n_frames and f["stretches"] == [[1, 151]]
     assert f["after"]["zmp_inside_share"] > f["before"]["zmp_inside_share"]
-    assert f["source_height_m"] == pytest.approx(1.99) and "zmp_inside_share" in f["source"]
+    # the source is measured on its own body (metres per unit 1 here), not at the target's height
+    assert f["source_height_m"] == pytest.approx(standing_height(clip.skeleton, np.array([0.0, 1.0, 0.0])))
+    assert f["source_height_m"] < 1.9 and "zmp_inside_share" in f["source"]
     assert f["stiffness"] == 2.0 and f["body_model"] == "male"
     assert any("frames 1 kept as retargeted" in n for n in out.notes)
     assert np.array_equal(out.motion.rotations[0], clip.rotations[0])  # the T-pose frame is untouched
@@ -125,7 +128,7 @@ def test_apply_physics_measures_the_height_and_warns_when_it_is_not_human(walk):
     settings = PhysicsSettings(target_mass=70.0, balance=False, torques=False, momentum=False)
     out = apply_physics(walk, settings, unit=20.0)  # a 1.7-unit humanoid at 20 m a unit
     assert out.figures["target_height_measured"] and out.figures["target_height_m"] > 30
-    assert any("set the height" in n for n in out.notes) and "measured" in summary(out.figures)
+    assert any("not human-sized: give the target height" in n for n in out.notes) and "measured" in summary(out.figures)
     assert "source" not in out.figures
 
 
