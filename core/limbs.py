@@ -5,11 +5,13 @@ the physics body model alike).
 (A module of its own rather than part of ``contacts.py``: IK planting, retargeting and
 editing need the same joint finding without contact detection.)
 
-Names are split into a side and a base: a namespace (``mixamorig:``), a Rigify prefix
-(``DEF-``, ``ORG-``, ``MCH-``), a 3ds Max Biped prefix (``Bip01``) and a Blender number suffix (``.001``) are dropped; the side
-comes from ``Left``/``Right`` prefixes (CMU, Mixamo), ``_L``/``.L``/``_l`` suffixes (Bandai,
-Rigify, Unreal), ``L_``/``l_`` prefixes or a bare ``l``/``r`` before a known base (CMU
-ASF ``lfoot``). Bases, in order of preference:
+Names are split into a side and a base: a namespace (``mixamorig:``, ``mixamorig7_``), a
+Rigify prefix (``DEF-``, ``ORG-``, ``MCH-``), a 3ds Max Biped prefix (``Bip01``), Character
+Creator's ``CC_Base_``, VRM's ``J_Bip_`` and a Blender number suffix (``.001``) are dropped;
+the side comes from ``Left``/``Right`` prefixes (CMU, Mixamo, Xsens), ``_L``/``.L``/``_l``
+suffixes (Bandai, Rigify, Unreal), ``L_``/``l_`` prefixes (Character Creator's ``CC_Base_L_``,
+VRM's ``J_Bip_L_``) or a bare ``l``/``r`` before a known base (CMU ASF ``lfoot``, Daz
+``lShin``). Bases, in order of preference:
 
 - foot: ``ankle``, ``foot`` (CMU cgspeed LeftFoot, 3dsMax LeftAnkle, ASF lfoot, Bandai
   Foot_L, Mixamo LeftFoot, Rigify DEF-foot.L, Unreal foot_l, :mod:`core.synthetic`)
@@ -37,6 +39,7 @@ HAND_BASES = ("wrist", "hand")
 _KNOWN = set(FOOT_BASES + TOE_BASES + HAND_BASES) | {
     "upleg", "leg", "thigh", "calf", "shin", "knee", "hip", "femur", "tibia", "upperleg", "lowerleg",
     "arm", "forearm", "upperarm", "lowerarm", "elbow", "shoulder", "humerus", "radius", "clavicle", "collar",
+    "thighbend", "thightwist", "shldrbend", "shldrtwist", "shldr", "forearmbend", "forearmtwist", "eye", "ear",
 }  # fmt: skip
 _SIDE_WORDS = {"left": "L", "right": "R", "l": "L", "r": "R"}
 
@@ -44,7 +47,7 @@ _SIDE_WORDS = {"left": "L", "right": "R", "l": "L", "r": "R"}
 def split_side(name: str) -> tuple[str | None, str]:
     """Side ("L", "R" or None) and lower-case base name without separators, e.g. ``DEF-foot.L`` → ("L", "foot")."""
     n = name.rsplit(":", 1)[-1]
-    n = re.sub(r"^(def|org|mch)[-_.]", "", n, flags=re.IGNORECASE)
+    n = re.sub(r"^(mixamorig\d*_|cc_base_|j_bip_(c_)?|j_sec_|def[-_.]|org[-_.]|mch[-_.])", "", n, flags=re.IGNORECASE)
     n = re.sub(r"\.\d+$", "", n).lower()
     n = re.sub(r"^bip\d*[-_ ]", "", n)  # 3ds Max Biped: "Bip01 L Foot"
     side = None

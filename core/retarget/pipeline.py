@@ -38,7 +38,7 @@ from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, Skeleton, rest_world
 from .body import foot_points, leg_length
-from .mapping import auto_map, label_skeleton, mapping_pairs
+from .mapping import auto_map, describe, map_labels, mapping_pairs
 from .transfer import Transfer
 
 
@@ -50,7 +50,9 @@ class RetargetOptions:
     root travel; on_floor: keep the feet on ``floor_level`` (target units, along up);
     plant_feet: pin the source's foot contacts with IK, fading in and out over ``blend``
     seconds; distribute_twist: spread the twist of mapped joints over unmapped joints above
-    them (else those stay rigid); in_place_window: seconds of the path low-pass.
+    them (else those stay rigid); in_place_window: seconds of the path low-pass;
+    allow_partial: retarget even when the map leaves part of the core body unmapped
+    (:data:`.mapping.CORE`; otherwise that is an error).
     """
 
     scale: float | None = None
@@ -61,6 +63,7 @@ class RetargetOptions:
     blend: float = 0.2
     distribute_twist: bool = True
     in_place_window: float = 1.0
+    allow_partial: bool = False
 
 
 @dataclass(eq=False)
@@ -87,6 +90,7 @@ class RetargetResult:
     source_contacts: Contacts | None = None
     contacts: Contacts | None = None
     target_labels: dict[str, int] = field(default_factory=dict)
+    source_labels: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def map_points(self, points: np.ndarray) -> np.ndarray:
@@ -109,16 +113,23 @@ def retarget(
 
     mapping: target joint name → source joint name (default automatic); alignment: (4,) the
     rotation from source space to target space (default from the up axes, which may be
-    given as "y", "-z" or vectors). Raises ValueError when the map pairs no joint.
+    given as "y", "-z" or vectors). Every stage reads the body through the map
+    (:func:`.mapping.map_labels`). Raises ValueError when the target has no joints or the map
+    pairs none, :class:`.mapping.MappingError` when the map crosses sides or limbs or (unless
+    ``options.allow_partial``) leaves the core body unmapped.
     """
     options = options or RetargetOptions()
-    mapping = auto_map(source.skeleton, target) if mapping is None else dict(mapping)
+    if not target.n_joints:
+        raise ValueError("the target has no bones")
+    s_pos, s_rot = forward_kinematics(source.skeleton, source.translations, source.rotations)
+    mapping = auto_map(source.skeleton, target, s_pos[0]) if mapping is None else dict(mapping)
     tk, sj = mapping_pairs(mapping, source.skeleton, target)
     if not len(tk):
         raise ValueError("the bone map pairs no bones of these armatures")
-    s_pos, s_rot = forward_kinematics(source.skeleton, source.translations, source.rotations)
-    up_s = detect_up(source.skeleton, s_pos[:: max(1, len(s_pos) // 200)]) if source_up is None else parse_up(source_up)
-    source_labels, target_labels = label_skeleton(source.skeleton)[0], label_skeleton(target)[0]
+    source_labels, target_labels, missing = map_labels(
+        mapping, source.skeleton, target, s_pos[0], options.allow_partial
+    )
+    up_s = _source_up(source.skeleton, s_pos, source_labels) if source_up is None else parse_up(source_up)
     a = _alignment(target, target_labels, up_s, alignment, target_up)
     up_t = quat.rotate(a, up_s)
     scale = (
@@ -132,9 +143,26 @@ def retarget(
     mapped_world = scale * quat.rotate(a, s_pos)
     motion, shift = _root_motion(transfer, rotations, root, mapped_world, up_t, target_labels, options, source.fps)
     result = RetargetResult(motion, motion, mapping, (tk, sj), scale, a, up_t, root, shift, target_labels=target_labels)
+    result.source_labels = source_labels
+    if missing:
+        result.notes.append("partial map, not mapped: " + ", ".join(map(describe, missing)))
     if options.plant_feet:
         _plant(result, source, s_pos, up_s, options.blend)
     return result
+
+
+def _source_up(skeleton: Skeleton, s_pos: np.ndarray, labels: dict[str, int]) -> np.ndarray:
+    """The source's up axis (3,) on its motion: from the mapped feet to the mapped hips when
+    both are labelled (the signed world axis nearest to it), else :func:`core.limbs.detect_up`."""
+    sample = s_pos[:: max(1, len(s_pos) // 200)]
+    feet = [labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in labels]
+    if "hips" not in labels or not feet:
+        return detect_up(skeleton, sample)
+    rise = (sample[:, labels["hips"]] - sample[:, feet].mean(axis=1)).mean(axis=0)
+    axis = int(np.argmax(np.abs(rise)))
+    up = np.zeros(3)
+    up[axis] = np.sign(rise[axis]) or 1.0
+    return up
 
 
 def _root_motion(
@@ -273,7 +301,8 @@ def ground_height(motion: Motion, labels: dict[str, int], up: np.ndarray) -> flo
 def _plant(result: RetargetResult, source: Motion, s_pos: np.ndarray, up_s: np.ndarray, blend: float) -> None:
     """Detect the source's foot contacts, give them to the mapped target feet and pin those."""
     try:
-        contacts = detect_contacts(source, up=up_s, positions=s_pos)
+        feet = [result.source_labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in result.source_labels]
+        contacts = detect_contacts(source, joints=feet if len(feet) == 2 else None, up=up_s, positions=s_pos)
     except ValueError as exc:
         result.notes.append(f"feet not planted: {exc}")
         return
