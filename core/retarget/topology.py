@@ -17,8 +17,11 @@ one axis) labels the same as a T-pose, and the order of siblings does not matter
   alike (a tail is left out);
 - each limb is followed down its main children (the longest path, helpers skipped). On that
   run the upper joint, the middle joint (knee, elbow) and the end (ankle, wrist) are the
-  triple whose two segments are long and alike (score min − |difference|), so a clavicle,
-  a hip joint or a Rigify twist segment (``DEF-thigh.L.001``) is not taken for a limb bone;
+  triple whose two segments are long, alike (score min − |difference|) and straight (no
+  bend of 40° or more inside one: the ankle), so a clavicle, a hip joint or a Rigify twist
+  segment (``DEF-thigh.L.001``) is not taken for a limb bone; a run start at the hips' own
+  place (CMU's ``LHipJoint``) is not the upper joint, nor one farther from the middle joint
+  than the lowest joint at 80 % of that distance;
   the joint above the upper one is the hip joint / collar, the one below the end the toe;
 - spine: from the hips down the spine branch to the first joint with two or more major
   branches (the chest); arms: the chest's two most alike major branches; neck and head: the
@@ -58,8 +61,9 @@ class _Tree:
         for j in order:
             if self.kids[j]:
                 self.down[j] = max(self.down[j], *(self.bone[c] + self.down[c] for c in self.kids[j]))
-        roots = np.flatnonzero(skeleton.parents < 0)
-        self.scale = max(float(self.down[roots].max(initial=0.0)), 1e-9)
+        # the longest path below a branching joint (a static root far away does not count)
+        branching = [j for j in range(n) if len(self.kids[j]) >= 2]
+        self.scale = max(float(self.down[branching or [0]].max(initial=0.0)), 1e-9)
         self.helper = np.zeros(n, dtype=bool)
         for j in range(n):
             self._mark_helpers(j)
@@ -108,12 +112,14 @@ class _Tree:
         return out
 
     def bend(self, pose: np.ndarray, a: int, b: int, c: int) -> float:
-        """Angle (degrees) between the bones a→b and b→c in ``pose``."""
-        u, v = pose[b] - pose[a], pose[c] - pose[b]
-        nu, nv = np.linalg.norm(u), np.linalg.norm(v)
-        if nu < 1e-9 or nv < 1e-9:
+        """Angle (degrees) between the bones a→b and b→c: the median over the poses (T, J, 3)."""
+        u, v = pose[:, b] - pose[:, a], pose[:, c] - pose[:, b]
+        nu, nv = np.linalg.norm(u, axis=-1), np.linalg.norm(v, axis=-1)
+        ok = (nu > 1e-9) & (nv > 1e-9)
+        if not ok.any():
             return 0.0
-        return float(np.degrees(np.arccos(np.clip(u @ v / (nu * nv), -1.0, 1.0))))
+        cos = np.einsum("ij,ij->i", u[ok], v[ok]) / (nu[ok] * nv[ok])
+        return float(np.degrees(np.median(np.arccos(np.clip(cos, -1.0, 1.0)))))
 
     def run(self, start: int) -> list[int]:
         """``start`` and its main children down to a leaf."""
@@ -141,7 +147,8 @@ def _alike(tree: _Tree, branches: list[int]) -> tuple[int, int]:
 
 
 def _straight(tree: _Tree, pose: np.ndarray, run: list[int], i: int, k: int) -> bool:
-    """Whether the run bends less than 40° at every joint strictly between run[i] and run[k]."""
+    """Whether the run bends less than 40° at every joint strictly between run[i] and run[k]
+    (``pose``: (T, J, 3))."""
     return all(tree.bend(pose, run[j - 1], run[j], run[j + 1]) < 40.0 for j in range(i + 1, k))
 
 
@@ -152,13 +159,13 @@ def _limb(tree: _Tree, pose: np.ndarray, run: list[int], names: tuple[str, ...],
     best, triple = -np.inf, None
     ends = range(2, len(run)) if end is None else (end,)
     for e in ends:
-        if end is None and e + 1 < len(run) and tree.bend(pose, run[e - 1], run[e], run[e + 1]) < 40.0:
-            continue  # the foot turns forward at the ankle
         for m in range(1, e):
             if not _straight(tree, pose, run, m, e):
                 continue
             b = float(np.linalg.norm(pos[run[e]] - pos[run[m]]))
             for u in range(m):
+                if u == 0 and tree.bone[run[0]] < 0.03 * tree.scale:
+                    continue  # starts at the hips' (chest's) own place: a pelvis (collar) bone
                 if not _straight(tree, pose, run, u, m):
                     continue
                 a = float(np.linalg.norm(pos[run[m]] - pos[run[u]]))
@@ -168,6 +175,10 @@ def _limb(tree: _Tree, pose: np.ndarray, run: list[int], names: tuple[str, ...],
     if triple is None:
         return {}
     u, m, e = triple
+    # the upper joint: the lowest one nearly as far from the middle (a hip joint or collar just
+    # inside it is not the limb's top)
+    reach = float(np.linalg.norm(pos[run[m]] - pos[run[u]]))
+    u = max(i for i in range(u, m) if np.linalg.norm(pos[run[m]] - pos[run[i]]) >= 0.8 * reach)
     upper, middle, last, above, below = names
     out = {upper: run[u], middle: run[m], last: run[e]}
     if u > 0:
@@ -220,7 +231,7 @@ def _left_axis(legs: list[dict[str, int]], hips: int, pos: np.ndarray) -> np.nda
         up = up / np.linalg.norm(up)
         forward = np.mean(toes, axis=0)
         left = np.cross(up, forward - (forward @ up) * up)
-        if np.linalg.norm(left) > 1e-9:
+        if np.linalg.norm(left) > 0.3 * np.linalg.norm(forward):  # the toes point forward, not along the leg
             return left / np.linalg.norm(left)
     return np.array([1.0, 0.0, 0.0])
 
@@ -240,19 +251,21 @@ def topology_labels(
 ) -> dict[str, int]:
     """Canonical joint → joint index by the module's rule.
 
-    positions: (J, 3) a standing pose, used only to tell left from right when the names do
-    not (default the rest pose); up: unused, kept for callers (the pose gives it). Raises
-    ValueError when no humanoid structure is found.
+    positions: (J, 3) a standing pose or (T, J, 3) a few frames of a motion (default the rest
+    pose): where the limbs bend (median over the frames; a folded rest pose does not bend)
+    and, from the first frame, left from right when the names do not tell; up: unused, kept
+    for callers (the pose gives it). Raises ValueError when no humanoid structure is found.
     """
     del up
     tree = _Tree(skeleton)
-    pose = tree.pos if positions is None else np.asarray(positions, dtype=float)
+    poses = (tree.pos if positions is None else np.asarray(positions, dtype=float)).reshape(-1, skeleton.n_joints, 3)
+    pose = poses[0]
     hips, branches = find_hips(skeleton)
     spine_start = max(branches, key=lambda c: (tree.leaves(c), int(skeleton.subtree(c).sum()), -c))
     others = [c for c in branches if c != spine_start]
     labels = {"hips": hips}
     leg_names = ("upper_leg", "lower_leg", "foot", "hip_joint", "toe")
-    legs = [_limb(tree, pose, tree.run(c), leg_names, None) for c in _alike(tree, others)]
+    legs = [_limb(tree, poses, tree.run(c), leg_names, None) for c in _alike(tree, others)]
     left = np.array([1.0, 0.0, 0.0])
     if all(legs):
         left = _left_axis(legs, hips, pose)
@@ -274,7 +287,7 @@ def topology_labels(
         labels["head"] = neck[-1]
         labels.update(dict(zip(("neck", "neck1"), neck[:-1][:2])))
     arm_names = ("upper_arm", "forearm", "hand", "shoulder", "finger_base")
-    arms = [_limb(tree, pose, run, arm_names, _hand_index(tree, run)) for run in map(tree.run, arms_start)]
+    arms = [_limb(tree, poses, run, arm_names, _hand_index(tree, run)) for run in map(tree.run, arms_start)]
     if all(arms):
         for side, arm in zip(_sides(skeleton, arms, "upper_arm", pose, left), arms):
             labels.update({f"{k}.{side}": v for k, v in arm.items() if k != "finger_base"})
