@@ -19,7 +19,8 @@ VRM's ``J_Bip_L_``) or a bare ``l``/``r`` before a known base (CMU ASF ``lfoot``
 - hand: ``wrist``, ``hand`` (CMU 3dsMax has LeftWrist *and* a finger-base ``lhand``; the
   wrist is the joint that matches cgspeed's LeftHand and ASF's lwrist)
 
-Topology fallback for feet (no names match): the two lowest leaf chains — unbranched runs of
+Topology fallback for feet (no names match): the legs of :mod:`core.retarget.topology`, else
+the two lowest leaf chains — unbranched runs of
 at least three joints ending in a leaf, ranked by the rest-pose height of the leaf along the
 up axis (detected like :func:`detect_up`). The leaf is the toe and its parent the foot when
 the run has four joints or more, otherwise the leaf is the foot.
@@ -110,7 +111,8 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
 
     positions: (J, 3) or (T, J, 3) world joint positions (default: the rest pose). Rule: from
     the body root (:func:`body_root`, the pelvis) the feet point down. The feet are the
-    joints named as feet; failing that, the leaves of the unbranched chains of three or more
+    joints named as feet; failing that, the feet of :mod:`core.retarget.topology`; failing
+    that, the leaves of the unbranched chains of three or more
     joints hanging from the body root (the legs); failing that, every leaf. The unit vectors
     from the root to them are averaged over feet and frames, and up is the opposite of the
     largest component's axis.
@@ -119,6 +121,14 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
     pos = pos.reshape(-1, skeleton.n_joints, 3)
     root = body_root(skeleton)
     feet = list(find_by_base(skeleton, FOOT_BASES).values())
+    if len(feet) < 2:
+        from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+        try:
+            labels = topology_labels(skeleton)
+            feet = [labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in labels]
+        except ValueError:
+            feet = []
     if len(feet) < 2:
         feet = _hanging_leaves(skeleton, root)
     if len(feet) < 2:
@@ -136,11 +146,22 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
 def find_feet(skeleton: Skeleton, up: np.ndarray | None = None) -> dict[str, tuple[int, int | None]]:
     """Foot and toe joint (toe may be None) per side, by name, else by topology (sides "A", "B").
 
-    up: (3,) world up axis for the topology fallback (default :func:`detect_up`).
+    The topology is :func:`core.retarget.topology.topology_labels` (the legs hanging from where
+    they meet the spine; twist, toe and finger bones are not taken for feet); failing that,
+    the two lowest leaf chains. up: (3,) world up axis for that last fallback (default
+    :func:`detect_up`).
     """
     feet, toes = find_by_base(skeleton, FOOT_BASES), find_by_base(skeleton, TOE_BASES)
     if len(feet) == 2:
         return {side: (feet[side], toes.get(side)) for side in ("L", "R")}
+    from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+    try:
+        labels = topology_labels(skeleton)
+    except ValueError:
+        labels = {}
+    if all(f"foot.{s}" in labels for s in "LR"):
+        return {a: (labels[f"foot.{s}"], labels.get(f"toe.{s}")) for a, s in zip("AB", "LR")}
     runs = [r for r in _leaf_runs(skeleton) if len(r) >= 3]
     if len(runs) < 2:
         raise ValueError("no feet found: no foot/ankle names and fewer than two unbranched leaf chains")

@@ -45,6 +45,12 @@ def retarget_properties() -> dict:
             description="Spread the twist over unmapped target bones between mapped ones, such as extra spine or "
             "twist bones",
         ),
+        "allow_partial": BoolProperty(
+            name="Allow Partial Map",
+            default=False,
+            description="Retarget even when the bone map leaves part of the body (hips, spine, head, legs, arms) "
+            "unmapped",
+        ),
         "extract_keyframes": BoolProperty(
             name="Extract Keyframes",
             default=False,
@@ -164,6 +170,7 @@ def options_of(settings):
         on_floor=settings.on_floor,
         plant_feet=settings.plant_feet,
         distribute_twist=settings.distribute_twist,
+        allow_partial=settings.allow_partial,
     )
 
 
@@ -293,12 +300,14 @@ class MOCAP_OT_retarget(bpy.types.Operator):
                                         plot=self.plot_physics)  # fmt: skip
         except ValueError as exc:
             from ...core.physics.errors import PhysicsError
+            from ...core.retarget import MappingError
 
-            hint = (
-                " (the bone map in the Retarget panel does not fit: Auto-Map again)"
-                if mapping and not isinstance(exc, PhysicsError)
-                else ""
-            )
+            if isinstance(exc, MappingError) and "unmapped" in str(exc):
+                hint = " (map those bones in the Retarget panel, or enable Allow Partial Map)"
+            elif mapping and not isinstance(exc, PhysicsError):
+                hint = " (the bone map in the Retarget panel does not fit: Auto-Map again)"
+            else:
+                hint = ""
             self.report({"ERROR"}, str(exc) + hint)
             return {"CANCELLED"}
         finally:
@@ -429,6 +438,7 @@ def draw_retarget_options(layout, settings) -> None:
     layout.prop(settings, "on_floor")
     layout.prop(settings, "plant_feet")
     layout.prop(settings, "distribute_twist")
+    layout.prop(settings, "allow_partial")
     layout.prop(settings, "extract_keyframes")
 
 
