@@ -38,7 +38,7 @@ from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
 from ..skeleton import POSITION_CHANNELS, Skeleton, rest_world
 from .body import foot_points, leg_length
-from .mapping import auto_map, describe, map_labels, mapping_pairs
+from .mapping import CORE, MappingError, auto_map, describe, map_labels, mapping_pairs
 from .transfer import Transfer
 
 
@@ -125,7 +125,8 @@ def retarget(
     mapping = auto_map(source.skeleton, target, s_pos[0]) if mapping is None else dict(mapping)
     tk, sj = mapping_pairs(mapping, source.skeleton, target)
     if not len(tk):
-        raise ValueError("the bone map pairs no bones of these armatures")
+        raise MappingError("the bone map pairs no bones of these armatures (the core body unmapped: "
+                           + ", ".join(map(describe, CORE)) + ")")  # fmt: skip
     source_labels, target_labels, missing = map_labels(
         mapping, source.skeleton, target, s_pos[0], options.allow_partial
     )

@@ -8,11 +8,12 @@ one axis) labels the same as a T-pose, and the order of siblings does not matter
   or share bone: iClone's ``CalfTwist01``/``KneeShareBone``, Unreal's ``lowerarm_twist_01_l``)
   is never followed; a joint at its parent's place (zero offset) stands for its parent;
 - *major* branches of a joint: its non-helper children whose longest path down is at least
-  a fifth of the skeleton's longest path (fingers, toes, face, jaw, tongue, eyes, breast and
-  ribs are not); a short joint with two or more major branches (iClone's ``Pelvis`` under
-  ``Hip``) lends them to its parent;
+  a fifth of the body's longest path below the hips (fingers, toes, face, jaw, tongue,
+  eyes, breast and ribs are not); a joint at its parent's place with two or more major
+  branches (iClone's ``Pelvis`` under ``Hip``) lends them to its parent;
 - hips: the shallowest joint with three or more major branches (where two legs and the
-  spine meet; an Unreal ``root`` with ``pelvis`` and IK bones has fewer); spine: the branch
+  spine meet; an Unreal ``root`` with ``pelvis`` and IK bones has fewer), or the joint at
+  its place that has three itself (Biped's ``Bip01 Pelvis`` under ``Bip01``); spine: the branch
   with the most leaves (it carries the arms and the head); legs: of the others, the two most
   alike (a tail is left out);
 - each limb is followed down its main children (the longest path, helpers skipped). On that
@@ -47,7 +48,7 @@ MAJOR_FRACTION = 0.2  # of the longest path from the root: a limb, the spine, th
 class _Tree:
     """Lengths and helper flags of one skeleton (rest offsets only)."""
 
-    def __init__(self, skeleton: Skeleton) -> None:
+    def __init__(self, skeleton: Skeleton, scale: float | None = None) -> None:
         self.sk = skeleton
         n = skeleton.n_joints
         self.kids = [[int(c) for c in skeleton.children(j)] for j in range(n)]
@@ -63,7 +64,7 @@ class _Tree:
                 self.down[j] = max(self.down[j], *(self.bone[c] + self.down[c] for c in self.kids[j]))
         # the longest path below a branching joint (a static root far away does not count)
         branching = [j for j in range(n) if len(self.kids[j]) >= 2]
-        self.scale = max(float(self.down[branching or [0]].max(initial=0.0)), 1e-9)
+        self.scale = max(float(self.down[branching or [0]].max(initial=0.0)) if scale is None else scale, 1e-9)
         self.helper = np.zeros(n, dtype=bool)
         for j in range(n):
             self._mark_helpers(j)
@@ -209,7 +210,7 @@ def _head_run(tree: _Tree, start: int) -> list[int]:
                 break
             c = tree.real_kids(c)[0]
         out.append(c)
-    if len(out) >= 2 and not tree.kids[out[-1]] and tree.bone[out[-1]] > 1.5 * tree.bone[out[-2]]:
+    if len(out) >= 2 and not tree.kids[out[-1]] and tree.bone[out[-1]] > 1.3 * tree.bone[out[-2]]:
         out.pop()
     return out
 
@@ -236,14 +237,31 @@ def _left_axis(legs: list[dict[str, int]], hips: int, pos: np.ndarray) -> np.nda
     return np.array([1.0, 0.0, 0.0])
 
 
+def _find_hips(tree: _Tree) -> int:
+    for j in np.argsort(tree.sk.depths(), kind="stable"):
+        if len(tree.majors(int(j))) >= 3:
+            j = int(j)  # a placement root at the pelvis' own place (Biped's Bip01) hands over
+            while nxt := [
+                c for c in tree.real_kids(j) if tree.bone[c] < 0.03 * tree.scale and len(tree.majors(c)) >= 3
+            ]:
+                j = nxt[0]
+            return j
+    raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
+
+
+def _body_tree(skeleton: Skeleton) -> tuple[_Tree, int]:
+    """The tree measured on the body (its scale: the longest path below the hips, so a root
+    bone at the floor does not count) and the hips."""
+    first = _Tree(skeleton)
+    hips = _find_hips(first)
+    tree = _Tree(skeleton, float(first.down[hips]))
+    return tree, hips
+
+
 def find_hips(skeleton: Skeleton) -> tuple[int, list[int]]:
     """(hips, its major branch starts) by the module's rule; ValueError when there is none."""
-    tree = _Tree(skeleton)
-    for j in np.argsort(skeleton.depths(), kind="stable"):
-        branches = tree.majors(int(j))
-        if len(branches) >= 3:
-            return int(j), branches
-    raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
+    tree, hips = _body_tree(skeleton)
+    return hips, tree.majors(hips)
 
 
 def topology_labels(
@@ -257,10 +275,12 @@ def topology_labels(
     for callers (the pose gives it). Raises ValueError when no humanoid structure is found.
     """
     del up
-    tree = _Tree(skeleton)
+    tree, hips = _body_tree(skeleton)
     poses = (tree.pos if positions is None else np.asarray(positions, dtype=float)).reshape(-1, skeleton.n_joints, 3)
     pose = poses[0]
-    hips, branches = find_hips(skeleton)
+    branches = tree.majors(hips)
+    if len(branches) < 3:
+        raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
     spine_start = max(branches, key=lambda c: (tree.leaves(c), int(skeleton.subtree(c).sum()), -c))
     others = [c for c in branches if c != spine_start]
     labels = {"hips": hips}
