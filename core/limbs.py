@@ -199,11 +199,18 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
 
 
 def find_head(skeleton: Skeleton, rest: np.ndarray | None = None, up: np.ndarray | None = None) -> int:
-    """The joint whose name base is "head", else the highest leaf of the rest pose ``rest`` (J, 3)
-    along ``up`` (defaults: the rest pose, :func:`detect_up`)."""
+    """The joint whose name base is "head", else the head of :mod:`core.retarget.topology`, else
+    the highest leaf of the rest pose ``rest`` (J, 3) along ``up`` (defaults: the rest pose,
+    :func:`detect_up`)."""
     for j, name in enumerate(skeleton.names):
         if split_side(name)[1] == "head":
             return j
+    from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+    try:
+        return topology_labels(skeleton)["head"]
+    except (ValueError, KeyError):
+        pass
     rest = rest_positions(skeleton) if rest is None else rest
     up = detect_up(skeleton) if up is None else up
     leaves = np.setdiff1d(np.arange(skeleton.n_joints), skeleton.parents)

@@ -195,3 +195,15 @@ def test_a_skeleton_without_a_body_fails_loudly():
         retarget(walk, Skeleton((), np.zeros(0, dtype=int), np.zeros((0, 3))))
     with pytest.raises(ValueError, match="no humanoid structure"):
         topology_labels(chain)
+
+
+def test_feet_and_head_of_an_anonymous_rig_come_from_its_structure():
+    """Contacts, planting and the physics body find feet and head without names (not the
+    lowest leaf chains: on Character Creator those are toes, tongue and thumbs)."""
+    from core.limbs import find_feet, find_head
+
+    sk = load("iclone_cc/005_06.bvh").skeleton
+    anon, old = rigs.anonymise(sk, 4)
+    feet = {sk.names[old[f]]: None if t is None else sk.names[old[t]] for f, t in find_feet(anon).values()}
+    assert feet == {"CC_Base_L_Foot": "CC_Base_L_ToeBase", "CC_Base_R_Foot": "CC_Base_R_ToeBase"}
+    assert sk.names[old[find_head(anon)]] == "CC_Base_Head"
