@@ -8,18 +8,26 @@ Labelling a skeleton, in order (later steps only fill labels still missing, neve
 
 1. the naming convention that matches the most names, on a tie the largest share of its
    table (:data:`CONVENTIONS`: CMU cgspeed, CMU 3ds Max, CMU ASF, Bandai Namco, Mixamo,
-   Rigify, Unreal mannequin; Blender's BVH importer keeps the file's names). Names compare
-   without case and without a namespace (``mixamorig:``); a table entry may list candidates,
-   the first present wins (Unreal's chest is ``spine_05``, ``spine_04`` or ``spine_03``).
-   Conventions disagree on words (3ds Max's ``LeftShoulder`` is the upper arm, cgspeed's is
-   the collar), so a whole table is chosen;
-2. generic synonyms on the side and base of each name (:func:`core.limbs.split_side`);
-3. topology (:func:`core.retarget.topology.topology_labels`), group by group (a leg, an arm,
-   the trunk, the neck and head), only where it agrees with the joints already named in
-   that group (Rigify's twist segments would otherwise pass for a hip joint).
+   Rigify (``DEF-``, ``ORG-`` or metarig names), Unreal UE4/UE5 mannequin, Character
+   Creator / iClone, Xsens MVN, Perception Neuron, Unity humanoid, VRM, Daz Genesis, 3ds Max
+   Biped; Blender's BVH importer keeps the file's names). Names compare without case,
+   without a namespace (``mixamorig:``, ``mixamorig7_``) and with Biped's ``Bip001`` read as
+   ``Bip01``; a table entry may list candidates, the first present wins (Unreal's chest is
+   ``spine_05``, ``spine_04`` or ``spine_03``). Conventions disagree on words (3ds Max's
+   ``LeftShoulder`` is the upper arm, cgspeed's is the collar), so a whole table is chosen;
+2. generic synonyms on the side and base of each name (:func:`core.limbs.split_side`),
+   never on Rigify mechanism bones or IK/FK/pole controls (``MCH-``, ``thigh_ik.L``);
+3. topology (:func:`core.retarget.topology.topology_labels`, no names needed), group by
+   group (a leg, an arm, the trunk, the neck and head), only where it agrees with the joints
+   already named in that group.
 
 Joints that both skeletons label are paired; then joints with the same name on both sides
 (fingers of one convention) are paired too.
+
+A map, automatic or the user's, is then read by :func:`map_labels`: every later stage (root,
+leg ratio, planting) takes the body from the joints the map pairs, and a map that leaves the
+core body (:data:`CORE`) unmapped or pairs left with right, or a leg with an arm, is a
+:class:`MappingError` (a partial map only when allowed).
 """
 
 from __future__ import annotations
