@@ -322,6 +322,19 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def core_body_missing(source, target, mapping: dict[str, str]) -> str:
+    """The parts of the core body (hips, spine, head, legs, arms) a bone map leaves unmapped, in
+    words ("head, left foot"), or "" when it maps them all."""
+    from ...core.retarget import map_labels
+    from ...core.retarget.mapping import describe
+    from ..common.armature import skeleton_from_armature
+
+    if not mapping:
+        return "everything"
+    missing = map_labels(mapping, skeleton_from_armature(source), skeleton_from_armature(target), allow_partial=True)[2]
+    return ", ".join(map(describe, missing))
+
+
 class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
     """Map the active armature's bones to the source armature's bones by their names, or by the hierarchy"""
 
@@ -336,9 +349,15 @@ class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
 
         source, target = find_source(context), context.active_object
         settings = context.scene.mocap_workbench.retarget
-        count = fill_bone_map(settings.bone_map, target, auto_bone_map(source, target))
+        mapping = auto_bone_map(source, target)
+        count = fill_bone_map(settings.bone_map, target, mapping)
         settings.bone_map_target = target.name
-        self.report({"INFO"}, f"Mapped {count} of {len(target.data.bones)} bones of '{target.name}' to '{source.name}'")
+        text = f"Mapped {count} of {len(target.data.bones)} bones of '{target.name}' to '{source.name}'"
+        missing = core_body_missing(source, target, mapping)
+        if missing:
+            self.report({"WARNING"}, f"{text}; not mapped: {missing} (map them before Retarget)")
+        else:
+            self.report({"INFO"}, text)
         return {"FINISHED"}
 
 

@@ -55,3 +55,25 @@ def test_a_map_crossing_sides_or_limbs_is_refused(pair):
     with pytest.raises(RuntimeError, match=r"'DEF-hand.L' \(left hand\) ← 'LeftFoot' \(left foot\)"):
         bpy.ops.mocap.retarget(plant_feet=False)
     assert state() == before
+
+
+def test_auto_map_warns_when_the_core_body_is_not_mapped():
+    armature = import_module(PACKAGE + ".addon.common.armature")
+    operators = import_module(PACKAGE + ".addon.retarget.operators")
+    core = import_module(PACKAGE + ".core")
+    sk = core.synthetic.humanoid()
+    keep = [j for j, n in enumerate(sk.names) if n == "Hips" or "Leg" in n or "Foot" in n or "Toe" in n]
+    legs = core.skeleton.Skeleton(tuple(sk.names[j] for j in keep), [-1] + [keep.index(sk.parents[j]) for j in keep[1:]],
+                                  sk.rest_translations[keep])  # fmt: skip
+    target = armature.create_animated_armature(
+        core.motion.Motion.rest(legs, 2, 60.0), "Legs", bpy.context.scene.collection
+    )
+    source = walk_armature()
+    rigify = build_rigify_rig()
+    for tgt in (target, rigify):
+        select_pair(source, tgt)
+        assert bpy.ops.mocap.retarget_auto_map() == {"FINISHED"}
+    # what Auto-Map's report names (a WARNING when not empty, else INFO)
+    missing = operators.core_body_missing(source, target, retarget_action.auto_bone_map(source, target))
+    assert missing == "spine, head, left upper arm, left forearm, left hand, right upper arm, right forearm, right hand"
+    assert operators.core_body_missing(source, rigify, retarget_action.auto_bone_map(source, rigify)) == ""
