@@ -207,3 +207,22 @@ def test_feet_and_head_of_an_anonymous_rig_come_from_its_structure():
     feet = {sk.names[old[f]]: None if t is None else sk.names[old[t]] for f, t in find_feet(anon).values()}
     assert feet == {"CC_Base_L_Foot": "CC_Base_L_ToeBase", "CC_Base_R_Foot": "CC_Base_R_ToeBase"}
     assert sk.names[old[find_head(anon)]] == "CC_Base_Head"
+
+
+def test_character_creator_as_the_target_too(cc_and_bandai):
+    """The other direction of the issue's report: Bandai Namco → Character Creator, map automatic."""
+    cc, _ = cc_and_bandai
+    bandai = load("bandai_namco_1/dataset-1_walk_normal_001.bvh")
+    result = retarget(bandai, cc.skeleton)
+    names = cc.skeleton.names
+    assert names[result.root] == "CC_Base_Hip"
+    assert sorted(names[j] for j in result.contacts.joints) == ["CC_Base_L_Foot", "CC_Base_R_Foot"]
+    assert {names[result.target_labels[c]] for c in CORE} == set(
+        expected_core(CAPTURES["iclone_cc/005_06.bvh"]).values()
+    )
+    legs_t = np.mean([_leg(cc.skeleton, f"CC_Base_{s}_Thigh", f"CC_Base_{s}_Calf", f"CC_Base_{s}_Foot") for s in "LR"])
+    legs_s = np.mean([_leg(bandai.skeleton, f"UpperLeg_{s}", f"LowerLeg_{s}", f"Foot_{s}") for s in "LR"])
+    assert result.scale == pytest.approx(legs_t / legs_s, rel=1e-9)
+    pos = result.motion.world_positions()
+    ankles = [np.percentile(pos[:, cc.skeleton.index(f"CC_Base_{s}_Foot")] @ result.up, 5) for s in "LR"]
+    assert abs(ankles[0] - ankles[1]) < 0.01 * 1.7 * legs_t / 0.9  # both feet on one floor
