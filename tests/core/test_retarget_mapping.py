@@ -226,3 +226,21 @@ def test_character_creator_as_the_target_too(cc_and_bandai):
     pos = result.motion.world_positions()
     ankles = [np.percentile(pos[:, cc.skeleton.index(f"CC_Base_{s}_Foot")] @ result.up, 5) for s in "LR"]
     assert abs(ankles[0] - ankles[1]) < 0.01 * 1.7 * legs_t / 0.9  # both feet on one floor
+
+
+@pytest.mark.parametrize(
+    "convention, rename",
+    [
+        ("mixamo", lambda n: n.replace("mixamorig:", "mixamorig7:")),
+        ("mixamo", lambda n: n.replace("mixamorig:", "mixamorig12_")),  # Blender renames ':' on some exports
+        ("mixamo", lambda n: n.replace("mixamorig:", "")),
+        ("3dsmax_biped", lambda n: n.replace("Bip01", "Bip001")),
+        ("rigify", lambda n: n.replace("DEF-", "ORG-")),
+    ],
+)
+def test_namespaces_and_prefixes_do_not_matter(convention, rename):
+    sk = rigs.build(convention)
+    renamed = Skeleton(tuple(map(rename, sk.names)), sk.parents, sk.rest_translations, sk.rest_rotations,
+                       end_site_parents=sk.end_site_parents, end_site_offsets=sk.end_site_offsets)  # fmt: skip
+    labels, found = label_skeleton(renamed)
+    assert found == convention and labels == label_skeleton(sk)[0]
