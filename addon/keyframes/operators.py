@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from ..common.guard import reported_errors
+from ..common import jobs
 from ..common.library import linked_message
 
 METHOD_ITEMS = [
@@ -214,7 +214,7 @@ def armature_poll_message(context) -> str | None:
     return None
 
 
-class MOCAP_OT_extract_keyframes(bpy.types.Operator):
+class MOCAP_OT_extract_keyframes(jobs.JobOperator, bpy.types.Operator):
     """Reduce the active armature's dense motion capture to sparse, editable keyframes"""
 
     bl_idname = "mocap.extract_keyframes"
@@ -239,7 +239,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
             if not self.properties.is_property_set(name):
                 setattr(self, name, getattr(settings, name))
         fill_frame_range(self, context)
-        return self.execute(context)
+        return jobs.start(self, context)  # modal with a window: progress in the status bar, Esc cancels
 
     def draw(self, context):
         layout = self.layout
@@ -257,9 +257,9 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         anim = context.active_object.animation_data
         return [anim.action] if self.replace and anim is not None else []
 
-    @reported_errors
-    def execute(self, context):
-        from .extract_action import extract_on_armature
+    def prepare(self, context):
+        """Check the settings and read the action (:mod:`..common.jobs`: execute and the modal run both use it)."""
+        from .extract_action import prepare_extraction
 
         if self.method == "HYBRID" and self.target not in {"COUNT", "RATIO"}:
             self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
@@ -279,24 +279,23 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
                 self.report({"ERROR"}, f"Frame range {self.frame_start}–{self.frame_end} is empty")
                 return {"CANCELLED"}
             frame_range = (self.frame_start, self.frame_end)
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        try:
-            report = extract_on_armature(
-                obj,
-                replace=self.replace,
-                measure_playback=self.measure_playback,
-                progress=lambda x: wm.progress_update(int(100 * x)),
-                keep_sparse=self.keep_sparse,
-                bones=bones,
-                frame_range=frame_range,
-                **extraction_options(self, obj),
-            )
-        finally:
-            wm.progress_end()
-        context.scene.mocap_workbench.last_report = "\n".join(report.lines())
-        self.report({"INFO"}, report.summary())
-        return {"FINISHED"}
+        prepared = prepare_extraction(
+            obj,
+            replace=self.replace,
+            measure_playback=self.measure_playback,
+            keep_sparse=self.keep_sparse,
+            bones=bones,
+            frame_range=frame_range,
+            **extraction_options(self, obj),
+        )
+
+        def finish(context, result):
+            report = prepared.write(result)
+            context.scene.mocap_workbench.last_report = "\n".join(report.lines())
+            self.report({"INFO"}, report.summary())
+            return {"FINISHED"}
+
+        return jobs.Task(prepared.work, finish, "Extracting keyframes")
 
 
 def draw_settings(layout, settings) -> None:
