@@ -5,11 +5,13 @@ the physics body model alike).
 (A module of its own rather than part of ``contacts.py``: IK planting, retargeting and
 editing need the same joint finding without contact detection.)
 
-Names are split into a side and a base: a namespace (``mixamorig:``), a Rigify prefix
-(``DEF-``, ``ORG-``, ``MCH-``), a 3ds Max Biped prefix (``Bip01``) and a Blender number suffix (``.001``) are dropped; the side
-comes from ``Left``/``Right`` prefixes (CMU, Mixamo), ``_L``/``.L``/``_l`` suffixes (Bandai,
-Rigify, Unreal), ``L_``/``l_`` prefixes or a bare ``l``/``r`` before a known base (CMU
-ASF ``lfoot``). Bases, in order of preference:
+Names are split into a side and a base: a namespace (``mixamorig:``, ``mixamorig7_``), a
+Rigify prefix (``DEF-``, ``ORG-``, ``MCH-``), a 3ds Max Biped prefix (``Bip01``), Character
+Creator's ``CC_Base_``, VRM's ``J_Bip_`` and a Blender number suffix (``.001``) are dropped;
+the side comes from ``Left``/``Right`` prefixes (CMU, Mixamo, Xsens), ``_L``/``.L``/``_l``
+suffixes (Bandai, Rigify, Unreal), ``L_``/``l_`` prefixes (Character Creator's ``CC_Base_L_``,
+VRM's ``J_Bip_L_``) or a bare ``l``/``r`` before a known base (CMU ASF ``lfoot``, Daz
+``lShin``). Bases, in order of preference:
 
 - foot: ``ankle``, ``foot`` (CMU cgspeed LeftFoot, 3dsMax LeftAnkle, ASF lfoot, Bandai
   Foot_L, Mixamo LeftFoot, Rigify DEF-foot.L, Unreal foot_l, :mod:`core.synthetic`)
@@ -17,7 +19,8 @@ ASF ``lfoot``). Bases, in order of preference:
 - hand: ``wrist``, ``hand`` (CMU 3dsMax has LeftWrist *and* a finger-base ``lhand``; the
   wrist is the joint that matches cgspeed's LeftHand and ASF's lwrist)
 
-Topology fallback for feet (no names match): the two lowest leaf chains — unbranched runs of
+Topology fallback for feet (no names match): the legs of :mod:`core.retarget.topology`, else
+the two lowest leaf chains — unbranched runs of
 at least three joints ending in a leaf, ranked by the rest-pose height of the leaf along the
 up axis (detected like :func:`detect_up`). The leaf is the toe and its parent the foot when
 the run has four joints or more, otherwise the leaf is the foot.
@@ -37,6 +40,7 @@ HAND_BASES = ("wrist", "hand")
 _KNOWN = set(FOOT_BASES + TOE_BASES + HAND_BASES) | {
     "upleg", "leg", "thigh", "calf", "shin", "knee", "hip", "femur", "tibia", "upperleg", "lowerleg",
     "arm", "forearm", "upperarm", "lowerarm", "elbow", "shoulder", "humerus", "radius", "clavicle", "collar",
+    "thighbend", "thightwist", "shldrbend", "shldrtwist", "shldr", "forearmbend", "forearmtwist", "eye", "ear",
 }  # fmt: skip
 _SIDE_WORDS = {"left": "L", "right": "R", "l": "L", "r": "R"}
 
@@ -44,7 +48,7 @@ _SIDE_WORDS = {"left": "L", "right": "R", "l": "L", "r": "R"}
 def split_side(name: str) -> tuple[str | None, str]:
     """Side ("L", "R" or None) and lower-case base name without separators, e.g. ``DEF-foot.L`` → ("L", "foot")."""
     n = name.rsplit(":", 1)[-1]
-    n = re.sub(r"^(def|org|mch)[-_.]", "", n, flags=re.IGNORECASE)
+    n = re.sub(r"^(mixamorig\d*_|cc_base_|j_bip_(c_)?|j_sec_|def[-_.]|org[-_.]|mch[-_.])", "", n, flags=re.IGNORECASE)
     n = re.sub(r"\.\d+$", "", n).lower()
     n = re.sub(r"^bip\d*[-_ ]", "", n)  # 3ds Max Biped: "Bip01 L Foot"
     side = None
@@ -106,8 +110,9 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
     """The world up axis (3,) as a signed unit basis vector, from a pose or a whole motion.
 
     positions: (J, 3) or (T, J, 3) world joint positions (default: the rest pose). Rule: from
-    the body root (:func:`body_root`, the pelvis) the feet point down. The feet are the
-    joints named as feet; failing that, the leaves of the unbranched chains of three or more
+    the pelvis (the feet's common ancestor, else :func:`body_root`) the feet point down. The feet are the
+    joints named as feet; failing that, the feet of :mod:`core.retarget.topology`; failing
+    that, the leaves of the unbranched chains of three or more
     joints hanging from the body root (the legs); failing that, every leaf. The unit vectors
     from the root to them are averaged over feet and frames, and up is the opposite of the
     largest component's axis.
@@ -116,6 +121,18 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
     pos = pos.reshape(-1, skeleton.n_joints, 3)
     root = body_root(skeleton)
     feet = list(find_by_base(skeleton, FOOT_BASES).values())
+    if len(feet) < 2:
+        from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+        try:
+            labels = topology_labels(skeleton)
+            feet = [labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in labels]
+        except ValueError:
+            feet = []
+    if len(feet) >= 2:
+        # the legs meet at the feet's common ancestor (the pelvis), which need not be the shallowest
+        # branching joint: an Unreal mannequin's `root` sits on the floor above its pelvis
+        root = skeleton.common_ancestor(int(feet[0]), int(feet[1]))
     if len(feet) < 2:
         feet = _hanging_leaves(skeleton, root)
     if len(feet) < 2:
@@ -133,11 +150,22 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
 def find_feet(skeleton: Skeleton, up: np.ndarray | None = None) -> dict[str, tuple[int, int | None]]:
     """Foot and toe joint (toe may be None) per side, by name, else by topology (sides "A", "B").
 
-    up: (3,) world up axis for the topology fallback (default :func:`detect_up`).
+    The topology is :func:`core.retarget.topology.topology_labels` (the legs hanging from where
+    they meet the spine; twist, toe and finger bones are not taken for feet); failing that,
+    the two lowest leaf chains. up: (3,) world up axis for that last fallback (default
+    :func:`detect_up`).
     """
     feet, toes = find_by_base(skeleton, FOOT_BASES), find_by_base(skeleton, TOE_BASES)
     if len(feet) == 2:
         return {side: (feet[side], toes.get(side)) for side in ("L", "R")}
+    from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+    try:
+        labels = topology_labels(skeleton)
+    except ValueError:
+        labels = {}
+    if all(f"foot.{s}" in labels for s in "LR"):
+        return {a: (labels[f"foot.{s}"], labels.get(f"toe.{s}")) for a, s in zip("AB", "LR")}
     runs = [r for r in _leaf_runs(skeleton) if len(r) >= 3]
     if len(runs) < 2:
         raise ValueError("no feet found: no foot/ankle names and fewer than two unbranched leaf chains")
@@ -175,11 +203,18 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
 
 
 def find_head(skeleton: Skeleton, rest: np.ndarray | None = None, up: np.ndarray | None = None) -> int:
-    """The joint whose name base is "head", else the highest leaf of the rest pose ``rest`` (J, 3)
-    along ``up`` (defaults: the rest pose, :func:`detect_up`)."""
+    """The joint whose name base is "head", else the head of :mod:`core.retarget.topology`, else
+    the highest leaf of the rest pose ``rest`` (J, 3) along ``up`` (defaults: the rest pose,
+    :func:`detect_up`)."""
     for j, name in enumerate(skeleton.names):
         if split_side(name)[1] == "head":
             return j
+    from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+    try:
+        return topology_labels(skeleton)["head"]
+    except (ValueError, KeyError):
+        pass
     rest = rest_positions(skeleton) if rest is None else rest
     up = detect_up(skeleton) if up is None else up
     leaves = np.setdiff1d(np.arange(skeleton.n_joints), skeleton.parents)

@@ -23,6 +23,11 @@ standing height in file or scene units taken as metres — × the scene's Unit S
 gets the figures under "physics"; --plot writes the ZMP/torque plot (needs matplotlib; in a
 batch PATH is a folder for <name>_physics.png).
 
+The bone map (automatic or --map) must pair the core body — hips, spine, head, both upper and
+lower legs, feet, upper arms, forearms and hands — and never a left bone with a right one or a
+leg with an arm; otherwise the file fails with a message naming what is missing or crossed
+(--force-partial retargets a partial map anyway).
+
 Exit status: 0 done, 1 an input or a write failed (in a batch: any file), 2 a bad argument (a
 value that is not finite or out of range, an output that is an input — ``--force`` allows it —
 or -o the target .blend, which would also receive the imported source armature). Outputs are
@@ -68,6 +73,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--floor-level", type=A.finite, default=0.0, help="floor height for --on-floor (target units)")
     p.add_argument("--no-plant", action="store_true", help="do not pin the source's foot contacts with IK")
     p.add_argument("--rigid-twist", action="store_true", help="keep unmapped in-between bones rigid")
+    p.add_argument("--force-partial", action="store_true",
+                   help="retarget even when the bone map leaves part of the core body unmapped")  # fmt: skip
     p.add_argument("--format", choices=["blend", "bvh"], help="output format of a batch (default blend with Blender)")
     p.add_argument(
         "--rotate-mode", default="NATIVE", choices=["NATIVE", "QUATERNION"], help="Blender BVH import rotation mode"
@@ -112,7 +119,8 @@ def options_of(args: argparse.Namespace):
 
     return RetargetOptions(scale=args.scale, in_place=args.in_place, on_floor=args.on_floor,
                            floor_level=args.floor_level, plant_feet=not args.no_plant,
-                           distribute_twist=not args.rigid_twist, root_motion=args.root_motion)  # fmt: skip
+                           distribute_twist=not args.rigid_twist, root_motion=args.root_motion,
+                           allow_partial=args.force_partial)  # fmt: skip
 
 
 def _plan(args: argparse.Namespace, sources: list[str], out: Path, batch: bool, suffix: str) -> list[tuple]:
@@ -175,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             known = (ValueError, OSError, RuntimeError, UsageError)
             detail = " ".join(str(exc).split()) if isinstance(exc, known) else traceback.format_exc()
+            if type(exc).__name__ == "MappingError" and "unmapped" in detail:
+                detail += " (--force-partial retargets anyway)"
             print(f"FAILED {detail}" if str(source) in detail else f"FAILED {source}: {detail}", file=sys.stderr)
             results.append({"input": str(source), "error": str(exc)})
             continue

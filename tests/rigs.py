@@ -39,7 +39,7 @@ LAYOUT = [
 TIPS = {"head": (0.0, 0.18, 0.0), "index.L": (0.05, 0.0, 0.0), "thumb.L": (0.03, 0.0, 0.03), "toe.L": (0.0, 0.0, 0.06)}
 
 SIDE_SWAPS = (("Left", "Right"), ("_L", "_R"), (".L", ".R"), ("_l", "_r"), ("LHip", "RHip"), ("LTh", "RTh"),
-              ("LFi", "RFi"))  # fmt: skip
+              ("LFi", "RFi"), (" L ", " R "))  # fmt: skip
 
 NAMES = {
     "cmu_cgspeed": {
@@ -89,11 +89,65 @@ NAMES = {
         "head": "head", "shoulder.L": "clavicle_l", "upper_arm.L": "upperarm_l", "forearm.L": "lowerarm_l",
         "hand.L": "hand_l", "index.L": "index_01_l", "thumb.L": "thumb_01_l",
     },
+    "character_creator": {
+        "hips": "CC_Base_Hip", "upper_leg.L": "CC_Base_L_Thigh", "lower_leg.L": "CC_Base_L_Calf",
+        "foot.L": "CC_Base_L_Foot", "toe.L": "CC_Base_L_ToeBase", "spine": "CC_Base_Waist", "spine1": "CC_Base_Spine01",
+        "chest": "CC_Base_Spine02", "neck": "CC_Base_NeckTwist01", "neck1": "CC_Base_NeckTwist02",
+        "head": "CC_Base_Head", "shoulder.L": "CC_Base_L_Clavicle", "upper_arm.L": "CC_Base_L_Upperarm",
+        "forearm.L": "CC_Base_L_Forearm", "hand.L": "CC_Base_L_Hand", "index.L": "CC_Base_L_Index1",
+        "thumb.L": "CC_Base_L_Thumb1",
+    },
+    "xsens_mvn": {
+        "hips": "Pelvis", "upper_leg.L": "LeftUpperLeg", "lower_leg.L": "LeftLowerLeg", "foot.L": "LeftFoot",
+        "toe.L": "LeftToe", "spine": "L5", "spine1": "L3", "chest": "T8", "neck": "Neck", "head": "Head",
+        "shoulder.L": "LeftShoulder", "upper_arm.L": "LeftUpperArm", "forearm.L": "LeftForeArm", "hand.L": "LeftHand",
+    },
+    "perception_neuron": {
+        "hips": "Hips", "upper_leg.L": "LeftUpLeg", "lower_leg.L": "LeftLeg", "foot.L": "LeftFoot",
+        "spine": "Spine", "spine1": "Spine1", "chest": "Spine3", "neck": "Neck", "neck1": "Neck1", "head": "Head",
+        "shoulder.L": "LeftShoulder", "upper_arm.L": "LeftArm", "forearm.L": "LeftForeArm", "hand.L": "LeftHand",
+        "index.L": "LeftHandIndex1", "thumb.L": "LeftHandThumb1",
+    },
+    "unity_humanoid": {
+        "hips": "Hips", "upper_leg.L": "LeftUpperLeg", "lower_leg.L": "LeftLowerLeg", "foot.L": "LeftFoot",
+        "toe.L": "LeftToes", "spine": "Spine", "chest": "UpperChest", "neck": "Neck", "head": "Head",
+        "shoulder.L": "LeftShoulder", "upper_arm.L": "LeftUpperArm", "forearm.L": "LeftLowerArm", "hand.L": "LeftHand",
+        "index.L": "LeftIndexProximal", "thumb.L": "LeftThumbProximal",
+    },
+    "vrm": {
+        "hips": "J_Bip_C_Hips", "upper_leg.L": "J_Bip_L_UpperLeg", "lower_leg.L": "J_Bip_L_LowerLeg",
+        "foot.L": "J_Bip_L_Foot", "toe.L": "J_Bip_L_ToeBase", "spine": "J_Bip_C_Spine", "chest": "J_Bip_C_UpperChest",
+        "neck": "J_Bip_C_Neck", "head": "J_Bip_C_Head", "shoulder.L": "J_Bip_L_Shoulder",
+        "upper_arm.L": "J_Bip_L_UpperArm", "forearm.L": "J_Bip_L_LowerArm", "hand.L": "J_Bip_L_Hand",
+        "index.L": "J_Bip_L_Index1", "thumb.L": "J_Bip_L_Thumb1",
+    },
+    "daz_genesis": {
+        "hips": "hip", "upper_leg.L": "lThighBend", "lower_leg.L": "lShin", "foot.L": "lFoot", "toe.L": "lToe",
+        "spine": "abdomenLower", "spine1": "abdomenUpper", "chest": "chestUpper", "neck": "neckLower",
+        "neck1": "neckUpper", "head": "head", "shoulder.L": "lCollar", "upper_arm.L": "lShldrBend",
+        "forearm.L": "lForearmBend", "hand.L": "lHand", "index.L": "lIndex1", "thumb.L": "lThumb1",
+    },
+    "3dsmax_biped": {
+        "hips": "Bip01 Pelvis", "upper_leg.L": "Bip01 L Thigh", "lower_leg.L": "Bip01 L Calf",
+        "foot.L": "Bip01 L Foot", "toe.L": "Bip01 L Toe0", "spine": "Bip01 Spine", "spine1": "Bip01 Spine1",
+        "chest": "Bip01 Spine2", "neck": "Bip01 Neck", "head": "Bip01 Head", "shoulder.L": "Bip01 L Clavicle",
+        "upper_arm.L": "Bip01 L UpperArm", "forearm.L": "Bip01 L Forearm", "hand.L": "Bip01 L Hand",
+        "index.L": "Bip01 L Finger1", "thumb.L": "Bip01 L Finger0",
+    },
 }  # fmt: skip
 
 # name, parent name, position: a point, or ("between", a, b, t) on the segment between two named joints.
 EXTRAS = {
     "bandai_namco": [("joint_Root", None, (0.0, 0.0, 0.0))],
+    "character_creator": [("CC_Base_Pelvis", "CC_Base_Hip", (0.0, 0.95, 0.0)),
+                          ("CC_Base_L_ThighTwist01", "CC_Base_L_Thigh", ("between", "CC_Base_L_Thigh", "CC_Base_L_Calf", 0.0)),
+                          ("CC_Base_L_ThighTwist02", "CC_Base_L_ThighTwist01", ("between", "CC_Base_L_Thigh", "CC_Base_L_Calf", 0.5)),
+                          ("CC_Base_L_KneeShareBone", "CC_Base_L_Calf", ("between", "CC_Base_L_Calf", "CC_Base_L_Foot", 0.0)),
+                          ("CC_Base_L_ForearmTwist01", "CC_Base_L_Forearm", ("between", "CC_Base_L_Forearm", "CC_Base_L_Hand", 0.0)),
+                          ("CC_Base_L_ForearmTwist02", "CC_Base_L_ForearmTwist01", ("between", "CC_Base_L_Forearm", "CC_Base_L_Hand", 0.5))],
+    "daz_genesis": [("pelvis", "hip", (0.0, 0.94, 0.0)),
+                    ("lThighTwist", "lThighBend", ("between", "lThighBend", "lShin", 0.4))],
+    "3dsmax_biped": [("Bip01", None, (0.0, 0.95, 0.0)), ("Bip01 Footsteps", "Bip01", (0.0, 0.0, 0.0))],
     "mixamo": [("mixamorig:HeadTop_End", "mixamorig:Head", (0.0, 1.76, 0.0)),
                ("mixamorig:LeftToe_End", "mixamorig:LeftToeBase", (0.1, 0.02, 0.19))],
     "rigify": [("DEF-thigh.L.001", "DEF-thigh.L", ("between", "DEF-thigh.L", "DEF-shin.L", 0.5)),
@@ -114,6 +168,9 @@ REPARENT = {
                "DEF-hand.L": "DEF-forearm.L.001"},
     "unreal": {"spine_05": "spine_04", "pelvis": "root"},
     "bandai_namco": {"Hips": "joint_Root"},
+    "character_creator": {"CC_Base_L_Thigh": "CC_Base_Pelvis"},
+    "daz_genesis": {"lThighBend": "pelvis", "lShin": "lThighBend"},
+    "3dsmax_biped": {"Bip01 Pelvis": "Bip01"},
 }  # fmt: skip
 
 
@@ -125,7 +182,7 @@ def right_side(name: str) -> str:
 
 
 def _is_left(name: str) -> bool:
-    return any(a in name for a, _ in SIDE_SWAPS)
+    return any(a in name for a, _ in SIDE_SWAPS) or (name[:1] == "l" and name[1:2].isupper())  # Daz: lShin
 
 
 def _mirror(spec):
@@ -167,7 +224,7 @@ def layout(convention: str) -> tuple[list[str], list[str | None], np.ndarray, di
     for child, parent in REPARENT.get(convention, {}).items():
         parent_of[child] = parent
         if _is_left(child):
-            parent_of[right_side(child)] = right_side(parent)
+            parent_of[right_side(child)] = right_side(parent) if _is_left(parent) else parent
     positions: dict[str, np.ndarray] = {}
 
     def position(name: str) -> np.ndarray:
@@ -308,3 +365,29 @@ def wiggle(skeleton: Skeleton, n_frames: int = 120, fps: float = 30.0, seed: int
     m.translations[:, 0, 2] += travel * t[:, 0] / t[-1, 0]
     m.translations[:, 0, 1] += 0.02 * np.sin(2 * np.pi * t[:, 0])
     return m
+
+
+def anonymise(skeleton: Skeleton, seed: int = 0) -> tuple[Skeleton, np.ndarray]:
+    """The same body with meaningless names (``j017``…) and siblings listed in a shuffled order.
+
+    Returns (skeleton, old): ``old[k]`` is the original index of new joint ``k``, so a pose or
+    a motion's arrays are carried over as ``array[..., old, :]``.
+    """
+    rng = np.random.default_rng(seed)
+    kids = [[int(c) for c in skeleton.children(j)] for j in range(skeleton.n_joints)]
+    order: list[int] = []
+    stack = [int(r) for r in rng.permutation(np.flatnonzero(skeleton.parents < 0))][::-1]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(int(c) for c in rng.permutation(kids[j]))
+    old = np.array(order)
+    new_of = np.empty_like(old)
+    new_of[old] = np.arange(len(old))
+    parents = np.array([-1 if skeleton.parents[j] < 0 else new_of[skeleton.parents[j]] for j in old])
+    labels = rng.permutation(len(old))
+    rest = None if skeleton.rest_rotations is None else skeleton.rest_rotations[old]
+    channels = None if skeleton.channels is None else tuple(skeleton.channels[j] for j in old)
+    anon = Skeleton(tuple(f"j{labels[k]:03d}" for k in range(len(old))), parents, skeleton.rest_translations[old],
+                    rest, channels, new_of[skeleton.end_site_parents], skeleton.end_site_offsets)  # fmt: skip
+    return anon, old

@@ -52,6 +52,12 @@ def retarget_properties() -> dict:
             description="Spread the twist over unmapped target bones between mapped ones, such as extra spine or "
             "twist bones",
         ),
+        "allow_partial": BoolProperty(
+            name="Allow Partial Map",
+            default=False,
+            description="Retarget even when the bone map leaves part of the body (hips, spine, head, legs, arms) "
+            "unmapped",
+        ),
         "extract_keyframes": BoolProperty(
             name="Extract Keyframes",
             default=False,
@@ -172,6 +178,7 @@ def options_of(settings):
         plant_feet=settings.plant_feet,
         distribute_twist=settings.distribute_twist,
         root_motion=settings.root_motion,
+        allow_partial=settings.allow_partial,
     )
 
 
@@ -300,7 +307,12 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
                 return prepared.work(progress)
             except ValueError as exc:
                 from ...core.physics.errors import PhysicsError
+                from ...core.retarget import MappingError
 
+                if isinstance(exc, MappingError) and "unmapped" in str(exc):
+                    raise ValueError(
+                        f"{exc} (map those bones in the Retarget panel, or enable Allow Partial Map)"
+                    ) from exc
                 if mapping and not isinstance(exc, PhysicsError):
                     raise ValueError(
                         f"{exc} (the bone map in the Retarget panel does not fit: Auto-Map again)"
@@ -322,6 +334,19 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
         return jobs.Task(work, finish, "Retargeting with physics" if physics is not None else "Retargeting")
 
 
+def core_body_missing(source, target, mapping: dict[str, str]) -> str:
+    """The parts of the core body (hips, spine, head, legs, arms) a bone map leaves unmapped, in
+    words ("head, left foot"), or "" when it maps them all."""
+    from ...core.retarget import map_labels
+    from ...core.retarget.mapping import describe
+    from ..common.armature import skeleton_from_armature
+
+    if not mapping:
+        return "everything"
+    missing = map_labels(mapping, skeleton_from_armature(source), skeleton_from_armature(target), allow_partial=True)[2]
+    return ", ".join(map(describe, missing))
+
+
 class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
     """Map the active armature's bones to the source armature's bones by their names, or by the hierarchy"""
 
@@ -336,9 +361,15 @@ class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
 
         source, target = find_source(context), context.active_object
         settings = context.scene.mocap_workbench.retarget
-        count = fill_bone_map(settings.bone_map, target, auto_bone_map(source, target))
+        mapping = auto_bone_map(source, target)
+        count = fill_bone_map(settings.bone_map, target, mapping)
         settings.bone_map_target = target.name
-        self.report({"INFO"}, f"Mapped {count} of {len(target.data.bones)} bones of '{target.name}' to '{source.name}'")
+        text = f"Mapped {count} of {len(target.data.bones)} bones of '{target.name}' to '{source.name}'"
+        missing = core_body_missing(source, target, mapping)
+        if missing:
+            self.report({"WARNING"}, f"{text}; not mapped: {missing} (map them before Retarget)")
+        else:
+            self.report({"INFO"}, text)
         return {"FINISHED"}
 
 
@@ -439,6 +470,7 @@ def draw_retarget_options(layout, settings) -> None:
     layout.prop(settings, "on_floor")
     layout.prop(settings, "plant_feet")
     layout.prop(settings, "distribute_twist")
+    layout.prop(settings, "allow_partial")
     layout.prop(settings, "extract_keyframes")
 
 

@@ -8,24 +8,33 @@ Labelling a skeleton, in order (later steps only fill labels still missing, neve
 
 1. the naming convention that matches the most names, on a tie the largest share of its
    table (:data:`CONVENTIONS`: CMU cgspeed, CMU 3ds Max, CMU ASF, Bandai Namco, Mixamo,
-   Rigify, Unreal mannequin; Blender's BVH importer keeps the file's names). Names compare
-   without case and without a namespace (``mixamorig:``); a table entry may list candidates,
-   the first present wins (Unreal's chest is ``spine_05``, ``spine_04`` or ``spine_03``).
-   Conventions disagree on words (3ds Max's ``LeftShoulder`` is the upper arm, cgspeed's is
-   the collar), so a whole table is chosen;
-2. generic synonyms on the side and base of each name (:func:`core.limbs.split_side`);
-3. topology (:func:`core.retarget.topology.topology_labels`), group by group (a leg, an arm,
-   the trunk, the neck and head), only where it agrees with the joints already named in
-   that group (Rigify's twist segments would otherwise pass for a hip joint).
+   Rigify (``DEF-``, ``ORG-`` or metarig names), Unreal UE4/UE5 mannequin, Character
+   Creator / iClone, Xsens MVN, Perception Neuron, Unity humanoid, VRM, Daz Genesis, 3ds Max
+   Biped; Blender's BVH importer keeps the file's names). Names compare without case,
+   without a namespace (``mixamorig:``, ``mixamorig7_``) and with Biped's ``Bip001`` read as
+   ``Bip01``; a table entry may list candidates, the first present wins (Unreal's chest is
+   ``spine_05``, ``spine_04`` or ``spine_03``). Conventions disagree on words (3ds Max's
+   ``LeftShoulder`` is the upper arm, cgspeed's is the collar), so a whole table is chosen;
+2. generic synonyms on the side and base of each name (:func:`core.limbs.split_side`),
+   never on Rigify mechanism bones or IK/FK/pole controls (``MCH-``, ``thigh_ik.L``);
+3. topology (:func:`core.retarget.topology.topology_labels`, no names needed), group by
+   group (a leg, an arm, the trunk, the neck and head), only where it agrees with the joints
+   already named in that group.
 
 Joints that both skeletons label are paired; then joints with the same name on both sides
 (fingers of one convention) are paired too.
+
+A map, automatic or the user's, is then read by :func:`map_labels`: every later stage (root,
+leg ratio, planting) takes the body from the joints the map pairs, and a map that leaves the
+core body (:data:`CORE`) unmapped or pairs left with right, or a leg with an arm, is a
+:class:`MappingError` (a partial map only when allowed).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -75,15 +84,20 @@ CONVENTIONS: dict[str, dict[str, str | tuple[str, ...]]] = {
         "index": "{Left}HandIndex1", "thumb": "{Left}HandThumb1",
     },
     "rigify": {
-        "hips": ("DEF-spine", "spine"), "spine": ("DEF-spine.001", "spine.001"),
-        "spine1": ("DEF-spine.002", "spine.002"), "chest": ("DEF-spine.003", "spine.003"),
-        "neck": ("DEF-spine.004", "spine.004"), "neck1": ("DEF-spine.005", "spine.005"),
-        "head": ("DEF-spine.006", "spine.006"), "shoulder": ("DEF-shoulder.{L}", "shoulder.{L}"),
-        "upper_arm": ("DEF-upper_arm.{L}", "upper_arm.{L}"), "forearm": ("DEF-forearm.{L}", "forearm.{L}"),
-        "hand": ("DEF-hand.{L}", "hand.{L}"), "upper_leg": ("DEF-thigh.{L}", "thigh.{L}"),
-        "lower_leg": ("DEF-shin.{L}", "shin.{L}"), "foot": ("DEF-foot.{L}", "foot.{L}"),
-        "toe": ("DEF-toe.{L}", "toe.{L}"), "index": ("DEF-f_index.01.{L}", "f_index.01.{L}"),
-        "thumb": ("DEF-thumb.01.{L}", "thumb.01.{L}"),
+        "hips": ("DEF-spine", "ORG-spine", "spine"), "spine": ("DEF-spine.001", "ORG-spine.001", "spine.001"),
+        "spine1": ("DEF-spine.002", "ORG-spine.002", "spine.002"),
+        "chest": ("DEF-spine.003", "ORG-spine.003", "spine.003"),
+        "neck": ("DEF-spine.004", "ORG-spine.004", "spine.004"),
+        "neck1": ("DEF-spine.005", "ORG-spine.005", "spine.005"),
+        "head": ("DEF-spine.006", "ORG-spine.006", "spine.006"),
+        "shoulder": ("DEF-shoulder.{L}", "ORG-shoulder.{L}", "shoulder.{L}"),
+        "upper_arm": ("DEF-upper_arm.{L}", "ORG-upper_arm.{L}", "upper_arm.{L}"),
+        "forearm": ("DEF-forearm.{L}", "ORG-forearm.{L}", "forearm.{L}"),
+        "hand": ("DEF-hand.{L}", "ORG-hand.{L}", "hand.{L}"), "upper_leg": ("DEF-thigh.{L}", "ORG-thigh.{L}", "thigh.{L}"),
+        "lower_leg": ("DEF-shin.{L}", "ORG-shin.{L}", "shin.{L}"), "foot": ("DEF-foot.{L}", "ORG-foot.{L}", "foot.{L}"),
+        "toe": ("DEF-toe.{L}", "ORG-toe.{L}", "toe.{L}"),
+        "index": ("DEF-f_index.01.{L}", "ORG-f_index.01.{L}", "f_index.01.{L}"),
+        "thumb": ("DEF-thumb.01.{L}", "ORG-thumb.01.{L}", "thumb.01.{L}"),
     },
     "unreal": {
         "hips": "pelvis", "spine": "spine_01", "spine1": "spine_02", "chest": ("spine_05", "spine_04", "spine_03"),
@@ -92,15 +106,63 @@ CONVENTIONS: dict[str, dict[str, str | tuple[str, ...]]] = {
         "lower_leg": "calf_{l}", "foot": "foot_{l}", "toe": "ball_{l}", "index": "index_01_{l}",
         "thumb": "thumb_01_{l}",
     },
+    "character_creator": {
+        "hips": "CC_Base_Hip", "spine": "CC_Base_Waist", "spine1": "CC_Base_Spine01", "chest": "CC_Base_Spine02",
+        "neck": "CC_Base_NeckTwist01", "neck1": "CC_Base_NeckTwist02", "head": "CC_Base_Head",
+        "shoulder": "CC_Base_{L}_Clavicle", "upper_arm": "CC_Base_{L}_Upperarm", "forearm": "CC_Base_{L}_Forearm",
+        "hand": "CC_Base_{L}_Hand", "upper_leg": "CC_Base_{L}_Thigh", "lower_leg": "CC_Base_{L}_Calf",
+        "foot": "CC_Base_{L}_Foot", "toe": "CC_Base_{L}_ToeBase", "index": "CC_Base_{L}_Index1",
+        "thumb": "CC_Base_{L}_Thumb1",
+    },
+    "xsens_mvn": {
+        "hips": "Pelvis", "spine": "L5", "spine1": "L3", "chest": ("T8", "T12"), "neck": "Neck", "head": "Head",
+        "shoulder": "{Left}Shoulder", "upper_arm": "{Left}UpperArm", "forearm": "{Left}ForeArm",
+        "hand": "{Left}Hand", "upper_leg": "{Left}UpperLeg", "lower_leg": "{Left}LowerLeg", "foot": "{Left}Foot",
+        "toe": "{Left}Toe",
+    },
+    "perception_neuron": {
+        "hips": "Hips", "spine": "Spine", "spine1": "Spine1", "chest": ("Spine3", "Spine2"), "neck": "Neck",
+        "neck1": "Neck1", "head": "Head", "shoulder": "{Left}Shoulder", "upper_arm": "{Left}Arm",
+        "forearm": "{Left}ForeArm", "hand": "{Left}Hand", "upper_leg": "{Left}UpLeg", "lower_leg": "{Left}Leg",
+        "foot": "{Left}Foot", "index": "{Left}HandIndex1", "thumb": "{Left}HandThumb1",
+    },
+    "unity_humanoid": {
+        "hips": "Hips", "spine": "Spine", "chest": ("UpperChest", "Chest"), "neck": "Neck", "head": "Head",
+        "shoulder": "{Left}Shoulder", "upper_arm": "{Left}UpperArm", "forearm": "{Left}LowerArm",
+        "hand": "{Left}Hand", "upper_leg": "{Left}UpperLeg", "lower_leg": "{Left}LowerLeg", "foot": "{Left}Foot",
+        "toe": "{Left}Toes", "index": "{Left}IndexProximal", "thumb": "{Left}ThumbProximal",
+    },
+    "vrm": {
+        "hips": "J_Bip_C_Hips", "spine": "J_Bip_C_Spine", "chest": ("J_Bip_C_UpperChest", "J_Bip_C_Chest"),
+        "neck": "J_Bip_C_Neck", "head": "J_Bip_C_Head", "shoulder": "J_Bip_{L}_Shoulder",
+        "upper_arm": "J_Bip_{L}_UpperArm", "forearm": "J_Bip_{L}_LowerArm", "hand": "J_Bip_{L}_Hand",
+        "upper_leg": "J_Bip_{L}_UpperLeg", "lower_leg": "J_Bip_{L}_LowerLeg", "foot": "J_Bip_{L}_Foot",
+        "toe": "J_Bip_{L}_ToeBase", "index": "J_Bip_{L}_Index1", "thumb": "J_Bip_{L}_Thumb1",
+    },
+    "daz_genesis": {
+        "hips": "hip", "spine": ("abdomenLower", "abdomen"), "spine1": ("abdomenUpper", "abdomen2"),
+        "chest": ("chestUpper", "chestLower", "chest"), "neck": ("neckLower", "neck"), "neck1": "neckUpper",
+        "head": "head", "shoulder": "{l}Collar", "upper_arm": ("{l}ShldrBend", "{l}Shldr"),
+        "forearm": ("{l}ForearmBend", "{l}ForeArm"), "hand": "{l}Hand", "upper_leg": ("{l}ThighBend", "{l}Thigh"),
+        "lower_leg": "{l}Shin", "foot": "{l}Foot", "toe": "{l}Toe", "index": "{l}Index1", "thumb": "{l}Thumb1",
+    },
+    "3dsmax_biped": {
+        "hips": "Bip01 Pelvis", "spine": "Bip01 Spine", "spine1": "Bip01 Spine1",
+        "chest": ("Bip01 Spine3", "Bip01 Spine2"), "neck": "Bip01 Neck", "head": "Bip01 Head",
+        "shoulder": "Bip01 {L} Clavicle", "upper_arm": "Bip01 {L} UpperArm", "forearm": "Bip01 {L} Forearm",
+        "hand": "Bip01 {L} Hand", "upper_leg": "Bip01 {L} Thigh", "lower_leg": "Bip01 {L} Calf",
+        "foot": "Bip01 {L} Foot", "toe": "Bip01 {L} Toe0", "index": "Bip01 {L} Finger1", "thumb": "Bip01 {L} Finger0",
+    },
 }  # fmt: skip
 
 # Step 2: bases (from split_side) per canonical joint, in order of preference.
 SYNONYMS = {
     "hips": ("hips", "pelvis"), "spine": ("spine", "abdomen"), "chest": ("chest", "thorax", "upperchest"),
-    "neck": ("neck",), "head": ("head",), "upper_leg": ("upleg", "thigh", "upperleg", "femur"),
+    "neck": ("neck",), "head": ("head",), "upper_leg": ("upleg", "thigh", "upperleg", "femur", "thighbend"),
     "lower_leg": ("calf", "shin", "lowerleg", "tibia", "knee", "leg"), "foot": ("foot", "ankle"),
     "toe": ("toebase", "toe", "toes", "ball", "toe0"), "shoulder": ("clavicle", "collar"),
-    "upper_arm": ("upperarm", "humerus", "arm"), "forearm": ("forearm", "lowerarm", "elbow", "radius"),
+    "upper_arm": ("upperarm", "humerus", "arm", "shldrbend", "shldr"),
+    "forearm": ("forearm", "lowerarm", "elbow", "radius", "forearmbend"),
     "hand": ("wrist", "hand"),
 }  # fmt: skip
 
@@ -113,8 +175,10 @@ _SIDE_WORDS = {"Left": ("Left", "Right"), "L": ("L", "R"), "l": ("l", "r")}
 
 
 def name_key(name: str) -> str:
-    """Name as compared across conventions: without namespace (``mixamorig:``), lower case."""
-    return name.rsplit(":", 1)[-1].strip().lower()
+    """Name as compared across conventions: without namespace (``mixamorig:``, ``mixamorig7_``),
+    lower case, a 3ds Max Biped prefix numbered as ``bip01`` (``Bip001 L Foot``)."""
+    key = re.sub(r"^mixamorig\d*_", "", name.rsplit(":", 1)[-1].strip().lower())
+    return re.sub(r"^bip\d+([ _])", r"bip01\1", key)
 
 
 def _expand(table: dict) -> list[tuple[str, tuple[str, ...]]]:
@@ -151,9 +215,15 @@ def convention_labels(skeleton: Skeleton, convention: str) -> dict[str, int]:
     return labels
 
 
+def _is_control(name: str) -> bool:
+    """Rigify mechanism and widget bones, and IK/pole helpers: never a deform limb."""
+    key = name_key(name)
+    return bool(re.match(r"^(mch|wgt|vis)[-_.]", key) or re.search(r"(^|[-_.])(ik|fk|pole|target)([-_.]|$)", key))
+
+
 def _synonym_labels(skeleton: Skeleton, labels: dict[str, int]) -> dict[str, int]:
     """Fill missing canonical joints from generic synonyms of the name bases."""
-    parsed = [split_side(n) for n in skeleton.names]
+    parsed = [(None, "") if _is_control(n) else split_side(n) for n in skeleton.names]
     out, used = dict(labels), set(labels.values())
     for base, words in SYNONYMS.items():
         for side in (None,) if base in CENTRE else ("L", "R"):
@@ -276,3 +346,91 @@ def load_preset(path: str | os.PathLike) -> dict[str, str]:
     if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
         raise ValueError(f"{path}: a bone map is a JSON object of target bone names to source bone names")
     return dict(mapping)
+
+
+# The core body a retarget needs (the spine: any of spine, spine1, chest).
+CORE = ("hips", "spine", "head") + tuple(
+    f"{base}.{side}" for side in "LR" for base in ("upper_leg", "lower_leg", "foot", "upper_arm", "forearm", "hand")
+)
+_SPINE = ("spine", "spine1", "chest")
+
+
+class MappingError(ValueError):
+    """A bone map that leaves the core body unmapped or pairs a left bone with a right one, or a
+    leg with an arm."""
+
+
+def describe(canonical: str) -> str:
+    """Plain words for a canonical joint: ``foot.L`` → "left foot"."""
+    base, _, side = canonical.partition(".")
+    words = base.replace("_", " ")
+    return f"{'left' if side == 'L' else 'right'} {words}" if side else words
+
+
+def named_labels(skeleton: Skeleton) -> dict[str, int]:
+    """Canonical joint → joint index from the names only (steps 1 and 2 of the module notes)."""
+    scores = {name: convention_labels(skeleton, name) for name in CONVENTIONS}
+    best = max(scores, key=lambda n: (len(scores[n]), len(scores[n]) / len(_expand(CONVENTIONS[n]))))
+    return _synonym_labels(skeleton, scores[best] if len(scores[best]) >= 4 else {})
+
+
+def _crosses(a: str, b: str) -> bool:
+    """Whether two canonical joints lie on different sides or limbs (the trunk and head are one,
+    fingers are not checked)."""
+    ga, gb = _group(a), _group(b)
+    if "fingers" in (ga.split(".")[0], gb.split(".")[0]):
+        return False
+    centre = ("trunk", "head")
+    return not (ga in centre and gb in centre) and ga != gb
+
+
+def map_labels(
+    mapping: dict[str, str],
+    source: Skeleton,
+    target: Skeleton,
+    source_positions: np.ndarray | None = None,
+    allow_partial: bool = False,
+) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    """(source labels, target labels, missing core joints) that follow a bone map.
+
+    Each mapped pair gets one canonical label, the same on both sides: the one both skeletons
+    give it, else the one only one gives, else (the two disagree within one limb or the trunk)
+    the name-based one, the source's first. So planting, the root and the leg ratio use the
+    joints the map pairs, whatever the automatic labelling of either side would say. Joints
+    outside the map keep their own labels where those are free.
+
+    source_positions: (J, 3) a standing pose of the source (its rest pose when None). Raises
+    :class:`MappingError` when the map pairs a left joint with a right one or joints of
+    different limbs (by the names of both sides), or — unless ``allow_partial`` — when a core
+    joint (:data:`CORE`) is not mapped; the message names them.
+    """
+    src_all, tgt_all = label_skeleton(source, source_positions)[0], label_skeleton(target)[0]
+    src_named, tgt_named = named_labels(source), named_labels(target)
+    inv = {kind: {j: c for c, j in labels.items()} for kind, labels in
+           (("s", src_all), ("t", tgt_all), ("sn", src_named), ("tn", tgt_named))}  # fmt: skip
+    tk, sj = mapping_pairs(mapping, source, target)
+    src: dict[str, int] = {}
+    tgt: dict[str, int] = {}
+    crossings = []
+    for t, s in zip(tk.tolist(), sj.tolist()):
+        cs, ct = inv["s"].get(s), inv["t"].get(t)
+        ns, nt = inv["sn"].get(s), inv["tn"].get(t)
+        if ns and nt and _crosses(ns, nt):
+            crossings.append(f"'{target.names[t]}' ({describe(nt)}) ← '{source.names[s]}' ({describe(ns)})")
+            continue
+        if cs and ct and cs != ct:
+            c = ns if ns in (cs, ct) else nt if nt in (cs, ct) else cs
+        else:
+            c = cs or ct
+        if c and c not in src:
+            src[c], tgt[c] = s, t
+    if crossings:
+        raise MappingError("the bone map crosses sides or limbs: " + "; ".join(crossings[:4]))
+    missing = [c for c in CORE if not (any(k in src for k in _SPINE) if c == "spine" else c in src)]
+    if missing and not allow_partial:
+        raise MappingError("the bone map leaves the core body unmapped: " + ", ".join(map(describe, missing)))
+    for own, out, pairs in ((src_all, src, set(sj.tolist())), (tgt_all, tgt, set(tk.tolist()))):
+        for c, j in own.items():
+            if c not in out and j not in pairs and j not in out.values():
+                out[c] = j
+    return src, tgt, missing

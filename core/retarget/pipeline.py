@@ -38,7 +38,7 @@ from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
 from ..skeleton import Skeleton, rest_world
 from .body import foot_points, leg_length
-from .mapping import auto_map, label_skeleton, mapping_pairs
+from .mapping import CORE, MappingError, auto_map, describe, map_labels, mapping_pairs
 from .root_motion import carry_root_motion, root_bone
 from .root_motion import with_position_channels as _with_position_channels
 from .transfer import Transfer, mapped_ancestors
@@ -54,7 +54,8 @@ class RetargetOptions:
     seconds; distribute_twist: spread the twist of mapped joints over unmapped joints above
     them (else those stay rigid); in_place_window: seconds of the path low-pass; root_motion:
     carry the horizontal travel and heading on the bone above the pelvis, at the floor, the
-    pelvis relative to it (game rigs, :mod:`.root_motion`).
+    pelvis relative to it (game rigs, :mod:`.root_motion`); allow_partial: retarget even when
+    the map leaves part of the core body unmapped (:data:`.mapping.CORE`; otherwise an error).
     """
 
     scale: float | None = None
@@ -66,6 +67,7 @@ class RetargetOptions:
     distribute_twist: bool = True
     in_place_window: float = 1.0
     root_motion: bool = False
+    allow_partial: bool = False
 
 
 @dataclass(eq=False)
@@ -94,6 +96,7 @@ class RetargetResult:
     source_contacts: Contacts | None = None
     contacts: Contacts | None = None
     target_labels: dict[str, int] = field(default_factory=dict)
+    source_labels: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     root_bone: int | None = None
     keyed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
@@ -118,16 +121,24 @@ def retarget(
 
     mapping: target joint name → source joint name (default automatic); alignment: (4,) the
     rotation from source space to target space (default from the up axes, which may be
-    given as "y", "-z" or vectors). Raises ValueError when the map pairs no joint.
+    given as "y", "-z" or vectors). Every stage reads the body through the map
+    (:func:`.mapping.map_labels`). Raises ValueError when the target has no joints or the map
+    pairs none, :class:`.mapping.MappingError` when the map crosses sides or limbs or (unless
+    ``options.allow_partial``) leaves the core body unmapped.
     """
     options = options or RetargetOptions()
-    mapping = auto_map(source.skeleton, target) if mapping is None else dict(mapping)
+    if not target.n_joints:
+        raise ValueError("the target has no bones")
+    s_pos, s_rot = forward_kinematics(source.skeleton, source.translations, source.rotations)
+    mapping = auto_map(source.skeleton, target, s_pos[0]) if mapping is None else dict(mapping)
     tk, sj = mapping_pairs(mapping, source.skeleton, target)
     if not len(tk):
-        raise ValueError("the bone map pairs no bones of these armatures")
-    s_pos, s_rot = forward_kinematics(source.skeleton, source.translations, source.rotations)
-    up_s = detect_up(source.skeleton, s_pos[:: max(1, len(s_pos) // 200)]) if source_up is None else parse_up(source_up)
-    source_labels, target_labels = label_skeleton(source.skeleton)[0], label_skeleton(target)[0]
+        raise MappingError("the bone map pairs no bones of these armatures (the core body unmapped: "
+                           + ", ".join(map(describe, CORE)) + ")")  # fmt: skip
+    source_labels, target_labels, missing = map_labels(
+        mapping, source.skeleton, target, s_pos[0], options.allow_partial
+    )
+    up_s = _source_up(source.skeleton, s_pos, source_labels) if source_up is None else parse_up(source_up)
     a = _alignment(target, target_labels, up_s, alignment, target_up)
     up_t = quat.rotate(a, up_s)
     scale = (
@@ -141,6 +152,9 @@ def retarget(
     mapped_world = scale * quat.rotate(a, s_pos)
     motion, shift = _root_motion(transfer, rotations, root, mapped_world, up_t, target_labels, options, source.fps)
     result = RetargetResult(motion, motion, mapping, (tk, sj), scale, a, up_t, root, shift, target_labels=target_labels)
+    result.source_labels = source_labels
+    if missing:
+        result.notes.append("partial map, not mapped: " + ", ".join(map(describe, missing)))
     if options.plant_feet:
         _plant(result, source, s_pos, up_s, options.blend)
     if options.root_motion:
@@ -177,6 +191,20 @@ def _carry_root_motion(result: RetargetResult, options: RetargetOptions) -> None
         carry_root_motion(result.unplanted, result.root, top, result.up, floor) if planted else result.motion
     )
     result.root_bone = top
+
+
+def _source_up(skeleton: Skeleton, s_pos: np.ndarray, labels: dict[str, int]) -> np.ndarray:
+    """The source's up axis (3,) on its motion: from the mapped feet to the mapped hips when
+    both are labelled (the signed world axis nearest to it), else :func:`core.limbs.detect_up`."""
+    sample = s_pos[:: max(1, len(s_pos) // 200)]
+    feet = [labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in labels]
+    if "hips" not in labels or not feet:
+        return detect_up(skeleton, sample)
+    rise = (sample[:, labels["hips"]] - sample[:, feet].mean(axis=1)).mean(axis=0)
+    axis = int(np.argmax(np.abs(rise)))
+    up = np.zeros(3)
+    up[axis] = np.sign(rise[axis]) or 1.0
+    return up
 
 
 def _root_motion(
@@ -303,7 +331,8 @@ def ground_height(motion: Motion, labels: dict[str, int], up: np.ndarray) -> flo
 def _plant(result: RetargetResult, source: Motion, s_pos: np.ndarray, up_s: np.ndarray, blend: float) -> None:
     """Detect the source's foot contacts, give them to the mapped target feet and pin those."""
     try:
-        contacts = detect_contacts(source, up=up_s, positions=s_pos)
+        feet = [result.source_labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in result.source_labels]
+        contacts = detect_contacts(source, joints=feet if len(feet) == 2 else None, up=up_s, positions=s_pos)
     except ValueError as exc:
         result.notes.append(f"feet not planted: {exc}")
         return

@@ -1,99 +1,267 @@
-"""Canonical humanoid labels from the hierarchy and a standing pose, when names say nothing.
+"""Canonical humanoid labels from the hierarchy and bone lengths alone, when names say nothing.
 
-Rule (chains from the root):
+Everything but the sides is read from rest offsets (a bone's length and direction in its
+parent's frame), so a folded rest pose (Bandai Namco's and iClone's BVH: every bone along
+one axis) labels the same as a T-pose, and the order of siblings does not matter:
 
-- hips: the shallowest joint with three or more children (two legs and a spine; an Unreal
-  ``root`` with ``pelvis`` and ``ik_foot_root`` below it has two), else
-  :func:`core.limbs.body_root`;
-- legs: the two child branches of the hips that reach lowest along up; each is followed down
-  its unbranched run. The leaf is the toe when its bone is mostly horizontal (then its parent
-  is the foot), else the foot; above the foot come the lower leg, the upper leg and, when the
-  run is longer, the hip joint;
-- spine: the child branch of the hips that reaches highest, followed up to the first joint
-  with two or more children (the chest); the joints below it are spine, spine1;
-- neck and head: the chest's child branch that reaches highest, followed to its leaf (the
-  head); neck, neck1 below it;
-- arms: the chest's other branches; each run ends at the hand (where it branches into fingers,
-  or its leaf); forearm, upper arm and shoulder (collar) are the three joints above it.
+- helpers: a child that sits on the bone from its parent to the parent's main child (a twist
+  or share bone: iClone's ``CalfTwist01``/``KneeShareBone``, Unreal's ``lowerarm_twist_01_l``)
+  is never followed; a joint at its parent's place (zero offset) stands for its parent;
+- *major* branches of a joint: its non-helper children whose longest path down is at least
+  a fifth of the body's longest path below the hips (fingers, toes, face, jaw, tongue,
+  eyes, breast and ribs are not); a joint at its parent's place with two or more major
+  branches (iClone's ``Pelvis`` under ``Hip``) lends them to its parent;
+- hips: the shallowest joint with three or more major branches (where two legs and the
+  spine meet; an Unreal ``root`` with ``pelvis`` and IK bones has fewer), or the joint at
+  its place that has three itself (Biped's ``Bip01 Pelvis`` under ``Bip01``); spine: the branch
+  with the most leaves (it carries the arms and the head); legs: of the others, the two most
+  alike (a tail is left out);
+- each limb is followed down its main children (the longest path, helpers skipped). On that
+  run the upper joint, the middle joint (knee, elbow) and the end (ankle, wrist) are the
+  triple whose two segments are long, alike (score min − |difference|) and straight (no
+  bend of 40° or more inside one: the ankle), so a clavicle, a hip joint or a Rigify twist
+  segment (``DEF-thigh.L.001``) is not taken for a limb bone; a run start at the hips' own
+  place (CMU's ``LHipJoint``) is not the upper joint, nor one farther from the middle joint
+  than the lowest joint at 80 % of that distance;
+  the joint above the upper one is the hip joint / collar, the one below the end the toe;
+- spine: from the hips down the spine branch to the first joint with two or more major
+  branches (the chest); arms: the chest's two most alike major branches; neck and head: the
+  other one, followed to where it branches (the face) or ends; a leaf much longer than the
+  bone before it (Mixamo's ``HeadTop_End``) is the top of the head, not the head.
 
-Sides: from the names when they carry one (:func:`core.limbs.split_side`), else from
-geometry: with the toes pointing forward f and up u, the character's left is u × f (for a
-skeleton without toes, +X is taken as left, as in BVH and Blender conventions).
-
-Limits: twist segments (Rigify's ``DEF-thigh.L.001``) and tip bones (Mixamo's
-``HeadTop_End``) lengthen the runs and shift the labels; such rigs are labelled by name.
+Sides: from the names when they carry one (:func:`core.limbs.split_side`), else from a
+standing pose: with up from the feet to the hips and forward from the ankles to the toes,
+the character's left is up × forward (without toes, +X is taken as left, as in BVH and
+Blender conventions).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..limbs import body_root, detect_up, split_side
+from ..limbs import split_side
 from ..skeleton import Skeleton, rest_positions
 
-
-def _run_down(skeleton: Skeleton, start: int) -> list[int]:
-    """The unbranched run from ``start`` down to the first joint with ≠ 1 children (inclusive)."""
-    run = [start]
-    while len(children := skeleton.children(run[-1])) == 1:
-        run.append(int(children[0]))
-    return run
+MAJOR_FRACTION = 0.2  # of the longest path from the root: a limb, the spine, the neck
 
 
-def _reach(skeleton: Skeleton, joint: int, height: np.ndarray) -> tuple[float, float]:
-    """(lowest, highest) height of the joints in the subtree of ``joint``."""
-    h = height[skeleton.subtree(joint)]
-    return float(h.min()), float(h.max())
+class _Tree:
+    """Lengths and helper flags of one skeleton (rest offsets only)."""
+
+    def __init__(self, skeleton: Skeleton, scale: float | None = None) -> None:
+        self.sk = skeleton
+        n = skeleton.n_joints
+        self.kids = [[int(c) for c in skeleton.children(j)] for j in range(n)]
+        self.pos = rest_positions(skeleton)
+        self.bone = skeleton.bone_lengths()
+        order = np.argsort(skeleton.depths(), kind="stable")[::-1]
+        self.down = np.zeros(n)  # longest path (bone lengths, End Sites included) below each joint
+        ends = np.linalg.norm(skeleton.end_site_offsets, axis=-1) if len(skeleton.end_site_parents) else []
+        for parent, length in zip(skeleton.end_site_parents, ends):
+            self.down[parent] = max(self.down[parent], float(length))
+        for j in order:
+            if self.kids[j]:
+                self.down[j] = max(self.down[j], *(self.bone[c] + self.down[c] for c in self.kids[j]))
+        # the longest path below a branching joint (a static root far away does not count)
+        branching = [j for j in range(n) if len(self.kids[j]) >= 2]
+        self.scale = max(float(self.down[branching or [0]].max(initial=0.0)) if scale is None else scale, 1e-9)
+        self.helper = np.zeros(n, dtype=bool)
+        for j in range(n):
+            self._mark_helpers(j)
+
+    def _mark_helpers(self, j: int) -> None:
+        kids = self.kids[j]
+        if len(kids) < 2:
+            return
+        tiny = 0.02 * self.scale
+        main = max(kids, key=lambda c: (self.bone[c] + self.down[c], -c))
+        seg = self.pos[main] - self.pos[j]
+        length = float(np.linalg.norm(seg))
+        for c in kids:
+            if c == main:
+                continue
+            inside = np.flatnonzero(self.sk.subtree(c))
+            if length > 0.1 * self.scale and len(inside) <= 3:
+                rel = self.pos[inside] - self.pos[j]
+                along = rel @ seg / length**2
+                off = np.linalg.norm(rel - np.outer(along, seg), axis=1)
+                if np.all((along > -0.05) & (along < 1.05) & (off < 0.15 * length + tiny)):
+                    self.helper[inside] = True
+                    continue
+            if self.bone[c] < tiny and self.down[c] < tiny:
+                self.helper[inside] = True
+
+    def real_kids(self, j: int) -> list[int]:
+        return [c for c in self.kids[j] if not self.helper[c]]
+
+    def weight(self, c: int) -> float:
+        return float(self.bone[c] + self.down[c])
+
+    def main_child(self, j: int) -> int | None:
+        kids = self.real_kids(j)
+        return max(kids, key=lambda c: (self.weight(c), -c)) if kids else None
+
+    def majors(self, j: int, expand: bool = True) -> list[int]:
+        """Major branch starts of ``j``; with ``expand``, a child at (nearly) the same place that
+        splits into major branches lends them (see the module notes)."""
+        out = []
+        for c in self.real_kids(j):
+            if self.weight(c) < MAJOR_FRACTION * self.scale:
+                continue
+            inner = self.majors(c, False) if expand and self.bone[c] < 0.03 * self.scale else []
+            out.extend(inner if len(inner) >= 2 else [c])
+        return out
+
+    def bend(self, pose: np.ndarray, a: int, b: int, c: int) -> float:
+        """Angle (degrees) between the bones a→b and b→c: the median over the poses (T, J, 3)."""
+        u, v = pose[:, b] - pose[:, a], pose[:, c] - pose[:, b]
+        nu, nv = np.linalg.norm(u, axis=-1), np.linalg.norm(v, axis=-1)
+        ok = (nu > 1e-9) & (nv > 1e-9)
+        if not ok.any():
+            return 0.0
+        cos = np.einsum("ij,ij->i", u[ok], v[ok]) / (nu[ok] * nv[ok])
+        return float(np.degrees(np.median(np.arccos(np.clip(cos, -1.0, 1.0)))))
+
+    def run(self, start: int) -> list[int]:
+        """``start`` and its main children down to a leaf."""
+        out = [start]
+        while (c := self.main_child(out[-1])) is not None:
+            out.append(c)
+        return out
+
+    def leaves(self, j: int) -> int:
+        inside = np.flatnonzero(self.sk.subtree(j))
+        return sum(1 for k in inside if not self.kids[k])
 
 
-def _leg(run: list[int], pos: np.ndarray, up: np.ndarray) -> dict[str, int]:
-    leaf_bone = pos[run[-1]] - pos[run[-2]] if len(run) >= 2 else np.zeros(3)
-    horizontal = abs(leaf_bone @ up) < 0.5 * np.linalg.norm(leaf_bone)
-    foot = len(run) - 2 if horizontal and len(run) >= 4 else len(run) - 1
-    if foot < 2:
+def _alike(tree: _Tree, branches: list[int]) -> tuple[int, int]:
+    """The two branches most alike in length and size (a mirrored pair)."""
+    best, pair = np.inf, (branches[0], branches[1])
+    for i, a in enumerate(branches):
+        for b in branches[i + 1 :]:
+            wa, wb = tree.weight(a), tree.weight(b)
+            na, nb = tree.sk.subtree(a).sum(), tree.sk.subtree(b).sum()
+            cost = abs(wa - wb) / max(wa, wb, 1e-9) + abs(int(na) - int(nb)) / max(na, nb)
+            if cost < best:
+                best, pair = cost, (a, b)
+    return pair
+
+
+def _straight(tree: _Tree, pose: np.ndarray, run: list[int], i: int, k: int) -> bool:
+    """Whether the run bends less than 40° at every joint strictly between run[i] and run[k]
+    (``pose``: (T, J, 3))."""
+    return all(tree.bend(pose, run[j - 1], run[j], run[j + 1]) < 40.0 for j in range(i + 1, k))
+
+
+def _limb(tree: _Tree, pose: np.ndarray, run: list[int], names: tuple[str, ...], end: int | None) -> dict[str, int]:
+    """Labels (upper, middle, end, above, below) of a limb run by the rule of the module notes;
+    ``end``: the run index of the end when structure tells it (a hand), else found."""
+    pos = tree.pos
+    best, triple = -np.inf, None
+    ends = range(2, len(run)) if end is None else (end,)
+    for e in ends:
+        for m in range(1, e):
+            if not _straight(tree, pose, run, m, e):
+                continue
+            b = float(np.linalg.norm(pos[run[e]] - pos[run[m]]))
+            for u in range(m):
+                if u == 0 and tree.bone[run[0]] < 0.03 * tree.scale:
+                    continue  # starts at the hips' (chest's) own place: a pelvis (collar) bone
+                if not _straight(tree, pose, run, u, m):
+                    continue
+                a = float(np.linalg.norm(pos[run[m]] - pos[run[u]]))
+                score = min(a, b) - abs(a - b)
+                if score > best + 1e-9 * tree.scale:
+                    best, triple = score, (u, m, e)
+    if triple is None:
         return {}
-    out = {"foot": run[foot], "lower_leg": run[foot - 1], "upper_leg": run[foot - 2]}
-    if foot + 1 < len(run):
-        out["toe"] = run[foot + 1]
-    if foot >= 3:
-        out["hip_joint"] = run[foot - 3]
+    u, m, e = triple
+    # the upper joint: the lowest one nearly as far from the middle (a hip joint or collar just
+    # inside it is not the limb's top)
+    reach = float(np.linalg.norm(pos[run[m]] - pos[run[u]]))
+    u = max(i for i in range(u, m) if np.linalg.norm(pos[run[m]] - pos[run[i]]) >= 0.8 * reach)
+    upper, middle, last, above, below = names
+    out = {upper: run[u], middle: run[m], last: run[e]}
+    if u > 0:
+        out[above] = run[u - 1]
+    if e + 1 < len(run):
+        out[below] = run[e + 1]
     return out
 
 
-def _arm(run: list[int]) -> dict[str, int]:
-    if len(run) < 3:
-        return {}
-    hand = len(run) - 1
-    out = {"hand": run[hand], "forearm": run[hand - 1], "upper_arm": run[hand - 2]}
-    if hand >= 3:
-        out["shoulder"] = run[hand - 3]
+def _hand_index(tree: _Tree, run: list[int]) -> int | None:
+    """Run index of the hand: the first joint below the top two that splits into fingers, else the leaf."""
+    for i in range(2, len(run)):
+        if len(tree.real_kids(run[i])) >= 2:
+            return i
+    return len(run) - 1 if len(run) >= 3 else None
+
+
+def _head_run(tree: _Tree, start: int) -> list[int]:
+    """The neck branch from ``start`` to the head (module notes)."""
+    out = [start]
+    while True:
+        kids = tree.real_kids(out[-1])
+        if len(kids) != 1:
+            break
+        c = kids[0]
+        if tree.bone[c] < 0.02 * tree.scale:  # at its parent's place: stands for it
+            if len([k for k in tree.real_kids(c)]) != 1:
+                break
+            c = tree.real_kids(c)[0]
+        out.append(c)
+    if len(out) >= 2 and not tree.kids[out[-1]] and tree.bone[out[-1]] > 1.3 * tree.bone[out[-2]]:
+        out.pop()
     return out
 
 
-def _left_axis(legs: list[dict[str, int]], pos: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """The character's left (3,): up × forward, forward from the feet to the toes (default +X)."""
-    toes = [pos[leg["toe"]] - pos[leg["foot"]] for leg in legs if "toe" in leg]
-    if toes:
-        forward = np.mean(toes, axis=0)
-        left = np.cross(up, forward - (forward @ up) * up)
-        if np.linalg.norm(left) > 1e-9:
-            return left / np.linalg.norm(left)
-    return np.array([1.0, 0.0, 0.0])
-
-
-def _sides(skeleton: Skeleton, limbs: list[dict[str, int]], pos: np.ndarray, left: np.ndarray) -> list[str]:
+def _sides(skeleton: Skeleton, limbs: list[dict[str, int]], key: str, pos: np.ndarray, left: np.ndarray) -> list[str]:
     """ "L"/"R" for two limbs: by name when the names carry opposite sides, else by geometry."""
-    ends = [next(iter(limb.values())) for limb in limbs]
+    ends = [limb[key] for limb in limbs]
     named = [split_side(skeleton.names[j])[0] for j in ends]
     if sorted(s or "" for s in named) == ["L", "R"]:
         return named
     return ["L", "R"] if (pos[ends[0]] - pos[ends[1]]) @ left >= 0 else ["R", "L"]
 
 
-def _hips(skeleton: Skeleton) -> int:
-    n_children = np.bincount(skeleton.parents[skeleton.parents >= 0], minlength=skeleton.n_joints)
-    wide = np.flatnonzero(n_children >= 3)
-    return int(wide[np.argmin(skeleton.depths()[wide])]) if len(wide) else body_root(skeleton)
+def _left_axis(legs: list[dict[str, int]], hips: int, pos: np.ndarray) -> np.ndarray:
+    """The character's left (3,) in a standing pose ``pos``: up × forward (default +X)."""
+    up = pos[hips] - np.mean([pos[leg["foot"]] for leg in legs], axis=0)
+    toes = [pos[leg["toe"]] - pos[leg["foot"]] for leg in legs if "toe" in leg]
+    if toes and np.linalg.norm(up) > 0:
+        up = up / np.linalg.norm(up)
+        forward = np.mean(toes, axis=0)
+        left = np.cross(up, forward - (forward @ up) * up)
+        if np.linalg.norm(left) > 0.3 * np.linalg.norm(forward):  # the toes point forward, not along the leg
+            return left / np.linalg.norm(left)
+    return np.array([1.0, 0.0, 0.0])
+
+
+def _find_hips(tree: _Tree) -> int:
+    for j in np.argsort(tree.sk.depths(), kind="stable"):
+        if len(tree.majors(int(j))) >= 3:
+            j = int(j)  # a placement root at the pelvis' own place (Biped's Bip01) hands over
+            while nxt := [
+                c for c in tree.real_kids(j) if tree.bone[c] < 0.03 * tree.scale and len(tree.majors(c)) >= 3
+            ]:
+                j = nxt[0]
+            return j
+    raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
+
+
+def _body_tree(skeleton: Skeleton) -> tuple[_Tree, int]:
+    """The tree measured on the body (its scale: the longest path below the hips, so a root
+    bone at the floor does not count) and the hips."""
+    first = _Tree(skeleton)
+    hips = _find_hips(first)
+    tree = _Tree(skeleton, float(first.down[hips]))
+    return tree, hips
+
+
+def find_hips(skeleton: Skeleton) -> tuple[int, list[int]]:
+    """(hips, its major branch starts) by the module's rule; ValueError when there is none."""
+    tree, hips = _body_tree(skeleton)
+    return hips, tree.majors(hips)
 
 
 def topology_labels(
@@ -101,39 +269,46 @@ def topology_labels(
 ) -> dict[str, int]:
     """Canonical joint → joint index by the module's rule.
 
-    positions: (J, 3) a standing pose (default the rest pose); up: (3,) unit up axis (default
-    :func:`core.limbs.detect_up`). Raises ValueError when no humanoid structure is found.
+    positions: (J, 3) a standing pose or (T, J, 3) a few frames of a motion (default the rest
+    pose): where the limbs bend (median over the frames; a folded rest pose does not bend)
+    and, from the first frame, left from right when the names do not tell; up: unused, kept
+    for callers (the pose gives it). Raises ValueError when no humanoid structure is found.
     """
-    pos = rest_positions(skeleton) if positions is None else np.asarray(positions, dtype=float)
-    up = detect_up(skeleton, pos) if up is None else np.asarray(up, dtype=float)
-    height = pos @ up
-    hips = _hips(skeleton)
-    branches = [int(c) for c in skeleton.children(hips)]
+    del up
+    tree, hips = _body_tree(skeleton)
+    poses = (tree.pos if positions is None else np.asarray(positions, dtype=float)).reshape(-1, skeleton.n_joints, 3)
+    pose = poses[0]
+    branches = tree.majors(hips)
     if len(branches) < 3:
-        raise ValueError("no humanoid structure: the hips need two legs and a spine")
-    reach = {c: _reach(skeleton, c, height) for c in branches}
-    legs_start = sorted(branches, key=lambda c: reach[c][0])[:2]
-    spine_start = max((c for c in branches if c not in legs_start), key=lambda c: reach[c][1])
+        raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
+    spine_start = max(branches, key=lambda c: (tree.leaves(c), int(skeleton.subtree(c).sum()), -c))
+    others = [c for c in branches if c != spine_start]
     labels = {"hips": hips}
-    legs = [_leg(_run_down(skeleton, c), pos, up) for c in legs_start]
-    left = _left_axis([leg for leg in legs if leg], pos, up)
+    leg_names = ("upper_leg", "lower_leg", "foot", "hip_joint", "toe")
+    legs = [_limb(tree, poses, tree.run(c), leg_names, None) for c in _alike(tree, others)]
+    left = np.array([1.0, 0.0, 0.0])
     if all(legs):
-        for side, leg in zip(_sides(skeleton, legs, pos, left), legs):
+        left = _left_axis(legs, hips, pose)
+        for side, leg in zip(_sides(skeleton, legs, "upper_leg", pose, left), legs):
             labels.update({f"{k}.{side}": v for k, v in leg.items()})
-    spine = _run_down(skeleton, spine_start)
+    spine = [spine_start]
+    while len(tree.majors(spine[-1], False)) < 2:
+        nxt = tree.main_child(spine[-1])
+        if nxt is None:
+            return labels
+        spine.append(nxt)
     chest = spine[-1]
     labels["chest"] = chest
     labels.update(dict(zip(("spine", "spine1"), spine[:-1][:2])))
-    upper = [int(c) for c in skeleton.children(chest)]
-    if not upper:
-        return labels
-    neck_start = max(upper, key=lambda c: _reach(skeleton, c, height)[1])
-    neck = _run_down(skeleton, neck_start)
-    labels["head"] = neck[-1]
-    labels.update(dict(zip(("neck", "neck1"), neck[:-1][:2])))
-    arms = [_arm(_run_down(skeleton, c)) for c in upper if c != neck_start]
-    arms = [a for a in arms if a]
-    if len(arms) == 2:
-        for side, arm in zip(_sides(skeleton, arms, pos, left), arms):
-            labels.update({f"{k}.{side}": v for k, v in arm.items()})
+    arms_start = _alike(tree, tree.majors(chest, False))
+    necks = [c for c in tree.real_kids(chest) if c not in arms_start]
+    if necks:
+        neck = _head_run(tree, max(necks, key=lambda c: (tree.weight(c), -c)))
+        labels["head"] = neck[-1]
+        labels.update(dict(zip(("neck", "neck1"), neck[:-1][:2])))
+    arm_names = ("upper_arm", "forearm", "hand", "shoulder", "finger_base")
+    arms = [_limb(tree, poses, run, arm_names, _hand_index(tree, run)) for run in map(tree.run, arms_start)]
+    if all(arms):
+        for side, arm in zip(_sides(skeleton, arms, "upper_arm", pose, left), arms):
+            labels.update({f"{k}.{side}": v for k, v in arm.items() if k != "finger_base"})
     return labels

@@ -22,6 +22,7 @@ from core.retarget import (
     retarget_metrics,
     save_preset,
 )
+from core.retarget.mapping import MappingError
 from core.retarget.metrics import direction_error
 from core.retarget.pipeline import ground_height
 from core.retarget.topology import topology_labels
@@ -214,7 +215,9 @@ def test_unmapped_target_bones_keep_rest_and_in_between_bones_twist(walk):
 def test_unmapped_source_bones_are_ignored_and_user_maps_are_honoured(walk):
     target = rigs.build("bandai_namco")
     legs = {n: s for n, s in auto_map(walk.skeleton, target).items() if "Leg" in n or n == "Hips"}
-    result = retarget(walk, target, legs, options=NO_PLANT)
+    with pytest.raises(MappingError, match="core body unmapped: spine, head, left foot, left upper arm"):
+        retarget(walk, target, legs, options=NO_PLANT)
+    result = retarget(walk, target, legs, options=RetargetOptions(plant_feet=False, allow_partial=True))
     assert result.mapping == legs
     moving = np.abs(result.motion.rotations[:, :, 0]).min(axis=0) < 1 - 1e-9
     assert {target.names[k] for k in np.flatnonzero(moving)} == set(legs)

@@ -188,3 +188,26 @@ def test_physics_through_blender(files, tmp_path):
     assert blend_contents(out)["tall"][0] == "walk_tall"
     if report.get("physics_plot"):
         assert (tmp_path / "walk.png").stat().st_size > 0
+
+
+def test_a_map_missing_the_core_body_exits_1_unless_forced(files, tmp_path):
+    folder, walk = files
+    legs = {n: n for n in walk.skeleton.names if "Leg" in n or "Foot" in n or n == "Hips"}
+    (tmp_path / "map_legs.json").write_text(json.dumps(legs))
+    out = tmp_path / "legs.bvh"
+    proc = run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--map", tmp_path / "map_legs.json",
+               check=False, blender=False)  # fmt: skip
+    assert proc.returncode == 1 and not out.exists()
+    message = proc.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "core body unmapped: spine, head, left upper arm, left forearm, left hand" in message
+    assert message.endswith("(--force-partial retargets anyway)")
+    run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--map", tmp_path / "map_legs.json", "--force-partial",
+        blender=False)  # fmt: skip
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["mapped_bones"] == len(legs) and any("partial map" in n for n in report["notes"])
+    crossed = {**{n: n for n in walk.skeleton.names}, "LeftFoot": "RightFoot", "RightFoot": "LeftFoot"}
+    (tmp_path / "map_crossed.json").write_text(json.dumps(crossed))
+    proc = run(folder / "walk.bvh", folder / "tall.bvh", "-o", tmp_path / "x.bvh", "--map", tmp_path / "map_crossed.json",
+               "--force-partial", check=False, blender=False)  # fmt: skip
+    assert proc.returncode == 1 and "crosses sides or limbs: 'LeftFoot' (left foot) ← 'RightFoot'" in proc.stderr
