@@ -58,7 +58,8 @@ class SegmentErrors:
 
     motion: the original clip (T frames, J joints). kind: ``"position"`` or ``"pose"``.
     metric: the pose metric for ``kind="pose"`` (default :meth:`PoseMetric.for_motion`).
-    chunk: rebuilt frames per vectorised batch (memory ≈ chunk · J · 70 bytes).
+    chunk: rebuilt frames per vectorised batch (memory: the world rotation, matrix and head of the
+    joints whose children are pending, about 16 arrays of chunk floats each, plus temporaries).
     """
 
     def __init__(self, motion: Motion, kind: str = "position", metric: PoseMetric | None = None, chunk: int = 8192):
