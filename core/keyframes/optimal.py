@@ -311,7 +311,8 @@ def optimal_keys(
 
     exact: True for the full-resolution path, False for coarse to fine; None (default) picks
     the full-resolution path when ``max_gap`` is given, ``screen`` is False or
-    :func:`table_work` ≤ BUDGET (see the module notes).
+    :func:`table_work` ≤ BUDGET (see the module notes); also when keys are too dense (over a sixth
+    of the frames) to sample the clip coarser.
 
     max_gap: G, the gap up to which every segment cost is exact (default
     :func:`default_max_gap`; a cached table may already be exact further). screen: also
@@ -347,6 +348,8 @@ def optimal_keys(
         }
     if exact is None:
         exact = max_gap is not None or not screen or table_work(n, count) <= BUDGET
+    if not exact and (n - 1) // 2 + 2 < 3 * count:  # too many keys to sample the clip coarser
+        exact = True
     if not exact:
         return coarse_to_fine(motion, count, progress=progress)
     stage = _Stages(progress)

@@ -352,6 +352,12 @@ def test_coarse_to_fine_is_optimal_within_its_corridor():
     assert full["total_error"] <= info["total_error"] + 1e-9  # the global optimum is never worse
 
 
+def test_dense_keys_never_go_coarse(clip):
+    # over a sixth of the frames as keys: no coarser sampling holds them, the full table answers
+    keys, info = optimal_keys(clip.frames(slice(0, 60)), 25, exact=False)
+    assert info["path"] == "full" and len(keys) == 25
+
+
 def test_coarse_to_fine_against_the_full_table():
     # mid-size: 300 frames at 10 % keys; the full-resolution table (exact up to 4× the mean gap) as reference
     m = cmu("05_02").frames(slice(0, 300))
