@@ -15,7 +15,7 @@ Two paths; the result's params say which was taken and what the answer is optima
 (``"optimal_among"``):
 
 **Full resolution** (``exact=True``, or by default when :func:`table_work` ≤ BUDGET rebuilt
-frames, about a second): the table cost(a, a+g) for all a and g ≤ G rebuilds
+frames, a few seconds): the table cost(a, a+g) for all a and g ≤ G rebuilds
 Σ_g (T−g)(g−1) ≈ T·G²/2 in-between frames, each an O(J + P) FK: O(T·G²·J) work; memory O(T·G)
 plus one batch of ``SegmentErrors.chunk`` frames. The DP is O(K·T·G). Costs are exact for gaps
 ≤ G = ⌈GAP_FACTOR·(T−1)/(K−1)⌉ (4× the mean gap, at least MIN_GAP). Longer gaps, up to the
@@ -36,7 +36,7 @@ optimum of the clip sampled every s frames (s from :func:`coarse_step`), refined
 with exact costs until the corridor DP around the answer finds nothing better. The answer is
 **optimal among every key set whose i-th key lies within ±WINDOW frames of the answer's i-th
 key** (all of them costed exactly), not proven globally optimal. Work about
-COARSE_SHARE·BUDGET + (2·WINDOW+1)²·T rebuilt frames per round. Measured against the full
+COARSE_WORK + (2·WINDOW+1)²·T rebuilt frames per round. Measured against the full
 table on CMU 05_02 (1,124 frames): total error within 0.2 % at 5 % keys and 1.3 % at 10 %
 (scripts/benchmark_optimal.py prints the current figures).
 
@@ -69,8 +69,8 @@ SCREEN_SAMPLES = 6  # frames sampled per screened segment
 OPTIMISM = 0.8  # screened estimates are scaled by this: a segment is missed only if overestimated by 25 %
 CHUNK = 32768  # rebuilt frames per vectorised batch of the table build (about 70 MB for 31 joints)
 PROGRESS_FRAMES = 16384  # rebuilt frames between progress calls (about 0.1 s for 31 joints)
-BUDGET = 150_000  # rebuilt frames the full-resolution table may cost; beyond it, coarse to fine
-COARSE_SHARE = 0.2  # the coarse level's share of the BUDGET
+BUDGET = 400_000  # rebuilt frames the full-resolution table may cost (a few seconds); beyond, coarse to fine
+COARSE_WORK = 30_000  # rebuilt frames the coarse level's table may cost
 COARSE_GAP_FACTOR = 2.0  # the coarse level's exact gaps: 2× its mean gap (screened beyond, as usual)
 WINDOW = 2  # the corridor: each key moves by up to WINDOW steps of the level
 Progress = Callable[[float], None]
@@ -422,7 +422,7 @@ def table_work(n_frames: int, count: int) -> float:
 def coarse_step(n_frames: int, count: int) -> int:
     """The sampling step s of the coarse level: the smallest whose table on the T/s sampled frames
     (exact gaps up to COARSE_GAP_FACTOR× its mean gap, screened up to twice that) costs at most
-    COARSE_SHARE of the BUDGET, keeping at least three frames per key."""
+    COARSE_WORK rebuilt frames, keeping at least three frames per key."""
     best = 2
     for step in range(2, n_frames):
         frames = (n_frames - 1) // step + 2
@@ -432,7 +432,7 @@ def coarse_step(n_frames: int, count: int) -> int:
         gap = max(MIN_GAP, math.ceil(COARSE_GAP_FACTOR * (frames - 1) / max(count - 1, 1)))
         g = np.arange(2, min(gap, frames - 1) + 1, dtype=float)
         work = float(((frames - g) * (g - 1)).sum()) + frames * gap * SCREEN_SAMPLES
-        if work <= COARSE_SHARE * BUDGET:
+        if work <= COARSE_WORK:
             break
     return best
 
