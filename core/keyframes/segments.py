@@ -171,7 +171,8 @@ class SegmentErrors:
         """(N,) errors of frames t, each rebuilt from its keys a < t < b."""
         u = (t - a) / (b - a)
         batch = _Batch(a, b, u, lambda series: series[:, t], (len(t),))
-        theta, s, near, sign = self._arc(a, b)
+        pairs, where = np.unique(a * self.n_frames + b, return_inverse=True)  # the arc once per segment
+        theta, s, near, sign = (x[:, where] for x in self._arc(pairs // self.n_frames, pairs % self.n_frames))
         inv = 1.0 / np.where(near, 1.0, s)
         wa = np.where(near, 1.0 - u, np.sin((1.0 - u) * theta) * inv)
         wb = np.where(near, u, np.sin(u * theta) * inv) * sign
