@@ -1,9 +1,12 @@
 """Compare the keyframe methods of the core on real captures (no Blender).
 
 For each clip and key ratio, every method's keys are rebuilt by the core (slerp/lerp) and
-measured: world joint position error mean / 95th percentile / max (scene units) and the
-time the method took (wall clock and CPU time of this process). "optimal" is the exact optimum of the summed error (the quality
-limit); its column "gap×" is its longest gap over the mean gap (see core/keyframes/optimal.py).
+measured: the position error of every bone's measured points (heads, leaf tips, side points;
+core/keyframes/error.py), mean / 95th percentile / max (scene units), and the time the method
+took (wall clock and CPU time of this process). Every method chooses with that same measure
+(the threshold method with the patent's pose distance). "optimal" minimises the summed error
+(the quality limit; core/keyframes/optimal.py says what each answer is optimal among); its
+column "gap×" is its longest gap over the mean gap.
 
     python scripts/compare_keyframe_methods.py                      # 05_02 and 01_01 at 2/5/10 %
     python scripts/compare_keyframe_methods.py --clips 02_01 --ratios 0.05 --methods uniform,optimal

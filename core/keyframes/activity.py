@@ -21,8 +21,8 @@ Steps (ARCHITECTURE.md, "Patent: key-frame extraction for virtual-human motion d
 3. :func:`~.local_search.local_search` moves every inner key to its best frame until none
    moves.
 
-Frame error e(t) (``error``): ``"position"`` (default: mean joint position error, the
-figure reports use) or ``"pose"`` (the patent's root distance + Σ_j w_j·d(q_j, q̂_j)).
+Frame error e(t) (``error``): ``"position"`` (default: mean error of the measured points of
+every bone, heads, leaf tips and sides, the figure reports use) or ``"pose"`` (the patent's root distance + Σ_j w_j·d(q_j, q̂_j)).
 Thresholds are relative so the defaults carry across skeletons and frame rates: e_l is a
 fraction of the body size (position) or a pose distance (pose); MLRE thresholds are
 ``mlre_levels``·e_l, ALRE thresholds ``alre_levels``·e_l·W, LSW thresholds ``lsw_levels``·W.

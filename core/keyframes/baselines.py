@@ -7,6 +7,7 @@ import heapq
 import numpy as np
 
 from ..motion import Motion
+from .error import pose_points
 
 
 def uniform_keys(n_frames: int, count: int) -> np.ndarray:
@@ -19,19 +20,21 @@ def uniform_keys(n_frames: int, count: int) -> np.ndarray:
 
 
 def simplify_keys(motion: Motion, count: int) -> np.ndarray:
-    """Top-down curve simplification (Ramer–Douglas–Peucker / Lowe) of the world joint positions.
+    """Top-down curve simplification (Ramer–Douglas–Peucker / Lowe) of the measured points' paths.
 
-    The clip is the curve t ↦ X_t ∈ R^(3J) of all world joint positions. Starting from the
+    The clip is the curve t ↦ X_t ∈ R^(3P) of the world positions of all P measured points of
+    :func:`~.error.measured_points` (heads, leaf tips and side points of every bone: what the
+    error measures, so a thumb or toe that turns alone bends the curve too). Starting from the
     first and last frame, the segment whose frame lies farthest from the segment's chord is
     split at that frame, until ``count`` keys exist (a priority queue, so counts are exact).
     Distance: ‖X_t − lerp(X_a, X_b, (t−a)/(b−a))‖, the time-synchronous chord distance, in
-    scene units. Work O(T·J) per level of splitting, O(T·J·log T) for balanced splits.
+    scene units. Work O(T·P) per level of splitting, O(T·P·log T) for balanced splits.
     """
     n = motion.n_frames
     count = int(np.clip(count, 1 if n == 1 else 2, n))
     if n == 1:
         return np.array([0])
-    x = motion.world_positions().reshape(n, -1)
+    x = pose_points(motion).reshape(n, -1)
     keys = [0, n - 1]
     heap: list[tuple[float, int, int, int]] = []
 

@@ -23,8 +23,10 @@ distance between original and rebuilt world positions (scene units), ``position_
 percentile, ``position_max`` the largest; the summary also names the worst point (``worst_bone``,
 ``worst_point`` = head / tip / side, ``worst_frame``, 0-based) and gives ``per_bone_max`` (bone →
 largest error of the points it owns: its head, tips and sides). The per-frame error is the mean over
-points of each frame. The methods' own choices still use their internal joint measures (distance,
-segment tables); the figures and the playback check use this one.
+points of each frame. The methods choose with this same measure: the segment kernel under the
+optimum, local search, count fitting and activity's exchanges (:class:`~.segments.SegmentErrors`,
+kind ``"position"``) rebuilds exactly this per-frame mean, and curve simplification splits the
+paths of these points; the figures and the playback check use it too.
 
 rotation error: the pose distance of :class:`~.distance.PoseMetric` (the patent's root distance +
 weighted joint distances).

@@ -69,8 +69,8 @@ def local_search(
     Keys whose neighbours did not move since they were last placed are skipped; keys of
     the same parity do not share a span, so each half-round moves them all at once. A key
     moves only for a strictly lower span error, so the total error falls at every move and
-    the search ends. cost: segment cost (default: mean joint position error, see
-    :class:`~.segments.SegmentErrors`).
+    the search ends. cost: segment cost (default: the summed mean error of the measured
+    points of every bone, the reports' measure, see :class:`~.segments.SegmentErrors`).
     """
     cost = cost or SegmentErrors(motion).costs
     keys = np.array(np.unique(keys), dtype=int)

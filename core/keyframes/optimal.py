@@ -1,46 +1,50 @@
-"""The exact keyframe optimum: dynamic programming over a table of segment errors.
+"""The keyframe optimum: dynamic programming over segment errors, exact or coarse to fine.
 
 Objective: for a keyframe count K, the key set (first and last frame included) that
-minimises the total reconstruction error E = Σ_t e(t), where e(t) is the mean over joints
-of the world position error of frame t rebuilt by slerp/lerp between its two keys
+minimises the total reconstruction error E = Σ_t e(t), where e(t) is the reports' per-frame
+error (:mod:`.error`: the mean over every bone's measured points, heads, leaf tips and side
+points, of the world position error) of frame t rebuilt by slerp/lerp between its two keys
 (``position_mean`` of the result is E / T). Every frame's error depends only on the two keys
 around it, so E is a sum of segment costs and the optimum is a shortest path:
 
     best[k, b] = min_{1 ≤ g ≤ G} best[k−1, b−g] + cost(b−g, b),   best[1, 0] = 0,
 
-with G the largest gap allowed between consecutive keys. The answer is best[K, T−1],
-exact among key sets whose gaps are all ≤ G.
+with G the largest gap allowed between consecutive keys.
 
-Cost: the exact table cost(a, a+g) for all a and g ≤ G rebuilds Σ_g (T−g)(g−1) ≈ T·G²/2
-in-between frames, each an O(J) FK: O(T·G²·J) work; memory O(T·G) for the table plus one
-batch of ``SegmentErrors.chunk`` frames. The DP is O(K·T·G) additions and stores K·T gap
-indices for the backtrack. 3000 frames × 31 joints at 5 % keys (G = 81): 9.5 M rebuilt
-frames, 15-20 s on a shared 2-core machine (scripts/compare_keyframe_methods.py).
+Two paths; the result's params say which was taken and what the answer is optimal among
+(``"optimal_among"``):
 
-The gap bound. Costs are exact for gaps ≤ G = ⌈GAP_FACTOR·(T−1)/(K−1)⌉ (4× the mean gap,
-at least MIN_GAP). Longer gaps, up to the reach SCREEN_FACTOR·G, are screened: a segment's
-cost is estimated from SCREEN_SAMPLES evenly spaced frames (O(T·S·J) per gap instead of
-O(T·g·J)) and scaled by OPTIMISM; the DP runs on exact plus optimistic costs, every
-screened segment its answer uses gets its exact cost (its neighbours too), and the DP runs
-again until the answer is made of exact costs only. That answer is optimal among all key
-sets with gaps ≤ the reach, unless some screened segment was overestimated by more than
-1/OPTIMISM = 1.25× (on CMU 05_02, 01_01 and 06_12, 6-frame estimates of 3600 random
-40-400-frame segments were within 0.88-1.17× of the exact cost). If the answer uses a gap
-equal to the reach, the reach doubles. Measured on 05_02 and 01_01: the optimum's longest
-gap is ≤ 3.2× the mean gap at 5-10 % keys (inside G) but 6.1× on 05_02 at 2 % (a slow
-328-frame stretch), which screening finds: 0.3688 mean error, as with every gap ≤ 450
-exact, where the DP bounded by G alone gave 0.3812. ``screen=False`` gives the strictly
-bounded optimum, exact among key sets with gaps ≤ G (``max_gap=T−1``: the unbounded
-optimum, O(T³·J), fine for a few hundred frames).
+**Full resolution** (``exact=True``, or by default when :func:`table_work` ≤ BUDGET rebuilt
+frames, a few seconds): the table cost(a, a+g) for all a and g ≤ G rebuilds
+Σ_g (T−g)(g−1) ≈ T·G²/2 in-between frames, each an O(J + P) FK: O(T·G²·J) work; memory O(T·G)
+plus one batch of ``SegmentErrors.chunk`` frames. The DP is O(K·T·G). Costs are exact for gaps
+≤ G = ⌈GAP_FACTOR·(T−1)/(K−1)⌉ (4× the mean gap, at least MIN_GAP). Longer gaps, up to the
+reach SCREEN_FACTOR·G, are screened: a segment's cost is estimated from SCREEN_SAMPLES evenly
+spaced frames and scaled by OPTIMISM; the DP runs on exact plus optimistic costs, every screened
+segment its answer uses gets its exact cost (its neighbours too), and the DP runs again until
+the answer is made of exact costs only. That answer is optimal among all key sets with gaps ≤
+the reach, unless some screened segment was overestimated by more than 1/OPTIMISM = 1.25× (on
+CMU 05_02, 01_01 and 06_12, 6-frame estimates of 3600 random 40-400-frame segments were within
+0.88-1.17× of the exact cost). If the answer uses a gap equal to the reach, the reach doubles.
+``screen=False`` gives the strictly bounded optimum, exact among key sets with gaps ≤ G
+(``max_gap=T−1``: the unbounded optimum, O(T³·J)). This path costs minutes on a long clip at
+a few keys (G grows as the mean gap: O(T³/K²)).
 
-Small counts stay expensive: G grows as the mean gap, so the table is O(T³/K²) rebuilt
-frames (05_02 at 10 keys: about 100 M frames, minutes). Two keys need no table (one key
-set). The table build reports progress and can be cancelled (``progress`` raises); the
-cache is left as it was. Provable lower bounds were tried instead of the optimistic
-estimates (triangle inequality from a few exact frames and a Lipschitz bound of the slerp
-rebuild: sound, but only 0.5-0.7 of the exact cost, too loose to prune: on 05_02 at 5 %,
-86 k of 150 k screened segments still needed their exact cost); see scripts/benchmark_optimal.py
-for the measured costs.
+**Coarse to fine** (the default beyond BUDGET; :func:`coarse_to_fine`): the full-resolution
+optimum of the clip sampled every s frames (s from :func:`coarse_step`), refined level by level
+(halving s) by a corridor DP letting every key move by ±WINDOW steps, then at full resolution
+with exact costs until the corridor DP around the answer finds nothing better. The answer is
+**optimal among every key set whose i-th key lies within ±WINDOW frames of the answer's i-th
+key** (all of them costed exactly), not proven globally optimal. Work about
+COARSE_WORK + (2·WINDOW+1)²·T rebuilt frames per round. Measured against the full
+table on CMU 05_02 (1,124 frames): total error within 0.2 % at 5 % keys and 1.3 % at 10 %
+(scripts/benchmark_optimal.py prints the current figures).
+
+Provable lower bounds were tried to prune the exact table instead (triangle inequality from a
+few exact frames and a Lipschitz bound of the slerp rebuild: sound, but only 0.5-0.7 of the
+exact cost, too loose to prune). Both paths report progress every PROGRESS_FRAMES rebuilt
+frames and can be cancelled (``progress`` raises); the cache of full-resolution tables is
+then left as it was.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..motion import Motion
 from .distance import PoseMetric
+from .local_search import CachedCost, total_cost
 from .segments import SegmentErrors
 
 GAP_FACTOR = 4.0
@@ -63,6 +68,11 @@ SCREEN_FACTOR = 2  # gaps up to SCREEN_FACTOR·G are screened by sampled estimat
 SCREEN_SAMPLES = 6  # frames sampled per screened segment
 OPTIMISM = 0.8  # screened estimates are scaled by this: a segment is missed only if overestimated by 25 %
 CHUNK = 32768  # rebuilt frames per vectorised batch of the table build (about 70 MB for 31 joints)
+PROGRESS_FRAMES = 16384  # rebuilt frames between progress calls (about 0.1 s for 31 joints)
+BUDGET = 400_000  # rebuilt frames the full-resolution table may cost (a few seconds); beyond, coarse to fine
+COARSE_WORK = 30_000  # rebuilt frames the coarse level's table may cost
+COARSE_GAP_FACTOR = 2.0  # the coarse level's exact gaps: 2× its mean gap (screened beyond, as usual)
+WINDOW = 2  # the corridor: each key moves by up to WINDOW steps of the level
 Progress = Callable[[float], None]
 _CACHE_SIZE = 2
 _cache: OrderedDict[tuple, SegmentTable] = OrderedDict()
@@ -115,15 +125,20 @@ class SegmentTable:
             return
         grown = np.full((self.n_frames, max_gap + 1), np.inf)
         grown[:, : old + 1] = self.table
-        work = np.cumsum([(self.n_frames - g) * (g - 1) for g in range(old + 1, max_gap + 1)], dtype=float)
-        for i, g in enumerate(range(old + 1, max_gap + 1)):
-            grown[: self.n_frames - g, g] = self.errors.gap_errors(np.arange(self.n_frames - g), g).sum(axis=1)
-            if progress is not None:
-                progress(work[i] / max(work[-1], 1.0))
+        total = float(sum((self.n_frames - g) * (g - 1) for g in range(old + 1, max_gap + 1)))
+        done = 0.0
+        for g in range(old + 1, max_gap + 1):
+            per = max(1, PROGRESS_FRAMES // max(g - 1, 1))  # progress after about PROGRESS_FRAMES rebuilt frames
+            for start in range(0, self.n_frames - g, per):
+                starts = np.arange(start, min(start + per, self.n_frames - g))
+                grown[starts, g] = self.errors.gap_errors(starts, g).sum(axis=1)
+                done += len(starts) * (g - 1)
+                if progress is not None:
+                    progress(done / max(total, 1.0))
         self.table = grown
         self._reset_long()
 
-    def screen(self, reach: int) -> None:
+    def screen(self, reach: int, progress: Progress | None = None) -> None:
         """Estimate the gaps up to ``reach``: OPTIMISM·(g−1)·(mean error of SCREEN_SAMPLES frames).
 
         O(T·SCREEN_SAMPLES·J) per gap instead of O(T·g·J).
@@ -140,6 +155,8 @@ class SegmentTable:
             a_rep = np.repeat(a, len(offsets))
             err = self.errors.errors_at(a_rep, a_rep + g, t).reshape(len(a), len(offsets))
             cols[a, g_col] = OPTIMISM * (g - 1) * err.mean(axis=1)
+            if progress is not None:  # raising here leaves the table as it was
+                progress((g_col + 1) / len(gaps))
         self.long = np.concatenate((self.long, cols), axis=1)
         self.long_exact = np.concatenate((self.long_exact, np.zeros(cols.shape, dtype=bool)), axis=1)
 
@@ -147,7 +164,7 @@ class SegmentTable:
         """(T, reach+1) exact costs up to G, then the screened columns."""
         return np.concatenate((self.table, self.long), axis=1)
 
-    def settle(self, keys: np.ndarray) -> bool:
+    def settle(self, keys: np.ndarray, progress: Callable[[], None] | None = None) -> bool:
         """Give the screened segments of ``keys`` their exact cost; True if any was still an estimate.
 
         Neighbours (start and gap within ±max(2, g/8)) are settled with them: the DP tends to
@@ -168,6 +185,8 @@ class SegmentTable:
             starts, col = starts[new], col[new]
             self.long[starts, col] = self.errors.costs(starts, starts + col + self.max_gap + 1)
             self.long_exact[starts, col] = True
+            if progress is not None:  # the settled costs are exact: a cancel leaves them consistent
+                progress()
         return True
 
     def cost(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -191,11 +210,12 @@ def segment_table(
     requests (several counts, a max-error search) share one table.
     """
     key = (_digest(motion), kind)
-    table = _cache.pop(key, None) or SegmentTable(motion, kind)
+    table = _cache.get(key) or SegmentTable(motion, kind)
+    table.extend(max_gap, progress)  # all or nothing: a cancel leaves the cache as it was
     _cache[key] = table
+    _cache.move_to_end(key)
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
-    table.extend(max_gap, progress)
     return table
 
 
@@ -278,9 +298,21 @@ def _prepare(
 
 
 def optimal_keys(
-    motion: Motion, count: int, max_gap: int | None = None, screen: bool = True, progress: Progress | None = None
+    motion: Motion,
+    count: int,
+    max_gap: int | None = None,
+    screen: bool = True,
+    progress: Progress | None = None,
+    exact: bool | None = None,
 ) -> tuple[np.ndarray, dict]:
-    """The optimum for ``count`` keys: keys and {"total_error", "position_mean", "max_gap", "reach"}.
+    """The optimum for ``count`` keys: keys and {"total_error", "position_mean", "path",
+    "optimal_among"} (+ "max_gap", "reach" on the full-resolution path; "coarse_step", "window",
+    "rounds" coarse to fine). ``optimal_among`` says in words what the answer is optimal among.
+
+    exact: True for the full-resolution path, False for coarse to fine; None (default) picks
+    the full-resolution path when ``max_gap`` is given, ``screen`` is False or
+    :func:`table_work` ≤ BUDGET (see the module notes); also when keys are too dense (over a sixth
+    of the frames) to sample the clip coarser.
 
     max_gap: G, the gap up to which every segment cost is exact (default
     :func:`default_max_gap`; a cached table may already be exact further). screen: also
@@ -296,7 +328,14 @@ def optimal_keys(
     count = int(min(max(count, 2 if n > 1 else 1), n))
     if n <= 2 or count >= n:  # every frame is a key: nothing to rebuild
         keys = np.arange(n) if count >= n else np.array([0, n - 1])
-        return keys, {"total_error": 0.0, "position_mean": 0.0, "max_gap": 1, "reach": 1}
+        return keys, {
+            "total_error": 0.0,
+            "position_mean": 0.0,
+            "max_gap": 1,
+            "reach": 1,
+            "path": "full",
+            "optimal_among": "every key set (nothing to rebuild)",
+        }
     if count == 2:  # one key set, the first and last frame: one segment, no table
         total = float(SegmentErrors(motion).costs(0, n - 1))
         return np.array([0, n - 1]), {
@@ -304,20 +343,227 @@ def optimal_keys(
             "position_mean": total / n,
             "max_gap": n - 1,
             "reach": n - 1,
+            "path": "full",
+            "optimal_among": "every key set (there is one: the first and last frame)",
         }
-    gap, table = _prepare(motion, count, max_gap, progress)
+    if exact is None:
+        exact = max_gap is not None or not screen or table_work(n, count) <= BUDGET
+    if not exact and (n - 1) // 2 + 2 < 3 * count:  # too many keys to sample the clip coarser
+        exact = True
+    if not exact:
+        return coarse_to_fine(motion, count, progress=progress)
+    stage = _Stages(progress)
+    gap, table = _prepare(motion, count, max_gap, stage.part(0.0, 0.8))
     if not screen:
         keys, total = solve(table.table[:, : gap + 1], count)
-        return keys, {"total_error": total, "position_mean": total / n, "max_gap": gap, "reach": gap}
-    table.screen(SCREEN_FACTOR * table.max_gap)
+        return keys, {
+            "total_error": total,
+            "position_mean": total / n,
+            "max_gap": gap,
+            "reach": gap,
+            "path": "full",
+            "optimal_among": f"key sets with gaps ≤ {gap} frames",
+        }
+    table.screen(SCREEN_FACTOR * table.max_gap, stage.part(0.8, 0.9))
     while True:
         keys, total = solve(table.mixed(), count)
-        if table.settle(keys):
+        if table.settle(keys, stage.tick):
             continue  # an estimate was used: solve again with its exact cost
         if np.diff(keys).max() < table.reach or table.reach >= n - 1:
             break
-        table.screen(2 * table.reach)  # the answer touches the reach: look further
-    info = {"total_error": total, "position_mean": total / n, "max_gap": table.max_gap, "reach": table.reach}
+        table.screen(2 * table.reach, stage.part(0.9, 0.9))  # the answer touches the reach: look further
+    if progress is not None:
+        progress(1.0)
+    info = {
+        "total_error": total,
+        "position_mean": total / n,
+        "max_gap": table.max_gap,
+        "reach": table.reach,
+        "path": "full",
+        "optimal_among": f"key sets with gaps ≤ {table.reach} frames, unless a screened estimate of a gap "
+        f"over {table.max_gap} exceeded its exact cost {1 / OPTIMISM:.2f}×",
+    }
+    return keys, info
+
+
+class _Stages:
+    """Progress of the full-resolution path: the table build, the screening, then the settling
+    (of unknown length: ticks creep towards 1)."""
+
+    def __init__(self, progress: Progress | None):
+        self.progress, self.last, self.ticks = progress, 0.0, 0
+
+    def part(self, start: float, end: float) -> Progress | None:
+        if self.progress is None:
+            return None
+
+        def report(fraction: float) -> None:
+            self.last = max(self.last, start + (end - start) * fraction)
+            self.progress(self.last)
+
+        return report
+
+    def tick(self) -> None:
+        if self.progress is not None:
+            self.ticks += 1
+            self.last = max(self.last, 0.9 + 0.09 * self.ticks / (self.ticks + 20))
+            self.progress(self.last)
+
+
+def table_work(n_frames: int, count: int) -> float:
+    """Rebuilt frames of the full-resolution path for ``count`` keys: the exact table up to the
+    default G plus the screening up to SCREEN_FACTOR·G (the part that dominates its time)."""
+    gap = min(n_frames - 1, max(default_max_gap(n_frames, count), math.ceil((n_frames - 1) / max(count - 1, 1))))
+    g = np.arange(2, gap + 1, dtype=float)
+    reach = min(n_frames - 1, SCREEN_FACTOR * gap)
+    return float(((n_frames - g) * (g - 1)).sum()) + n_frames * (reach - gap) * SCREEN_SAMPLES
+
+
+def coarse_step(n_frames: int, count: int) -> int:
+    """The sampling step s of the coarse level: the smallest whose table on the T/s sampled frames
+    (exact gaps up to COARSE_GAP_FACTOR× its mean gap, screened up to twice that) costs at most
+    COARSE_WORK rebuilt frames, keeping at least three frames per key."""
+    best = 2
+    for step in range(2, n_frames):
+        frames = (n_frames - 1) // step + 2
+        if frames < 3 * count:
+            break
+        best = step
+        gap = max(MIN_GAP, math.ceil(COARSE_GAP_FACTOR * (frames - 1) / max(count - 1, 1)))
+        g = np.arange(2, min(gap, frames - 1) + 1, dtype=float)
+        work = float(((frames - g) * (g - 1)).sum()) + frames * gap * SCREEN_SAMPLES
+        if work <= COARSE_WORK:
+            break
+    return best
+
+
+def _sampled_cost(errors: SegmentErrors, step: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Segment cost estimated from every ``step``-th in-between frame (t = a + step, a + 2·step, …),
+    each weighted ``step``: the exact cost for step 1."""
+    if step == 1:
+        return errors.costs
+
+    def cost(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a, b = np.asarray(a, dtype=int).ravel(), np.asarray(b, dtype=int).ravel()
+        width = np.maximum((b - a - 1) // step, 0)
+        seg = np.repeat(np.arange(len(a)), width)
+        first = np.r_[0, np.cumsum(width)[:-1]]
+        t = a[seg] + step * (1 + np.arange(len(seg)) - np.repeat(first, width))
+        out = np.zeros(len(a))
+        if len(t):
+            err = errors.errors_at(a[seg], b[seg], t)
+            np.add.at(out, seg, step * err)
+        return out
+
+    return cost
+
+
+def _with_progress(cost: Callable, progress: Progress | None, report: Callable[[], float]) -> Callable:
+    """``cost`` evaluated in blocks of about PROGRESS_FRAMES rebuilt frames, calling ``progress(report())``
+    after each block."""
+    if progress is None:
+        return cost
+
+    def call(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a, b = np.asarray(a, dtype=int).ravel(), np.asarray(b, dtype=int).ravel()
+        block = np.cumsum(np.maximum(b - a - 1, 1)) // PROGRESS_FRAMES
+        out = np.empty(len(a))
+        for value in np.unique(block):
+            idx = np.flatnonzero(block == value)
+            out[idx] = cost(a[idx], b[idx])
+            progress(report())
+        return out
+
+    return call
+
+
+def corridor(cost: Callable, keys: np.ndarray, step: int, window: int, n_frames: int) -> tuple[np.ndarray, float]:
+    """The best key set whose i-th key is within ``keys[i] ± window·step`` (in steps of ``step``; the
+    ends fixed): a DP over the candidates of consecutive keys. Returns the keys and their total cost."""
+    n = n_frames
+    offsets = step * np.arange(-window, window + 1)
+    cands = [np.array([0])] + [np.unique(np.clip(k + offsets, 1, n - 2)) for k in keys[1:-1]] + [np.array([n - 1])]
+    pairs = list(zip(cands[:-1], cands[1:]))
+    a = np.concatenate([np.repeat(c0, len(c1)) for c0, c1 in pairs])
+    b = np.concatenate([np.tile(c1, len(c0)) for c0, c1 in pairs])
+    costs = np.full(len(a), np.inf)
+    ok = b > a
+    costs[ok] = cost(a[ok], b[ok])
+    best, choices, at = np.zeros(1), [], 0
+    for c0, c1 in pairs:
+        total = best[:, None] + costs[at : at + len(c0) * len(c1)].reshape(len(c0), len(c1))
+        at += len(c0) * len(c1)
+        choice = np.argmin(total, axis=0)
+        best = total[choice, np.arange(len(c1))]
+        choices.append(choice)
+    out, i = [n - 1], 0
+    for level in range(len(choices) - 1, -1, -1):
+        i = int(choices[level][i])
+        out.append(int(cands[level][i]))
+    return np.array(out[::-1]), float(best[0])
+
+
+def coarse_to_fine(
+    motion: Motion, count: int, step: int | None = None, progress: Progress | None = None
+) -> tuple[np.ndarray, dict]:
+    """Keys for ``count`` on a long clip or a small count, where the full table is too costly.
+
+    1. The optimum (:func:`optimal_keys`, full-resolution path) of the clip sampled every ``step``
+       frames (its last frame added): about T·G²/(2·step³) rebuilt frames instead of T·G²/2.
+    2. Levels of halving step down to 1: each key may move by up to WINDOW steps of the level
+       (the corridor DP, :func:`corridor`), segment costs estimated from every step-th frame.
+    3. At step 1 with exact costs, the corridor DP is repeated around its answer until it returns
+       a set no better: the answer is **optimal among all key sets whose i-th key lies within
+       ±WINDOW frames of the answer's i-th key** (every such set was costed exactly), and no key set
+       the coarse optimum led to is better; it is not proven globally optimal.
+    """
+    n = motion.n_frames
+    step = step or coarse_step(n, count)
+    errors = SegmentErrors(motion)
+    grid = np.unique(np.r_[np.arange(0, n, step), n - 1])
+    done = [0.0]
+
+    def report() -> float:  # the refinement's length is not known ahead: an asymptote below 1
+        return 0.5 + 0.49 * done[0] / (done[0] + 25.0 * n)
+
+    sub_progress = None if progress is None else (lambda f: progress(0.5 * f))
+    sub_gap = max(MIN_GAP, math.ceil(COARSE_GAP_FACTOR * (len(grid) - 1) / max(count - 1, 1)))
+    sub_keys, _ = optimal_keys(motion.frames(grid), count, max_gap=sub_gap, progress=sub_progress, exact=True)
+    keys = grid[sub_keys]
+
+    def counted(cost: Callable) -> Callable:
+        def call(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            done[0] += float(np.maximum(np.asarray(b) - np.asarray(a) - 1, 0).sum()) / cost_step[0]
+            return cost(a, b)
+
+        return call
+
+    cost_step = [1]
+    level = step
+    while level > 1:
+        level = max(1, level // 2)
+        cost_step[0] = level
+        cost = _with_progress(counted(_sampled_cost(errors, level)), progress, report)
+        keys, _ = corridor(cost, keys, level, WINDOW, n)
+    cost_step[0] = 1
+    exact = CachedCost(_with_progress(counted(errors.costs), progress, report), n)
+    total = total_cost(keys, exact)
+    rounds = 0
+    while True:
+        rounds += 1
+        better, better_total = corridor(exact, keys, 1, WINDOW, n)
+        if not better_total < total - 1e-12 * max(total, 1e-300):
+            break
+        keys, total = better, better_total
+    info = {
+        "total_error": total,
+        "position_mean": total / n,
+        "path": "coarse_to_fine",
+        "optimal_among": f"key sets with each key within ±{WINDOW} frames of the answer's",
+        "coarse_step": int(step),
+        "window": WINDOW,
+        "rounds": rounds,
+    }
     return keys, info
 
 

@@ -6,18 +6,22 @@ A segment (a, b) is two consecutive keys; its frames a < t < b are rebuilt as
 segments, vectorised over segments, in-between frames and joints.
 
 Error kinds (per frame t):
-- ``"position"``: mean over joints of ‖P_t,j − P̂_t,j‖, world joint positions by FK
-  (scene units, End Sites excluded): the figure ``position_mean`` averages;
+- ``"position"``: mean over the measured points of ‖X_t,p − X̂_t,p‖, world positions by FK
+  (scene units): exactly the per-frame mean of :func:`~.error.position_errors`, the measure of
+  every report: each bone's head, the tips of leaf bones and two side points per bone
+  (:func:`~.error.measured_points`), so a leaf bone (hand, thumb, toe, head) turning alone or a
+  bone twisting about its axis counts;
 - ``"pose"``: the patent's error, :class:`~.distance.PoseMetric` between the original and
-  the rebuilt pose (root travel + Σ_j w_j·d(q_j, q̂_j)); no FK, about 3× cheaper.
+  the rebuilt pose (root travel + Σ_j w_j·d(q_j, q̂_j)); no FK, several times cheaper.
 
 Two batch layouts share one joint loop. Segments of one gap g (table builds): arrays
 (g−1, n), row i−1 is frame a+i, the key values (n,) broadcast along contiguous rows, and
 the slerp weights sin(iθ/g)/sin θ come from rotating (cos, sin) by θ/g row by row instead
 of a sine per value. Segments of mixed gaps (local search): all in-between frames in
-one flat (N,) batch. Per rebuilt frame the work is O(J) elementwise numpy operations:
-the world rotation of joints with children (a leaf's own rotation moves no joint), the
-position of joints not sitting unmoved on their parent (those share its error).
+one flat (N,) batch. Per rebuilt frame the work is O(J + P) elementwise numpy operations:
+the world rotation of every joint (leaf bones too: their tips and sides turn with them),
+turned once into a matrix shared by the joint's points and its children's heads; the head
+of a joint sitting unmoved on its parent shares the parent's error.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import Skeleton
 from .distance import PoseMetric
+from .error import measured_points, pose_points
 
 KINDS = ("position", "pose")
 _FLAT_BELOW = 32  # gap groups with fewer segments than this go to the flat layout
@@ -53,7 +58,8 @@ class SegmentErrors:
 
     motion: the original clip (T frames, J joints). kind: ``"position"`` or ``"pose"``.
     metric: the pose metric for ``kind="pose"`` (default :meth:`PoseMetric.for_motion`).
-    chunk: rebuilt frames per vectorised batch (memory ≈ chunk · J · 70 bytes).
+    chunk: rebuilt frames per vectorised batch (memory: the world rotation, matrix and head of the
+    joints whose children are pending, about 16 arrays of chunk floats each, plus temporaries).
     """
 
     def __init__(self, motion: Motion, kind: str = "position", metric: PoseMetric | None = None, chunk: int = 8192):
@@ -72,10 +78,15 @@ class SegmentErrors:
         self._last_child = np.full(sk.n_joints, -1)
         self._last_child[sk.parents[sk.parents >= 0]] = np.flatnonzero(sk.parents >= 0)
         if kind == "position":
-            self._pos = np.ascontiguousarray(motion.world_positions().transpose(1, 2, 0))  # (J, 3, T)
+            points = measured_points(sk)
+            self._n_points = len(points)
+            self._pts = np.ascontiguousarray(pose_points(motion, points).transpose(1, 2, 0))  # (P, 3, T)
+            self._offsets = points.offsets
             self._owner = self._position_owners(sk)
             self._mult = np.bincount(self._owner, minlength=sk.n_joints)
-            needed = self._has_children
+            extra = points.owner[sk.n_joints :]
+            self._extra = [sk.n_joints + np.flatnonzero(extra == j) for j in range(sk.n_joints)]
+            needed = np.ones(sk.n_joints, dtype=bool)  # every bone carries points off its axis
         else:
             self.metric = metric or PoseMetric.for_motion(motion)
             self._scale = self.metric.translation_weight / (0.5 * self.metric.size)
@@ -160,7 +171,8 @@ class SegmentErrors:
         """(N,) errors of frames t, each rebuilt from its keys a < t < b."""
         u = (t - a) / (b - a)
         batch = _Batch(a, b, u, lambda series: series[:, t], (len(t),))
-        theta, s, near, sign = self._arc(a, b)
+        pairs, where = np.unique(a * self.n_frames + b, return_inverse=True)  # the arc once per segment
+        theta, s, near, sign = (x[:, where] for x in self._arc(pairs // self.n_frames, pairs % self.n_frames))
         inv = 1.0 / np.where(near, 1.0, s)
         wa = np.where(near, 1.0 - u, np.sin((1.0 - u) * theta) * inv)
         wb = np.where(near, u, np.sin(u * theta) * inv) * sign
@@ -199,26 +211,33 @@ class SegmentErrors:
         return self._position_errors(batch, wa, wb)
 
     def _position_errors(self, batch: _Batch, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
-        """Mean joint position error of the rebuilt frames: FK joint by joint, parents first."""
+        """Mean distance of the measured points (:func:`~.error.measured_points`) of the rebuilt
+        frames: FK joint by joint, parents first; a joint's tips and side points are its head plus
+        its world rotation (as a matrix, shared by its points and its children) times their offsets."""
         err = np.zeros(batch.shape)
         world: dict[int, tuple] = {}
+        matrix: dict[int, tuple] = {}
         pos: dict[int, tuple] = {}
         for j in range(self.n_joints):
             p = self.parents[j]
             if self._owner[j] == j:
                 t = self._translation(j, batch)
-                pj = t if p < 0 else tuple(pp + r for pp, r in zip(pos[p], quat.rotate_parts(world[p], t)))
-                dist = np.sqrt(sum((pc - oc) ** 2 for pc, oc in zip(pj, batch.take(self._pos[j]))))
+                pj = t if p < 0 else tuple(pp + r for pp, r in zip(pos[p], _apply(matrix[p], t)))
+                dist = _distance(pj, batch.take(self._pts[j]))
                 err += dist if self._mult[j] == 1 else self._mult[j] * dist
             else:
                 pj = pos[p]
+            q = self._local(j, batch, wa, wb)
+            q = q if p < 0 else quat.multiply_parts(world[p], q)
+            m = _matrix(q)
+            for k in self._extra[j]:
+                x = tuple(pc + r for pc, r in zip(pj, _apply(m, self._offsets[k])))
+                err += _distance(x, batch.take(self._pts[k]))
             if self._has_children[j]:
-                q = self._local(j, batch, wa, wb)
-                world[j] = q if p < 0 else quat.multiply_parts(world[p], q)
-                pos[j] = pj
+                world[j], matrix[j], pos[j] = q, m, pj
             if p >= 0 and self._last_child[p] == j:  # free the parent's arrays while warm in cache
-                del world[p], pos[p]
-        err /= self.n_joints
+                del world[p], matrix[p], pos[p]
+        err /= self._n_points
         return err
 
     def _local(self, j: int, batch: _Batch, wa: np.ndarray, wb: np.ndarray) -> tuple:
@@ -248,6 +267,32 @@ class SegmentErrors:
             t = self._translation(j, batch)
             term = term + self._scale * np.sqrt(sum((tc - oc) ** 2 for tc, oc in zip(t, batch.take(self._trans[j]))))
         return term
+
+
+def _matrix(q: tuple) -> tuple:
+    """The rotation matrix (9 entries, row by row) of unit-quaternion components (w, x, y, z)."""
+    w, x, y, z = q
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
+    return (
+        1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy),
+        2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
+        2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy),
+    )  # fmt: skip
+
+
+def _apply(m: tuple, v: tuple | np.ndarray) -> tuple:
+    """Matrix (9 entries) times vector (3 components, scalars or arrays); zero scalar components skipped."""
+    out = []
+    for row in range(3):
+        terms = [m[3 * row + c] * v[c] for c in range(3) if not (np.isscalar(v[c]) and v[c] == 0.0)]
+        out.append(sum(terms[1:], terms[0]) if terms else 0.0)
+    return tuple(out)
+
+
+def _distance(x: tuple, original: np.ndarray) -> np.ndarray:
+    """Euclidean distance between points given by 3 components and the (3, …) original points."""
+    return np.sqrt(sum((xc - oc) ** 2 for xc, oc in zip(x, original)))
 
 
 class _Frames:
