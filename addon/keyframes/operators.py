@@ -15,10 +15,10 @@ METHOD_ITEMS = [
     (
         "OPTIMAL",
         "Optimal Poses",
-        "The whole-pose keys with the least total joint error (exact, for clips of a few thousand frames)",
+        "The whole-pose keys with the least total error over every bone, by dynamic programming",
     ),
     ("ACTIVITY", "Motion Activity", "Keys at the peaks of the body's motion activity, refined by local search"),
-    ("SIMPLIFY", "Curve Simplification", "Keys where the joint paths bend most"),
+    ("SIMPLIFY", "Curve Simplification", "Keys where the paths of the bones bend most"),
     ("THRESHOLD", "Threshold Rule", "A frame becomes a key when the pose drifts past the threshold from the last key"),
     ("UNIFORM", "Uniform", "Keys spread evenly over the clip"),
 ]
