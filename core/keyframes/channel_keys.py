@@ -171,7 +171,6 @@ def extract_channels(
     step = progress or (lambda _x: None)
     scope = key_scope(key_frames, list(values), motion.n_frames, span, keep_sparse, bones)
     a, b = scope.span
-    whole = scope.n_frames == motion.n_frames and not scope.kept
     sub = motion if scope.n_frames == motion.n_frames else motion.frames(slice(a, b + 1))
     metric = PoseMetric.for_motion(sub, weights)
     if not scope.rekey:  # nothing to re-key: every curve stays as it is
@@ -184,11 +183,11 @@ def extract_channels(
     rekeyed = scope.values(values)
     budget = None if per_channel is None else per_channel * len(rekeyed)
     plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps)
-    if budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
-        # the curves, not the pose grid, are the result: measure them (with the curves kept as they were)
-        played = {k: values[k][a : b + 1] for k in scope.kept}
-        played.update(planned_values(plan, scope.n_frames))
-        rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
+    # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
+    # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they depart from the slerp)
+    played = {k: values[k][a : b + 1] for k in scope.kept}
+    played.update(planned_values(plan, scope.n_frames))
+    rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
     error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
