@@ -13,7 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..channels import ChannelLayout, continuous_quaternions, motion_from_values, rebuilt_channel_values
+from .. import quaternion as quat
+from ..channels import (
+    ChannelLayout,
+    bone_property,
+    continuous_quaternions,
+    motion_from_values,
+    rebuilt_channel_values,
+    rotation_property,
+    rotation_to_quaternion,
+)
 from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
@@ -33,6 +42,16 @@ HYBRID_GRID = 4.0
 # joint error: CMU 05_02 simplify 0.027 / 0.42, optimal 0.021 / 0.78; 01_01 simplify 0.022 /
 # 0.26, optimal 0.019 / 0.29. Curve simplification has the better worst frame and is faster.
 HYBRID_BASE = "simplify"
+
+# Whole-pose keys: a bone's rotation curves get extra keys where what Blender plays (each F-curve
+# interpolated on its own) departs from the slerp rebuild by more than this fraction of the
+# rebuild's mean error, so the keys play what the method chose (see :func:`follow_slerp`).
+# Measured in Blender (BVH importer, Euler), uniform keys, fraction ∞ / 0.5 / 1 — Character Creator
+# 005_06 at 20 keys: Bezier mean 14.60 / 12.03 / 12.08 (slerp 12.02), max 180.6 / 121.4 / 121.4, extra
+# keys 0 / 2.0 / 1.4 %; LINEAR mean 17.32 / 11.99 / 12.07, extra keys 0 / 5.5 / 3.6 %. CMU 05_02 at 56
+# keys: Bezier max 4.86 / 2.88 / 2.88 (+0.8 / 0.6 % keys); LINEAR mean 0.175 / 0.136 / 0.137 (+12 / 7.6 %).
+FOLLOW_SLERP = 1.0
+FOLLOW_ROUNDS = 16
 
 
 @dataclass
@@ -58,14 +77,16 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
-    fitted: bool = True, budget: int | None = None, caps: dict | None = None,
+    fitted: bool = True, budget: int | None = None, caps: dict | None = None, follow: float | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
     values: channel → dense values (T,) of the motion; rebuilt: the slerp rebuild from ``keys``.
     fitted: Bezier handles fitted so per-curve playback follows the rebuild, else LINEAR keys.
-    Without a ``budget`` every channel is keyed on every pose key; with one, channels also drop
-    the pose keys they need least until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
+    Without a ``budget`` every channel is keyed on every pose key, and with ``follow`` (a distance in
+    scene units) a bone's rotation curves also get the keys they need to stay that close to the
+    slerp (:func:`follow_slerp`); with a budget, channels also drop the pose keys they need least
+    until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
     caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
     they need least, whatever the method.
     """
@@ -76,13 +97,12 @@ def plan_channels(
         budget = len(keys) * len(names)  # the caps alone bind
     elif cap is not None and not (cap < len(keys)).any():
         cap = None
-    if budget is None and not fitted:
+    if budget is None and not fitted and follow is None:
         return {k: ChannelKeys(keys, sparse[k]) for k in names}
     targets = rebuilt_channel_values(rebuilt, layout, sparse, keys)
-    dense = np.stack([targets[k] for k in names], axis=1)
     if budget is None:
-        h1, h2 = fit_handles(dense, keys)
-        return {k: ChannelKeys(keys, sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
+        return pose_key_plan(motion, layout, sparse, targets, keys, rebuilt, fitted, follow, caps)
+    dense = np.stack([targets[k] for k in names], axis=1)
     kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted, caps=cap)
     plan = {}
     for i, k in enumerate(names):
@@ -92,6 +112,77 @@ def plan_channels(
             handles = (h1[:, 0], h2[:, 0])
         plan[k] = ChannelKeys(kept[i], dense[kept[i], i], handles)
     return plan
+
+
+def pose_key_plan(
+    motion: Motion, layout: ChannelLayout, sparse: dict, targets: dict, keys: np.ndarray, rebuilt: Motion,
+    fitted: bool, follow: float | None = None, caps: dict | None = None,
+) -> dict:  # fmt: skip
+    """Every channel keyed on the pose keys (sparse: channel → values at them (K,); targets: channel →
+    the rebuild's values (T,)), Bezier handles fitted to the targets when ``fitted``; with ``follow``,
+    the rotation curves of bones that need them get extra keys (:func:`follow_slerp`)."""
+    extra = {} if follow is None else follow_slerp(motion, layout, targets, keys, rebuilt, fitted, follow, caps)
+    groups: dict = {}  # bone with keys of its own (None: the pose keys) → its channels
+    for k in sparse:
+        bone, prop, _ = k
+        own = bone in extra and prop == rotation_property(layout.mode(bone))[0]
+        groups.setdefault(bone if own else None, []).append(k)
+    plan = {}
+    for group, names in groups.items():
+        kk = keys if group is None else extra[group]
+        dense = np.stack([targets[k] for k in names], axis=1)
+        h1, h2 = fit_handles(dense, kk) if fitted else (None, None)
+        for i, k in enumerate(names):
+            at_keys = sparse[k] if group is None else dense[kk, i]
+            plan[k] = ChannelKeys(kk, at_keys, None if h1 is None else (h1[:, i], h2[:, i]))
+    return {k: plan[k] for k in sparse}
+
+
+def follow_slerp(
+    motion: Motion, layout: ChannelLayout, targets: dict, keys: np.ndarray, rebuilt: Motion, fitted: bool,
+    tolerance: float, caps: dict | None = None, rounds: int = FOLLOW_ROUNDS,
+) -> dict:  # fmt: skip
+    """Bone → its rotation curves' keys (sorted frame indices), for the bones that need more than the
+    pose ``keys`` to stay within ``tolerance`` (scene units) of the slerp rebuild.
+
+    Blender interpolates each F-curve on its own, so between two pose keys the curves of an Euler
+    or axis-angle bone (and LINEAR quaternion components) leave the slerp. The departure of a bone
+    at a frame is the angle between the rotation its curves play and the rebuilt one, times the
+    bone's reach (how far that moves the points below it). Each round adds, in every segment where
+    it exceeds ``tolerance``, a key at its worst frame (valued on the slerp, handles refitted with
+    ``fitted``), for at most ``rounds`` rounds and never past a channel's cap (caps: channel → most
+    keys it may hold). targets: channel → the rebuild's values (T,) in the channel's representation.
+    """
+    skeleton = motion.skeleton
+    n = rebuilt.n_frames
+    reach = np.maximum(skeleton.reach(), 1e-3 * skeleton.size())
+    out = {}
+    for j, bone in enumerate(skeleton.names):
+        mode = layout.mode(bone)
+        prop, width = rotation_property(mode)
+        keyed = [(bone, prop, i) for i in range(width) if (bone, prop, i) in targets]
+        if not keyed:
+            continue
+        dense = bone_property(targets, layout, bone, prop, n)
+        limit = n if caps is None else min(caps.get(k, n) for k in keyed)
+        kk = np.asarray(keys)
+        for _ in range(rounds):
+            if fitted:
+                h1, h2 = fit_handles(dense, kk)
+                played = bezier_evaluate(dense[kk], h1, h2, kk, n)
+            else:
+                played = np.stack([np.interp(np.arange(n), kk, dense[kk, i]) for i in range(width)], axis=1)
+            angle = 2.0 * quat.distance(rotation_to_quaternion(mode, played), rebuilt.rotations[:, j])
+            worst = np.maximum.reduceat(angle * reach[j], kk)
+            bad = np.flatnonzero(worst > tolerance)
+            bad = bad[np.argsort(-worst[bad], kind="stable")][: max(0, limit - len(kk))]
+            if not len(bad):
+                break
+            ends = np.append(kk[1:], n)
+            kk = np.union1d(kk, [kk[i] + int(np.argmax(angle[kk[i] : ends[i]])) for i in bad])
+        if len(kk) > len(keys):
+            out[bone] = kk
+    return out
 
 
 def planned_values(plan: dict, n: int) -> dict:
@@ -182,7 +273,11 @@ def extract_channels(
     rebuilt = reconstruct(sub, keys)
     rekeyed = scope.values(values)
     budget = None if per_channel is None else per_channel * len(rekeyed)
-    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps)
+    follow = None
+    if per_channel is None:  # whole-pose keys: the rotation curves stay near the slerp the method chose
+        slerp_error, _ = evaluate(sub, rebuilt, metric)
+        follow = max(FOLLOW_SLERP * slerp_error["position_mean"], 1e-6 * sub.skeleton.size())
+    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, follow)
     # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
     # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they depart from the slerp)
     played = {k: values[k][a : b + 1] for k in scope.kept}
@@ -190,6 +285,8 @@ def extract_channels(
     rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
     error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
+    if per_channel is None:  # keys added where a bone's curves left the slerp
+        params["follow_keys"] = int(sum(max(0, len(ck.keys) - len(keys)) for ck in plan.values()))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
     wanted = len(keys) if per_channel is None else per_channel
     params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had

@@ -118,3 +118,11 @@ def test_blenders_euler_import_reports_what_it_plays(short_captures, relative, m
     error = keyframes.position_errors(dense, played)
     assert error.mean() == pytest.approx(report.error["position_mean"], rel=0.02)
     assert error.max() == pytest.approx(report.error["position_max"], rel=0.02)
+    # what plays is the slerp the method chose, thanks to keys added where an Euler curve left it
+    slerp = keyframes.position_errors(dense, keyframes.reconstruct(dense, report.keys))
+    assert error.mean() < 1.03 * slerp.mean() and error.max() < 1.03 * slerp.max()
+    extra = report.params["follow_keys"]
+    assert extra < 0.1 * report.params["stored_keys"]
+    assert (extra > 0) == ("more keys on rotation curves" in report.summary())
+    assert extra > 0 or relative == CMU  # the Character Creator rig's twist and share bones need them
+    assert sum(len(fc.keyframe_points) for fc in clip.curves.by_channel.values()) == report.params["stored_keys"]
