@@ -27,7 +27,7 @@ from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate
+from .error import evaluate, position_errors
 from .extract import extract_keyframes, target_count
 from .hybrid import drop_channel_keys
 from .reconstruct import reconstruct
@@ -275,8 +275,9 @@ def extract_channels(
     budget = None if per_channel is None else per_channel * len(rekeyed)
     follow = None
     if per_channel is None:  # whole-pose keys: the rotation curves stay near the slerp the method chose
-        slerp_error, _ = evaluate(sub, rebuilt, metric)
-        follow = max(FOLLOW_SLERP * slerp_error["position_mean"], 1e-6 * sub.skeleton.size())
+        every = slice(None, None, max(1, sub.n_frames // 256))  # the mean, estimated on some 256 frames
+        slerp_mean = position_errors(sub.frames(every), rebuilt.frames(every)).mean()
+        follow = max(FOLLOW_SLERP * slerp_mean, 1e-6 * sub.skeleton.size())
     plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, follow)
     # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
     # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they depart from the slerp)
