@@ -156,33 +156,54 @@ def follow_slerp(
     skeleton = motion.skeleton
     n = rebuilt.n_frames
     reach = np.maximum(skeleton.reach(), 1e-3 * skeleton.size())
-    out = {}
+    keys = np.asarray(keys)
+    by_mode: dict = {}  # mode → bones with keyed rotation channels (their index, name, keyed channels)
     for j, bone in enumerate(skeleton.names):
         mode = layout.mode(bone)
         prop, width = rotation_property(mode)
         keyed = [(bone, prop, i) for i in range(width) if (bone, prop, i) in targets]
-        if not keyed:
-            continue
-        dense = bone_property(targets, layout, bone, prop, n)
-        limit = n if caps is None else min(caps.get(k, n) for k in keyed)
-        kk = np.asarray(keys)
-        for _ in range(rounds):
-            if fitted:
-                h1, h2 = fit_handles(dense, kk)
-                played = bezier_evaluate(dense[kk], h1, h2, kk, n)
-            else:
-                played = np.stack([np.interp(np.arange(n), kk, dense[kk, i]) for i in range(width)], axis=1)
-            angle = 2.0 * quat.distance(rotation_to_quaternion(mode, played), rebuilt.rotations[:, j])
-            worst = np.maximum.reduceat(angle * reach[j], kk)
-            bad = np.flatnonzero(worst > tolerance)
-            bad = bad[np.argsort(-worst[bad], kind="stable")][: max(0, limit - len(kk))]
-            if not len(bad):
-                break
-            ends = np.append(kk[1:], n)
-            kk = np.union1d(kk, [kk[i] + int(np.argmax(angle[kk[i] : ends[i]])) for i in bad])
-        if len(kk) > len(keys):
-            out[bone] = kk
+        if keyed:
+            by_mode.setdefault(mode, []).append((j, bone, keyed))
+    out = {}
+    for mode, bones in by_mode.items():
+        prop, width = rotation_property(mode)
+        dense = np.stack([bone_property(targets, layout, bone, prop, n) for _, bone, _ in bones], axis=1)
+        joints = [j for j, _, _ in bones]
+        # first round, every bone of the mode at once: most follow the slerp on the pose keys alone
+        angle = _departure(mode, dense, keys, fitted, rebuilt.rotations[:, joints])
+        off = (np.maximum.reduceat(angle * reach[joints], keys, axis=0) > tolerance).any(axis=0)
+        for b in np.flatnonzero(off):
+            j, bone, keyed = bones[b]
+            limit = n if caps is None else min(caps.get(k, n) for k in keyed)
+            kk = keys
+            for _ in range(rounds):
+                angle = _departure(mode, dense[:, b : b + 1], kk, fitted, rebuilt.rotations[:, j : j + 1])[:, 0]
+                worst = np.maximum.reduceat(angle * reach[j], kk)
+                bad = np.flatnonzero(worst > tolerance)
+                bad = bad[np.argsort(-worst[bad], kind="stable")][: max(0, limit - len(kk))]
+                if not len(bad):
+                    break
+                ends = np.append(kk[1:], n)
+                kk = np.union1d(kk, [kk[i] + int(np.argmax(angle[kk[i] : ends[i]])) for i in bad])
+            if len(kk) > len(keys):
+                out[bone] = kk
     return out
+
+
+def _departure(mode: str, dense: np.ndarray, keys: np.ndarray, fitted: bool, rotations: np.ndarray) -> np.ndarray:
+    """(T, B) angle (radians) between the rotations ``rotations`` (T, B, 4) and what B bones' curves in
+    ``mode`` play when keyed at ``keys`` on their target values ``dense`` (T, B, width): Bezier with
+    fitted handles, or LINEAR."""
+    n, b, width = dense.shape
+    flat = dense.reshape(n, b * width)
+    if fitted:
+        h1, h2 = fit_handles(flat, keys)
+        played = bezier_evaluate(flat[keys], h1, h2, keys, n)
+    else:
+        frames = np.arange(n)
+        played = np.stack([np.interp(frames, keys, flat[keys, c]) for c in range(b * width)], axis=1)
+    q = rotation_to_quaternion(mode, played.reshape(n * b, width)).reshape(n, b, 4)
+    return 2.0 * quat.distance(q, rotations)
 
 
 def planned_values(plan: dict, n: int) -> dict:
