@@ -71,19 +71,6 @@ def _blend_loaded() -> bool:
     return bool(bpy.data.filepath)
 
 
-CORE_OPTIMAL_LIMIT = 5000  # frames; the exact optimum's tables grow with the clip
-
-
-def default_method(target: dict, n_frames: int) -> str:
-    """The method when none is given: the hybrid for a Count or Ratio, the threshold rule for a
-    threshold, else (Max Error) the exact optimum, or curve simplification on long clips."""
-    if {"count", "ratio"} & set(target):
-        return "hybrid"
-    if "threshold" in target:
-        return "threshold"
-    return "optimal" if n_frames <= CORE_OPTIMAL_LIMIT else "simplify"
-
-
 def _plan(args: argparse.Namespace, inputs: list[str | None], use_blender: bool):
     """(source, .blend path, report path) per input, and whether it is a batch; checks that no
     output replaces an input (UsageError)."""
@@ -148,14 +135,15 @@ def main(argv: list[str] | None = None) -> int:
             continue
         results.append(report)
         e = report["error"]
-        kept = report["params"].get("keys_per_channel", len(report["keyframes"]))
-        line = f"{stem}: {kept}/{report['frames']} keys per channel ({kept / report['frames']:.1%}) on {len(report['keyframes'])} poses, position mean {e['position_mean']:.4g} max {e['position_max']:.4g}"
+        line = f"{stem}: {kept_phrase(report)}, position mean {e['position_mean']:.4g} max {e['position_max']:.4g}"
         if "playback" in e:
             line += (
                 f", Blender playback mean {e['playback']['position_mean']:.4g} max {e['playback']['position_max']:.4g}"
             )
         w = report["worst"]
         line += f", worst {w['bone']} {w['point']} at frame {w.get('scene_frame', w['frame']):g} ({w['error']:.4g})"
+        a = e.get("playback", e)
+        line += f", worst rotation {a['angle_worst_bone']} {a['angle_max']:.3g}°"
         print(line + f", {report['seconds']:.2f} s")
     if batch:
         summary = {"processed": len(results) - failures, "failed": failures, "results": results}
@@ -167,6 +155,17 @@ def main(argv: list[str] | None = None) -> int:
             f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}"
         )
     return 1 if failures else 0
+
+
+def kept_phrase(report: dict) -> str:
+    """What was kept: the hybrid's keys per channel (a mean over channels for a Max Error or Max Angle
+    target) on its pose grid, or a whole-pose method's keys."""
+    n, poses = report["frames"], len(report["keyframes"])
+    per_channel = report["params"].get("keys_per_channel")
+    if per_channel is None:
+        return f"{poses}/{n} pose keys ({poses / n:.1%})"
+    mean = " on average" if report["target"].keys() & {"max_error", "max_angle"} else ""
+    return f"{per_channel:g}/{n} keys per channel{mean} ({per_channel / n:.1%}) on {poses} poses"
 
 
 def _inputs(args: argparse.Namespace) -> list[str | None]:
@@ -217,10 +216,11 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
         layout = ChannelLayout(modes)
         motion = motion_from_values(skeleton, layout, values, capture.n_frames, capture.fps)
     options = _keyframe_options.options_of(args)
-    options["method"] = args.method = args.method or default_method(options["target"], motion.n_frames)
+    args.method = options["method"]
     result = extract_channels(motion, layout, values, **options)
     shape = (motion.n_frames, motion.fps, motion.skeleton.n_joints)
-    report = _report_base(source, shape, args.method, result.params, result.keys, result.error, result.per_frame_error)
+    report = _report_base(source, shape, args.method, result.params, result.keys, result.error, result.per_frame_error,
+                          _keyframe_options.target_of(args))  # fmt: skip
     if args.bvh:
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
         with _files.atomic(path) as (temp,):
@@ -241,11 +241,13 @@ def split_error(error: dict) -> tuple[dict, dict, dict]:
     return figures, dict(error["per_bone_max"]), worst
 
 
-def _report_base(source, shape: tuple[int, float, int], method, params, keys, error, per_frame) -> dict:
+def _report_base(source, shape: tuple[int, float, int], method, params, keys, error, per_frame, target) -> dict:
     """The report's common fields; shape is (frames, fps, joints). The errors are the measure of
-    :mod:`core.keyframes.error` (every bone's head, tip and sides): ``error`` the figures,
-    ``per_frame_error`` the mean per frame, ``per_bone_error`` each bone's max, ``worst`` the worst
-    point (frame 0-based, like ``keyframes``)."""
+    :mod:`core.keyframes.error` (every bone's head, tip and sides): ``error`` the figures (with
+    ``angle_max``, the worst bone rotation error in degrees, its bone and frame), ``per_frame_error``
+    the mean per frame, ``per_bone_error`` each bone's max, ``worst`` the worst point (frame 0-based,
+    like ``keyframes``). ``target`` is the target as given (Max Error in scene units); ``count_means``
+    says what a count is: keys on each channel for the hybrid, whole-pose keys otherwise."""
     frames, fps, joints = shape
     figures, per_bone, worst = split_error(error)
     return {
@@ -254,6 +256,8 @@ def _report_base(source, shape: tuple[int, float, int], method, params, keys, er
         "fps": float(fps),
         "joints": int(joints),
         "method": method,
+        "target": {k: _keyframe_options.plain(v) for k, v in target.items()},
+        "count_means": "keys per channel" if method == "hybrid" else "whole-pose keys",
         "params": {k: _keyframe_options.plain(v) for k, v in params.items()},
         "keyframes": [int(k) for k in keys],
         "error": figures,
@@ -308,7 +312,7 @@ def _load_armature(args: argparse.Namespace, source: str | None):
 def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: Path) -> dict:
     import bpy
 
-    from mocap_workbench.addon.common.armature import frame_range, scene_fps
+    from mocap_workbench.addon.common.armature import scene_fps
     from mocap_workbench.addon.keyframes.extract_action import extract_on_armature
 
     _blend.disable_scripts()
@@ -316,11 +320,17 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
     python = _blend.python_in_file()
     _blend.warn(python, Path(source or bpy.data.filepath).name)
     options = _keyframe_options.options_of(args)
-    frames = len(frame_range(obj.animation_data.action))
-    options["method"] = args.method = args.method or default_method(options["target"], frames)
+    args.method = options["method"]
+    if "max_error" in options["target"]:  # scene units as Blender shows them → the armature's units
+        from mocap_workbench.addon.common import units
+        from mocap_workbench.addon.keyframes.operators import armature_distance
+
+        scene_units = options["target"]["max_error"]
+        options["target"] = {"max_error": armature_distance(scene_units / units.scale(bpy.context.scene), obj)}
     report = extract_on_armature(obj, replace=args.replace, **options)
     shape = (len(report.frames), scene_fps(bpy.context.scene), len(obj.data.bones))
-    out = _report_base(source, shape, args.method, report.params, report.keys, report.error, report.per_frame_error)
+    out = _report_base(source, shape, args.method, report.params, report.keys, report.error, report.per_frame_error,
+                       _keyframe_options.target_of(args))  # fmt: skip
     if report.playback_error:  # what the user sees: Blender's playback, the worst point of that
         out["error"]["playback"], out["per_bone_playback_error"], out["worst"] = split_error(report.playback_error)
         out["worst"]["source"] = "playback"

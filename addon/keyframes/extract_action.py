@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from ...core.keyframes import evaluate
-from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelKeys, extract_channels
+from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelExtraction, ChannelKeys, extract_channels
 from ...core.keyframes.respect import KeyScope
+from ...core.keyframes.targets import angle_summary
 from ..common import animdata, record, units
 from ..common.clip import ArmatureClip, played_motion, read_clip, scaled_bones
 from ..common.library import refuse_linked
@@ -51,7 +52,10 @@ class ExtractionReport:
         elif kept is None:
             rows = [f"Kept {len(self.keys)} of {n} frames ({self.ratio:.1%})"]
         else:
-            rows = [f"Kept {kept} of {n} frames per channel ({kept / n:.1%}) on a grid of {len(self.keys)} poses"]
+            mean = " on average" if isinstance(kept, float) else ""  # a bound's search: channels differ
+            rows = [
+                f"Kept {kept:g} of {n} frames per channel{mean} ({kept / n:.1%}) on a grid of {len(self.keys)} poses"
+            ]
         length = self.length or (lambda v: f"{v:.4g}")
         rows.append(f"mean error {length(self.error['position_mean'])}, max {length(self.error['position_max'])}")
         if self.playback_error:
@@ -64,12 +68,27 @@ class ExtractionReport:
         if worst is not None:
             bone, point, frame, value = worst
             rows.append(f"worst: {bone} {point} at frame {frame:g}, {length(value)}")
+        angle = self.playback_error if "angle_max" in self.playback_error else self.error
+        if "angle_max" in angle:
+            frame = float(self.frames[angle["angle_worst_frame"]])
+            rows.append(f"worst rotation: {angle['angle_worst_bone']} at frame {frame:g}, {angle['angle_max']:.3g}°")
+        rows += self.target_rows(length)
         rows += self.scope
         if self.result_action != self.source_action:
             rows.append(f"new action '{self.result_action}', original '{self.source_action}' kept")
         else:
             rows.append(f"replaced keys in '{self.source_action}'")
         return rows
+
+    def target_rows(self, length: Callable[[float], str]) -> list[str]:
+        """A Max Error or Max Angle target: met, or what held it back."""
+        for kind, show in (("max_error", length), ("max_angle", lambda v: f"{v:.3g}°")):
+            if kind in self.params and "bound_met" in self.params:
+                name = "Max Error" if kind == "max_error" else "Max Angle"
+                if self.params["bound_met"]:
+                    return [f"{name} {show(self.params[kind])} met at every frame"]
+                return [f"{name} {show(self.params[kind])} not met: curves held to the keys they had"]
+        return []
 
     def worst(self) -> tuple[str, str, float, float] | None:
         """The worst point of what the user sees (Blender's playback when measured, else the core's
@@ -144,6 +163,97 @@ def write_sparse_action(
     return target
 
 
+@dataclass
+class PreparedExtraction:
+    """An extraction after its reads (:func:`prepare_extraction`): :meth:`work` is the core's part
+    (no Blender data touched: it may run in a worker thread), :meth:`write` writes its result."""
+
+    obj: Any
+    clip: ArmatureClip
+    core_args: dict  # extract_channels' arguments
+    replace: bool
+    measure_playback: bool
+    bones: set | None
+    start: float
+
+    def work(self, progress: Callable[[float], None] | None = None) -> ChannelExtraction:
+        """The keys (:func:`core.keyframes.channel_keys.extract_channels`); progress: share done, 0–1."""
+        return extract_channels(**self.core_args, progress=progress)
+
+    def write(self, result: ChannelExtraction, progress: Callable[[float], None] | None = None) -> ExtractionReport:
+        """Write the keys ``result`` planned, measure Blender's playback, record the figures."""
+        step = progress or (lambda _x: None)
+        obj, clip = self.obj, self.clip
+        source_name = clip.channels.action.name
+        a, b = result.scope.span
+        whole = b - a + 1 == len(clip.frames)
+        channels = write_sparse_action(clip, result.plan, self.replace, whole=whole)
+        step(0.3)
+        report = ExtractionReport(result.keys, clip.frames[a : b + 1], self.core_args["method"], result.params,
+                                  source_name, channels.action.name, result.error,
+                                  per_frame_error=result.per_frame_error,
+                                  length=lambda v: units.armature_length(obj, v, precision=4),
+                                  scope=scope_lines(result.scope, result.params, clip.frames, self.bones))  # fmt: skip
+        if self.measure_playback:
+            played = played_motion(clip, channels)
+            if not whole:
+                played = played.frames(slice(a, b + 1))
+            original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
+            report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
+            report.playback_error.update(angle_summary(original, played))
+        worst = report.worst()
+        record.write(channels.action, "keyframes", {
+            "source_action": source_name,
+            "method": report.method,
+            "keyframes": len(result.keys),
+            "stored_keys": result.params["stored_keys"],
+            "frames": len(report.frames),
+            "position_mean": result.error["position_mean"],
+            "position_max": result.error["position_max"],
+            "angle_max": result.error["angle_max"],
+            **({} if worst is None else {"worst_bone": worst[0], "worst_point": worst[1], "worst_frame": worst[2],
+                                         "worst_error": worst[3]}),
+        })  # fmt: skip
+        step(1.0)
+        report.seconds = time.perf_counter() - self.start
+        return report
+
+
+def prepare_extraction(
+    obj: Any,
+    method: str = "hybrid",
+    target: dict | None = None,
+    weights: str = "HIERARCHY",
+    replace: bool = False,
+    measure_playback: bool = True,
+    fitted: bool = True,
+    grid: float = HYBRID_GRID,
+    clip: ArmatureClip | None = None,
+    keep_sparse: bool = True,
+    bones: set | None = None,
+    frame_range: tuple[int, int] | None = None,
+) -> PreparedExtraction:
+    """Check ``obj`` and read its action (or take ``clip``, already read) for an extraction; writes
+    nothing. Arguments as :func:`extract_on_armature`'s."""
+    start = time.perf_counter()
+    refuse_linked(obj)  # its new action would be lost on reload
+    clip = clip or read_clip(obj)
+    if replace:
+        refuse_linked(clip.channels.action, keys=True)
+    scaled = scaled_bones(clip)
+    if scaled:
+        listed = ", ".join(f"'{b}'" for b in scaled[:4]) + (", …" if len(scaled) > 4 else "")
+        raise ValueError(f"scale keys on bones {listed}: not supported (the error could not be measured); "
+                         "set those scales to 1 or remove their curves")  # fmt: skip
+    first = clip.frames[0]
+    key_frames = {k: animdata.read_keys(fc)[:, 0] - first for k, fc in clip.curves.by_channel.items()}
+    span = None if frame_range is None else (int(frame_range[0]) - first, int(frame_range[1]) - first)
+    core_args = {"motion": clip.motion, "layout": clip.layout, "values": clip.values, "method": method,
+                 "target": target, "weights": weights, "fitted": fitted, "grid": grid, "key_frames": key_frames,
+                 "keep_sparse": keep_sparse, "bones": bones, "span": span}  # fmt: skip
+    return PreparedExtraction(obj, clip, core_args, replace, measure_playback, bones, start)
+
+
 def extract_on_armature(
     obj: Any,
     method: str = "hybrid",
@@ -161,59 +271,21 @@ def extract_on_armature(
 ) -> ExtractionReport:
     """Extract keyframes from ``obj``'s active action (or ``clip``, already read) and write the sparse result.
 
-    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"threshold": D}.
+    target: one of {"count": N}, {"ratio": R}, {"max_error": E} (armature units), {"max_angle": degrees},
+    {"threshold": D} (see :mod:`core.keyframes.targets`).
     fitted: Bezier handles fitted to the slerp rebuild (default) instead of LINEAR keys.
     grid: for the hybrid method, pose keys per stored key of each channel. The keys are the core's
     (:func:`core.keyframes.channel_keys.extract_channels`), the same the plain-Python script gets.
     The user's keys are respected: no curve gets more keys than it had; keep_sparse: curves with
     fewer keys than frames stay exactly as they are; bones: re-key only these bones' curves;
     frame_range: (first, last) frame re-keyed, keys outside kept, the error measured on those frames.
+    The three steps (read, core, write) are :func:`prepare_extraction`, :meth:`PreparedExtraction.work`
+    and :meth:`PreparedExtraction.write`, which the operator runs apart (:mod:`..common.jobs`).
     """
-    start = time.perf_counter()
     step = progress or (lambda _x: None)
-    refuse_linked(obj)  # its new action would be lost on reload
-    clip = clip or read_clip(obj)
-    if replace:
-        refuse_linked(clip.channels.action, keys=True)
-    scaled = scaled_bones(clip)
-    if scaled:
-        listed = ", ".join(f"'{b}'" for b in scaled[:4]) + (", …" if len(scaled) > 4 else "")
-        raise ValueError(f"scale keys on bones {listed}: not supported (the error could not be measured); "
-                         "set those scales to 1 or remove their curves")  # fmt: skip
-    source_name = clip.channels.action.name
+    prepared = prepare_extraction(obj, method, target, weights, replace, measure_playback, fitted, grid, clip,
+                                  keep_sparse, bones, frame_range)  # fmt: skip
     step(0.2)
-    first = clip.frames[0]
-    key_frames = {k: animdata.read_keys(fc)[:, 0] - first for k, fc in clip.curves.by_channel.items()}
-    span = None if frame_range is None else (int(frame_range[0]) - first, int(frame_range[1]) - first)
-    result = extract_channels(clip.motion, clip.layout, clip.values, method, target, weights, fitted, grid, step,
-                              key_frames, keep_sparse, bones, span)  # fmt: skip
+    result = prepared.work(lambda x: step(0.2 + 0.4 * x))
     step(0.6)
-    a, b = result.scope.span
-    whole = b - a + 1 == len(clip.frames)
-    channels = write_sparse_action(clip, result.plan, replace, whole=whole)
-    step(0.8)
-    report = ExtractionReport(result.keys, clip.frames[a : b + 1], method, result.params, source_name,
-                              channels.action.name, result.error, per_frame_error=result.per_frame_error,
-                              length=lambda v: units.armature_length(obj, v, precision=4),
-                              scope=scope_lines(result.scope, result.params, clip.frames, bones))  # fmt: skip
-    if measure_playback:
-        played = played_motion(clip, channels)
-        if not whole:
-            played = played.frames(slice(a, b + 1))
-        original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
-        report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
-    worst = report.worst()
-    record.write(channels.action, "keyframes", {
-        "source_action": source_name,
-        "method": method,
-        "keyframes": len(result.keys),
-        "stored_keys": result.params["stored_keys"],
-        "frames": len(report.frames),
-        "position_mean": result.error["position_mean"],
-        "position_max": result.error["position_max"],
-        **({} if worst is None else {"worst_bone": worst[0], "worst_point": worst[1], "worst_frame": worst[2],
-                                     "worst_error": worst[3]}),
-    })  # fmt: skip
-    step(1.0)
-    report.seconds = time.perf_counter() - start
-    return report
+    return prepared.write(result, lambda x: step(0.6 + 0.4 * x))

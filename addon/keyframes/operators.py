@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from ..common.guard import reported_errors
+from ..common import jobs
 from ..common.library import linked_message
 
 METHOD_ITEMS = [
@@ -21,9 +23,18 @@ METHOD_ITEMS = [
     ("UNIFORM", "Uniform", "Keys spread evenly over the clip"),
 ]
 TARGET_ITEMS = [
-    ("RATIO", "Ratio", "Keep this share of the frames"),
-    ("COUNT", "Count", "Keep exactly this many keyframes"),
-    ("MAX_ERROR", "Max Error", "Keep the fewest keys whose largest joint position error stays below this distance"),
+    ("RATIO", "Ratio", "Keep this share of the frames (Hybrid: on each channel)"),
+    ("COUNT", "Count", "Keep exactly this many keyframes (Hybrid: keys on each channel)"),
+    (
+        "MAX_ERROR",
+        "Max Error",
+        "Keep the fewest keys that hold every bone's head, tip and sides within this distance at every frame",
+    ),
+    (
+        "MAX_ANGLE",
+        "Max Angle",
+        "Keep the fewest keys that hold every bone's rotation within this angle of the original at every frame",
+    ),
     ("THRESHOLD", "Threshold", "Pose distance of the Threshold Rule (that method only)"),
 ]
 INTERPOLATION_ITEMS = [
@@ -51,7 +62,7 @@ def settings_properties() -> dict:
             default=50,
             min=2,
             soft_max=1000,
-            description="Number of keyframes to keep, first and last frames included",
+            description="Number of keyframes to keep, first and last frames included (Hybrid: keys on each channel)",
         ),
         "ratio": FloatProperty(
             name="Ratio",
@@ -60,7 +71,7 @@ def settings_properties() -> dict:
             max=100.0,
             subtype="PERCENTAGE",
             precision=1,
-            description="Share of frames to keep as keyframes",
+            description="Share of frames to keep as keyframes (Hybrid: keys on each channel)",
         ),
         "max_error": FloatProperty(
             name="Max Error",
@@ -70,7 +81,17 @@ def settings_properties() -> dict:
             subtype="DISTANCE",
             unit="LENGTH",
             precision=4,
-            description="Largest joint position error allowed",
+            description="Largest distance any bone's head, tip or side may move from the original, in the scene",
+        ),
+        "max_angle": FloatProperty(
+            name="Max Angle",
+            default=math.radians(1.0),
+            min=math.radians(0.001),
+            max=math.radians(179.0),
+            soft_max=math.radians(10.0),
+            subtype="ANGLE",
+            precision=2,
+            description="Largest angle any bone's rotation may turn from the original's",
         ),
         "threshold": FloatProperty(
             name="Threshold",
@@ -168,15 +189,25 @@ def fill_frame_range(operator, context) -> None:
 PREFERENCE_SETTINGS = ("method", "target", "ratio", "count", "interpolation")
 
 
+def armature_distance(distance: float, obj=None) -> float:
+    """A distance in Blender units (as a length property stores it) in ``obj``'s armature units: the
+    core measures in those, Blender plays them back scaled by the object's scale."""
+    from ..common.spaces import world_scale
+
+    return distance / (world_scale(obj) if obj is not None else 1.0)
+
+
 def target_of(settings, obj=None) -> dict:
-    """The core's target argument from the settings. Max Error is a distance in the scene (Blender
-    units, shown in the scene's units): the core measures in ``obj``'s armature units."""
+    """The core's target argument from the settings (:mod:`core.keyframes.targets`). Max Error is a
+    distance in the scene (Blender units, which Blender shows times the scene's Unit Scale): the core
+    measures in ``obj``'s armature units, so it is divided by the object's scale. Max Angle is stored
+    in radians, the core takes degrees."""
     if settings.target == "COUNT":
         return {"count": settings.count}
     if settings.target == "MAX_ERROR":
-        from ..common.spaces import world_scale
-
-        return {"max_error": settings.max_error / (world_scale(obj) if obj is not None else 1.0)}
+        return {"max_error": armature_distance(settings.max_error, obj)}
+    if settings.target == "MAX_ANGLE":
+        return {"max_angle": math.degrees(settings.max_angle)}
     if settings.target == "THRESHOLD":
         return {"threshold": settings.threshold}
     return {"ratio": settings.ratio / 100.0}
@@ -214,7 +245,7 @@ def armature_poll_message(context) -> str | None:
     return None
 
 
-class MOCAP_OT_extract_keyframes(bpy.types.Operator):
+class MOCAP_OT_extract_keyframes(jobs.JobOperator, bpy.types.Operator):
     """Reduce the active armature's dense motion capture to sparse, editable keyframes"""
 
     bl_idname = "mocap.extract_keyframes"
@@ -239,7 +270,7 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
             if not self.properties.is_property_set(name):
                 setattr(self, name, getattr(settings, name))
         fill_frame_range(self, context)
-        return self.execute(context)
+        return jobs.start(self, context)  # modal with a window: progress in the status bar, Esc cancels
 
     def draw(self, context):
         layout = self.layout
@@ -257,13 +288,10 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
         anim = context.active_object.animation_data
         return [anim.action] if self.replace and anim is not None else []
 
-    @reported_errors
-    def execute(self, context):
-        from .extract_action import extract_on_armature
+    def prepare(self, context):
+        """Check the settings and read the action (:mod:`..common.jobs`: execute and the modal run both use it)."""
+        from .extract_action import prepare_extraction
 
-        if self.method == "HYBRID" and self.target not in {"COUNT", "RATIO"}:
-            self.report({"ERROR"}, "Hybrid keys take a Count or Ratio target")
-            return {"CANCELLED"}
         if self.target == "THRESHOLD" and self.method != "THRESHOLD":
             self.report({"ERROR"}, "A threshold target applies to the Threshold Rule method only")
             return {"CANCELLED"}
@@ -279,34 +307,44 @@ class MOCAP_OT_extract_keyframes(bpy.types.Operator):
                 self.report({"ERROR"}, f"Frame range {self.frame_start}–{self.frame_end} is empty")
                 return {"CANCELLED"}
             frame_range = (self.frame_start, self.frame_end)
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        try:
-            report = extract_on_armature(
-                obj,
-                replace=self.replace,
-                measure_playback=self.measure_playback,
-                progress=lambda x: wm.progress_update(int(100 * x)),
-                keep_sparse=self.keep_sparse,
-                bones=bones,
-                frame_range=frame_range,
-                **extraction_options(self, obj),
-            )
-        finally:
-            wm.progress_end()
-        context.scene.mocap_workbench.last_report = "\n".join(report.lines())
-        self.report({"INFO"}, report.summary())
-        return {"FINISHED"}
+        prepared = prepare_extraction(
+            obj,
+            replace=self.replace,
+            measure_playback=self.measure_playback,
+            keep_sparse=self.keep_sparse,
+            bones=bones,
+            frame_range=frame_range,
+            **extraction_options(self, obj),
+        )
+
+        def finish(context, result):
+            report = prepared.write(result)
+            context.scene.mocap_workbench.last_report = "\n".join(report.lines())
+            self.report({"INFO"}, report.summary())
+            return {"FINISHED"}
+
+        return jobs.Task(prepared.work, finish, "Extracting keyframes")
+
+
+def target_label(method: str, field: str) -> str | None:
+    """The label of the target's field when it differs from the property's name: the hybrid's Count
+    and Ratio are keys on each channel (F-curve), not whole poses."""
+    return {"count": "Keys per Channel", "ratio": "Ratio per Channel"}.get(field) if method == "HYBRID" else None
 
 
 def draw_settings(layout, settings) -> None:
     """The settings as the sidebar and the redo panel show them."""
     layout.prop(settings, "method")
     layout.prop(settings, "target")
-    field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "THRESHOLD": "threshold"}[settings.target]
+    field = {"RATIO": "ratio", "COUNT": "count", "MAX_ERROR": "max_error", "MAX_ANGLE": "max_angle",
+             "THRESHOLD": "threshold"}[settings.target]  # fmt: skip
     row = layout.row()
     row.active = settings.target != "THRESHOLD" or settings.method == "THRESHOLD"
-    row.prop(settings, field)
+    label = target_label(settings.method, field)
+    if label:
+        row.prop(settings, field, text=label)
+    else:
+        row.prop(settings, field)
     layout.prop(settings, "weights")
     if settings.method == "HYBRID":
         layout.prop(settings, "grid")

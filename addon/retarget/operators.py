@@ -6,6 +6,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from ..common import jobs
 from ..common.guard import reported_errors
 from ..common.library import linked_message
 
@@ -218,7 +219,7 @@ class _PairOperator:
         return message is None
 
 
-class MOCAP_OT_retarget(bpy.types.Operator):
+class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
     """Bake the source armature's action onto the active armature as a new action, bone by bone in world space"""
 
     bl_idname = "mocap.retarget"
@@ -251,7 +252,7 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         for name in retarget_properties():
             if not self.properties.is_property_set(name):
                 setattr(self, name, getattr(settings, name))
-        return self.execute(context)
+        return jobs.start(self, context)  # modal with a window: progress in the status bar, Esc cancels
 
     def draw(self, context):
         layout = self.layout
@@ -264,10 +265,10 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         if body is not None:
             draw_physics_options(body, self, context.active_object)
 
-    @reported_errors
-    def execute(self, context):
+    def prepare(self, context):
+        """Check the pair and read both armatures (:mod:`..common.jobs`: execute and the modal run both use it)."""
         from ..keyframes.operators import extraction_options
-        from .retarget_action import bone_map_of, retarget_armatures
+        from .retarget_action import bone_map_of, prepare_retarget
 
         source, target = find_source(context, self.source), context.active_object
         if source is None or source == target:
@@ -285,32 +286,33 @@ class MOCAP_OT_retarget(bpy.types.Operator):
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        try:
-            report = retarget_armatures(source, target, mapping, options_of(self), extract,
-                                        progress=lambda x: wm.progress_update(int(100 * x)), physics=physics,
-                                        plot=self.plot_physics)  # fmt: skip
-        except ValueError as exc:
-            from ...core.physics.errors import PhysicsError
+        prepared = prepare_retarget(source, target, mapping, options_of(self), extract, physics, self.plot_physics)
 
-            hint = (
-                " (the bone map in the Retarget panel does not fit: Auto-Map again)"
-                if mapping and not isinstance(exc, PhysicsError)
-                else ""
-            )
-            self.report({"ERROR"}, str(exc) + hint)
-            return {"CANCELLED"}
-        finally:
-            wm.progress_end()
-        settings.retarget.last_report = "\n".join(report.lines())
-        settings.retarget.last_physics_image = report.physics_image
-        for note in report.notes:
-            self.report({"WARNING"}, note)
-        if report.physics_plot_note:
-            self.report({"WARNING"}, report.physics_plot_note)
-        self.report({"INFO"}, report.summary())
-        return {"FINISHED"}
+        def work(progress):
+            try:
+                return prepared.work(progress)
+            except ValueError as exc:
+                from ...core.physics.errors import PhysicsError
+
+                if mapping and not isinstance(exc, PhysicsError):
+                    raise ValueError(
+                        f"{exc} (the bone map in the Retarget panel does not fit: Auto-Map again)"
+                    ) from exc
+                raise
+
+        def finish(context, done):
+            report = prepared.write(done)
+            settings = context.scene.mocap_workbench
+            settings.retarget.last_report = "\n".join(report.lines())
+            settings.retarget.last_physics_image = report.physics_image
+            for note in report.notes:
+                self.report({"WARNING"}, note)
+            if report.physics_plot_note:
+                self.report({"WARNING"}, report.physics_plot_note)
+            self.report({"INFO"}, report.summary())
+            return {"FINISHED"}
+
+        return jobs.Task(work, finish, "Retargeting with physics" if physics is not None else "Retargeting")
 
 
 class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):

@@ -25,12 +25,14 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ...core import channels as core_channels
+from ...core.keyframes.channel_keys import extract_channels
 from ...core.physics.apply import PhysicsSettings, apply_physics
 from ...core.physics.apply import summary_lines as physics_lines
 from ...core.physics.errors import PhysicsError
 from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
 from ..common import animdata, record, units
-from ..common.armature import BoneCurves, channel_layout, pose_values, skeleton_from_armature, write_values
+from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
 from ..common.spaces import metres_per_unit, object_alignment, world_scale
@@ -125,13 +127,23 @@ def _reset_pose(obj: Any) -> None:
         pose_bone.scale = (1.0, 1.0, 1.0)
 
 
-def write_result(target: Any, motion: Any, frames: np.ndarray, name: str) -> tuple[animdata.Channels, dict]:
+def result_values(motion: Any, layout: Any, held: dict) -> dict:
+    """Channel values (T,) that play ``motion`` on a layout (:func:`..common.armature.channel_layout`),
+    with the ``held`` channels (:func:`_held_channels`) at rest where the motion does not move them."""
+    values = core_channels.pose_values(motion, layout)
+    for key, rest in held.items():
+        values.setdefault(key, np.full(motion.n_frames, rest))
+    return values
+
+
+def write_result(
+    target: Any, motion: Any, frames: np.ndarray, name: str, values: dict | None = None
+) -> tuple[animdata.Channels, dict]:
     """Bake ``motion`` (on the target's skeleton) as a new action keyed on every frame and assign it;
-    the target's previous action is kept (fake user). Returns the action's channels and the values written."""
-    values = pose_values(target, motion)
-    n = len(frames)
-    for key, rest in _held_channels(target).items():
-        values.setdefault(key, np.full(n, rest))
+    the target's previous action is kept (fake user). values: the channels' values when already
+    computed (:func:`result_values`). Returns the action's channels and the values written."""
+    if values is None:
+        values = result_values(motion, channel_layout(target), _held_channels(target))
     previous = animdata.object_channels(target)
     channels = animdata.new_action_for(target, name)
     write_values(channels, values, frames)
@@ -168,19 +180,17 @@ def measured_height(obj: Any) -> float | None:
         return None
 
 
-def _physics(source: Any, target: Any, clip: Any, result: Any, settings: PhysicsSettings, step) -> Any:
+def _physics_args(source: Any, target: Any, clip: Any) -> dict:
+    """What the core's physics reads from Blender: the target's metres per unit, the source's scale
+    relative to the target's, the first frame (module notes)."""
+    return {"unit": metres_per_unit(target), "source_unit_ratio": world_scale(source) / world_scale(target),
+            "first_frame": int(clip.frames[0])}  # fmt: skip
+
+
+def _physics(motion: Any, result: Any, settings: PhysicsSettings, args: dict, step) -> Any:
     """The core's physics on the retargeted motion (module notes); its errors are PhysicsError ("Physics: …")."""
     try:
-        return apply_physics(
-            result.motion,
-            settings,
-            up=result.up,
-            unit=metres_per_unit(target),
-            source=clip.motion,
-            source_unit_ratio=world_scale(source) / world_scale(target),
-            first_frame=int(clip.frames[0]),
-            progress=step,
-        )
+        return apply_physics(result.motion, settings, up=result.up, source=motion, progress=step, **args)
     except ValueError as exc:
         raise PhysicsError(f"Physics: {exc}") from exc
 
@@ -220,6 +230,125 @@ def physics_image(report: RetargetReport, folder: str | None = None) -> Any:
     return image
 
 
+@dataclass
+class RetargetOutcome:
+    """The core's part of a retarget (:meth:`PreparedRetarget.work`): no Blender data in it."""
+
+    result: Any  # core.retarget RetargetResult, physics applied
+    figures: dict
+    physics: Any = None  # core.physics.apply outcome (None: no physics)
+    values: dict | None = None  # the target's channel values (T,) (with keyframes to extract)
+    keys: Any = None  # core.keyframes ChannelExtraction of the result (None: a key on every frame)
+
+
+@dataclass
+class PreparedRetarget:
+    """A retarget after its reads (:func:`prepare_retarget`): :meth:`work` is the core's part (no
+    Blender data touched: it may run in a worker thread), :meth:`write` bakes its result."""
+
+    source: Any
+    target: Any
+    clip: ArmatureClip
+    skeleton: Any
+    mapping: dict[str, str] | None
+    options: RetargetOptions | None
+    alignment: np.ndarray
+    physics: PhysicsSettings | None
+    physics_args: dict
+    extract: dict | None
+    plot: bool
+    start: float
+    layout: Any = None  # the target's channel layout and held channels (with keyframes to extract)
+    held: dict = field(default_factory=dict)
+
+    def work(self, progress: Callable[[float], None] | None = None) -> RetargetOutcome:
+        """Retarget, then the physics when asked, then the figures; progress: share done, 0–1."""
+        step = progress or (lambda _x: None)
+        motion = self.clip.motion
+        result = retarget(motion, self.skeleton, self.mapping, self.options, alignment=self.alignment)
+        step(0.3)
+        outcome = None
+        if self.physics is not None:
+            outcome = _physics(motion, result, self.physics, self.physics_args, lambda x: step(0.3 + 0.6 * x))
+            result.motion = outcome.motion
+            result.notes.extend(outcome.notes)
+        step(0.9)
+        figures = retarget_metrics(motion, result)
+        done = RetargetOutcome(result, figures, outcome)
+        if self.extract is not None:  # distil the motion in memory, not the curves to be written
+            done.values = result_values(result.motion, self.layout, self.held)
+            every = {k: np.arange(motion.n_frames, dtype=float) for k in done.values}  # as they are written
+            done.keys = extract_channels(result.motion, self.layout, done.values, key_frames=every, **self.extract)
+        step(1.0)
+        return done
+
+    def write(self, done: RetargetOutcome, progress: Callable[[float], None] | None = None) -> RetargetReport:
+        """Bake the retargeted motion as the target's new action, with its record, overlay, plot and keys."""
+        step = progress or (lambda _x: None)
+        source, target, clip, skeleton = self.source, self.target, self.clip, self.skeleton
+        result, figures, outcome = done.result, done.figures, done.physics
+        root = skeleton.names[result.root]
+        if target.data.bones[root].use_connect:
+            result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
+        channels, values = write_result(target, result.motion, clip.frames,
+                                        f"{clip.channels.action.name}_{target.name}", done.values)  # fmt: skip
+        _record(channels.action, source, clip.channels.action.name, result, figures,
+                outcome.figures if outcome else {})  # fmt: skip
+        step(0.4)
+        report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name,
+                                clip.frames, len(result.pairs[0]), len(skeleton.names), result.scale, figures,
+                                result.mapping, result.notes)  # fmt: skip
+        scene = bpy.context.scene
+        report.speed = lambda v: units.armature_speed(target, v if abs(v) > 1e-9 else 0.0)  # rounding noise as 0
+        report.kilograms, report.metres = (lambda kg: units.kilograms(scene, kg)), (lambda m: units.metres(scene, m))
+        if outcome is not None:
+            from ...core.physics.apply import ground_drawing
+            from .physics_overlay import store
+
+            store(channels.action, ground_drawing(outcome.series["after"]), int(clip.frames[0]))
+            report.physics, report.physics_series = outcome.figures, outcome.series
+            if self.plot:
+                physics_image(report)
+        step(0.6)
+        if done.keys is not None:  # the keys the work chose, written over the curves just written
+            from ..keyframes.extract_action import PreparedExtraction
+
+            written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, set(skeleton.names)),
+                                   clip.frames, values, result.motion, self.layout)  # fmt: skip
+            extraction = PreparedExtraction(target, written, {"method": self.extract["method"]}, True, True, None,
+                                            time.perf_counter())  # fmt: skip
+            report.extraction = extraction.write(done.keys)
+        step(1.0)
+        report.seconds = time.perf_counter() - self.start
+        return report
+
+
+def prepare_retarget(
+    source: Any,
+    target: Any,
+    mapping: dict[str, str] | None = None,
+    options: RetargetOptions | None = None,
+    extract: dict | None = None,
+    physics: PhysicsSettings | None = None,
+    plot: bool = False,
+) -> PreparedRetarget:
+    """Check the pair and read what the retarget needs from Blender; writes nothing. Arguments as
+    :func:`retarget_armatures`'s."""
+    start = time.perf_counter()
+    if source == target:
+        raise ValueError("the source and the target must be two different armatures")
+    refuse_linked(target)  # its new action would be lost on reload
+    clip = read_clip(source)
+    skeleton = skeleton_from_armature(target)
+    alignment = object_alignment(source, target)
+    physics_args = _physics_args(source, target, clip) if physics is not None else {}
+    prepared = PreparedRetarget(source, target, clip, skeleton, mapping, options, alignment, physics, physics_args,
+                                extract, plot, start)  # fmt: skip
+    if extract is not None:
+        prepared.layout, prepared.held = channel_layout(target), _held_channels(target)
+    return prepared
+
+
 def retarget_armatures(
     source: Any,
     target: Any,
@@ -236,51 +365,13 @@ def retarget_armatures(
     :func:`.extract.extract_on_armature` to distil the result into keyframes (None: keep a
     key on every frame); physics: make the result physically plausible (module notes); plot:
     also make the physics report image (:func:`physics_image`). Raises ValueError before
-    anything is written when the retarget or the physics cannot run.
+    anything is written when the retarget or the physics cannot run. The three steps (read,
+    core, write) are :func:`prepare_retarget`, :meth:`PreparedRetarget.work` and
+    :meth:`PreparedRetarget.write`, which the operator runs apart (:mod:`..common.jobs`).
     """
-    start = time.perf_counter()
     step = progress or (lambda _x: None)
-    if source == target:
-        raise ValueError("the source and the target must be two different armatures")
-    refuse_linked(target)  # its new action would be lost on reload
-    clip = read_clip(source)
+    prepared = prepare_retarget(source, target, mapping, options, extract, physics, plot)
     step(0.2)
-    skeleton = skeleton_from_armature(target)
-    result = retarget(clip.motion, skeleton, mapping, options, alignment=object_alignment(source, target))
-    step(0.4)
-    outcome = None
-    if physics is not None:
-        outcome = _physics(source, target, clip, result, physics, lambda x: step(0.4 + 0.45 * x))
-        result.motion = outcome.motion
-        result.notes.extend(outcome.notes)
+    done = prepared.work(lambda x: step(0.2 + 0.65 * x))
     step(0.85)
-    figures = retarget_metrics(clip.motion, result)
-    root = skeleton.names[result.root]
-    if target.data.bones[root].use_connect:
-        result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
-    channels, values = write_result(target, result.motion, clip.frames, f"{clip.channels.action.name}_{target.name}")
-    _record(channels.action, source, clip.channels.action.name, result, figures, outcome.figures if outcome else {})
-    step(0.9)
-    report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name, clip.frames,
-                            len(result.pairs[0]), len(skeleton.names), result.scale, figures, result.mapping,
-                            result.notes)  # fmt: skip
-    scene = bpy.context.scene
-    report.speed = lambda v: units.armature_speed(target, v if abs(v) > 1e-9 else 0.0)  # rounding noise as 0
-    report.kilograms, report.metres = (lambda kg: units.kilograms(scene, kg)), (lambda m: units.metres(scene, m))
-    if outcome is not None:
-        from ...core.physics.apply import ground_drawing
-        from .physics_overlay import store
-
-        store(channels.action, ground_drawing(outcome.series["after"]), int(clip.frames[0]))
-        report.physics, report.physics_series = outcome.figures, outcome.series
-        if plot:
-            physics_image(report)
-    if extract is not None:  # distil the motion in memory, not the curves just written
-        from ..keyframes.extract_action import extract_on_armature
-
-        written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, set(skeleton.names)), clip.frames,
-                               values, result.motion, channel_layout(target))  # fmt: skip
-        report.extraction = extract_on_armature(target, replace=True, clip=written, **extract)
-    step(1.0)
-    report.seconds = time.perf_counter() - start
-    return report
+    return prepared.write(done, lambda x: step(0.85 + 0.15 * x))

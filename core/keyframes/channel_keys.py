@@ -22,16 +22,18 @@ from ..channels import (
     rebuilt_channel_values,
     rotation_property,
     rotation_to_quaternion,
+    rotation_values_near,
 )
 from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate, position_errors
+from .error import evaluate, pose_points, position_errors
 from .extract import extract_keyframes, target_count
 from .hybrid import drop_channel_keys
 from .reconstruct import reconstruct
 from .respect import KeyScope, key_scope
+from .targets import BOUNDS, angle_summary, check_target, fewest, frame_worst, frames_to_key, quaternion_angles
 
 # The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
 # at 5 % stored keys, factors 1.5/2/3/4/6 gave Blender-playback mean errors 0.111/0.057/0.034/
@@ -77,7 +79,8 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
-    fitted: bool = True, budget: int | None = None, caps: dict | None = None, follow: float | None = None,
+    fitted: bool = True, budget: int | None = None, caps: dict | None = None, forced: np.ndarray | None = None,
+    follow: float | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
@@ -88,7 +91,7 @@ def plan_channels(
     slerp (:func:`follow_slerp`); with a budget, channels also drop the pose keys they need least
     until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
     caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
-    they need least, whatever the method.
+    they need least, whatever the method. forced: frames among ``keys`` that no channel drops.
     """
     sparse = continuous_quaternions(values, keys)
     names = list(sparse)
@@ -103,7 +106,8 @@ def plan_channels(
     if budget is None:
         return pose_key_plan(motion, layout, sparse, targets, keys, rebuilt, fitted, follow, caps)
     dense = np.stack([targets[k] for k in names], axis=1)
-    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted, caps=cap)
+    locked = None if forced is None or not len(forced) else np.searchsorted(keys, forced)
+    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted, caps=cap)
     plan = {}
     for i, k in enumerate(names):
         handles = None
@@ -222,17 +226,73 @@ def planned_values(plan: dict, n: int) -> dict:
 def choose_keys(
     motion: Motion, method: str, target: dict, metric: PoseMetric, weights: str, grid: float = HYBRID_GRID
 ) -> tuple:
-    """Pose keys, method params and the stored-key budget per channel (None unless hybrid)."""
+    """Pose keys, method params and the stored keys per channel (None unless hybrid).
+
+    Whole-pose methods take any target (:mod:`.targets`; a bound is met on their slerp rebuild);
+    the hybrid takes a count or ratio here, its bounds are met by :func:`extract_channels`' search.
+    """
+    kind, _ = check_target(target)
+    if kind == "threshold" and method != "threshold":
+        raise ValueError("a threshold target applies to the threshold method only")
     if method != "hybrid":
         result = extract_keyframes(motion, method, metric=metric, weights=weights, **target)
         return result.keys, result.params, None
-    if not ({"count", "ratio"} & set(target)):
-        raise ValueError("Hybrid keys take a Count or Ratio target")
+    if kind not in ("count", "ratio"):
+        raise ValueError(f"the hybrid meets a {kind} target in extract_channels, not choose_keys")
     wanted = target_count(motion.n_frames, target.get("count"), target.get("ratio"))
     poses = min(motion.n_frames, int(round(grid * wanted)))
     result = extract_keyframes(motion, HYBRID_BASE, metric=metric, weights=weights, count=poses)
     params = {**result.params, "pose_method": HYBRID_BASE, "pose_keys": poses, "keys_per_channel": wanted}
     return result.keys, params, wanted
+
+
+def key_bones_within_angle(motion: Motion, layout: ChannelLayout, plan: dict, bound: float) -> dict:
+    """The plan with, bone by bone, keys on its rotation channels at the worst frame of every stretch
+    whose rotation is more than ``bound`` degrees from ``motion``'s, until none is.
+
+    A bone's local rotation depends on its own rotation channels only, so each bone is keyed apart
+    (a Max Angle per channel). The added and the existing keys take the original rotation on the
+    played curves' branch (Euler turn, quaternion sign) and the handles are refitted to it; keys
+    only ever add up to every frame, where the bone plays the original: it always ends.
+    """
+    n = motion.n_frames
+    plan, played = dict(plan), planned_values(plan, n)
+    for j, bone in enumerate(motion.skeleton.names):
+        mode = layout.mode(bone)
+        prop, width = rotation_property(mode)
+        names = [(bone, prop, i) for i in range(width)]
+        if not all(k in plan for k in names):
+            continue  # not re-keyed: plays the original
+        current = np.stack([played[k] for k in names], axis=1)
+        original = rotation_values_near(motion.rotations[:, j], mode, current)
+        fitted = plan[names[0]].handles is not None
+        keyed = np.zeros(0, dtype=int)  # frames this pass keyed on every channel of the bone
+        while True:
+            angles = quaternion_angles(motion.rotations[:, j], rotation_to_quaternion(mode, current))
+            new = frames_to_key(angles, bound, keyed)
+            if not len(new):
+                break
+            keyed = np.union1d(keyed, new)
+            for i, k in enumerate(names):
+                keys = np.union1d(plan[k].keys, new)
+                handles = None
+                if fitted:
+                    h1, h2 = fit_handles(original[:, i], keys)
+                    handles = (h1[:, 0], h2[:, 0])
+                plan[k] = ChannelKeys(keys, original[keys, i], handles)
+                current[:, i] = planned_values({k: plan[k]}, n)[k]
+    return plan
+
+
+# Under a Max Angle the hybrid keeps this share of the frames per channel, then keys each bone's
+# rotation channels to the bound (:func:`key_bones_within_angle`); location channels keep the share.
+# Stored keys at 5°, CMU 05_02 (Euler): bases 2 / 4 / 8 % stored 3.4 / 5.0 / 8.4 % of the dense keys
+# (0.5 %: 3.2 %, with the root's path off by 1.6 units); the search on the budget alone stored 20.5 %.
+HYBRID_ANGLE_BASE = 0.02
+
+# The hybrid's search for the fewest keys per channel within a bound stops when the count is known
+# to within this share (each probe plans and plays every curve).
+HYBRID_SEARCH_TOLERANCE = 0.05
 
 
 @dataclass
@@ -269,7 +329,10 @@ def extract_channels(
 ) -> ChannelExtraction:
     """Keyframes of channel ``values`` (channel → (T,)) that play ``motion`` on the layout's bones.
 
-    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"threshold": D} (default 5 %);
+    target: one of {"count": N}, {"ratio": R}, {"max_error": E}, {"max_angle": degrees}, {"threshold": D}
+    (default 5 %; see :mod:`.targets`: for the hybrid a count is keys per channel, the bounds are met
+    on the curves as they play: Max Error with as few keys per channel as the search finds, Max
+    Angle bone by bone from :data:`HYBRID_ANGLE_BASE`);
     fitted: Bezier handles fitted to the slerp rebuild instead of LINEAR keys; grid: for the
     hybrid, pose keys per stored key of each channel. The error is measured on what the planned
     curves play (for the hybrid and fitted keys: the Bezier curves, not the pose rebuild).
@@ -281,34 +344,101 @@ def extract_channels(
     index re-keyed — keys, targets and the error are on those frames, the plan's keys are clip indices.
     """
     step = progress or (lambda _x: None)
+    target = target or {"ratio": 0.05}
+    kind, bound = check_target(target)
+    if kind == "threshold" and method != "threshold":
+        raise ValueError("a threshold target applies to the threshold method only")
     scope = key_scope(key_frames, list(values), motion.n_frames, span, keep_sparse, bones)
     a, b = scope.span
     sub = motion if scope.n_frames == motion.n_frames else motion.frames(slice(a, b + 1))
     metric = PoseMetric.for_motion(sub, weights)
     if not scope.rekey:  # nothing to re-key: every curve stays as it is
         error, per_frame = evaluate(sub, sub, metric)
+        error.update(angle_summary(sub, sub))
         params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
         return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
-    keys, params, per_channel = choose_keys(sub, method, target or {"ratio": 0.05}, metric, weights, grid)
-    step(0.5)
-    rebuilt = reconstruct(sub, keys)
     rekeyed = scope.values(values)
-    budget = None if per_channel is None else per_channel * len(rekeyed)
-    follow = None
-    if per_channel is None:  # whole-pose keys: the rotation curves stay near the slerp the method chose
+    capped = any(scope.caps[k] < scope.n_frames for k in rekeyed)  # the user's own key counts bind
+
+    def play(keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None) -> tuple[dict, Motion]:
+        """The plan on pose ``keys`` (hybrid: ``per_channel`` keys per channel, plus ``forced`` frames on
+        every channel) and the motion it plays: the curves' own when they are the result, else the rebuild."""
+        rebuilt = reconstruct(sub, keys)
+        extra = 0 if forced is None else len(forced)
+        budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
+        locked = None if capped else forced  # forced keys stay even past a cap: not where the user's count binds
+        follow = None if budget is not None else follow_distance(rebuilt)
+        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked, follow)
+        # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
+        # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they leave the slerp)
+        return plan, curves_motion(plan)
+
+    def follow_distance(rebuilt: Motion) -> float:
+        """How far whole-pose keys' rotation curves may leave the slerp rebuild (:data:`FOLLOW_SLERP`)."""
         every = slice(None, None, max(1, sub.n_frames // 256))  # the mean, estimated on some 256 frames
         slerp_mean = position_errors(sub.frames(every), rebuilt.frames(every)).mean()
-        follow = max(FOLLOW_SLERP * slerp_mean, 1e-6 * sub.skeleton.size())
-    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, follow)
-    # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
-    # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they depart from the slerp)
-    played = {k: values[k][a : b + 1] for k in scope.kept}
-    played.update(planned_values(plan, scope.n_frames))
-    rebuilt = motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
+        return max(FOLLOW_SLERP * slerp_mean, 1e-6 * sub.skeleton.size())
+
+    def curves_motion(plan: dict) -> Motion:
+        """What the planned curves play, with the curves kept as they were."""
+        played = {k: values[k][a : b + 1] for k in scope.kept}
+        played.update(planned_values(plan, scope.n_frames))
+        return motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
+
+    if kind in BOUNDS:
+        original_points = pose_points(sub) if kind == "max_error" else None
+
+        def worst(played: Motion) -> np.ndarray:
+            return frame_worst(sub, played, kind, original_points)
+
+    if kind == "max_angle" and method == "hybrid" and not capped:  # per channel: each bone keyed to the bound
+        per_channel = target_count(sub.n_frames, ratio=HYBRID_ANGLE_BASE)
+        keys, params, _ = choose_keys(sub, method, {"count": per_channel}, metric, weights, grid)
+        step(0.35)
+        plan = key_bones_within_angle(sub, layout, play(keys, per_channel)[0], bound)
+        rebuilt = curves_motion(plan)
+    elif kind in BOUNDS and method == "hybrid":  # the fewest keys per channel whose curves play within the bound
+        tried: dict[int, tuple] = {}
+
+        def measure(count: int) -> float:
+            keys, params, _ = choose_keys(sub, method, {"count": count}, metric, weights, grid)
+            tried[count] = (keys, params, *play(keys, count))
+            step(0.2 + 0.3 * (1.0 - 0.75 ** len(tried)))  # five to ten probes, from reading (0.2) to 0.5
+            return float(worst(tried[count][3]).max())
+
+        per_channel = fewest(measure, bound, 2, sub.n_frames, HYBRID_SEARCH_TOLERANCE, interpolate=True)
+        if per_channel not in tried:
+            measure(per_channel)
+        keys, params, plan, rebuilt = tried[per_channel]
+    else:
+        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid)
+        step(0.5)
+        plan, rebuilt = play(keys, per_channel)
+    if kind in BOUNDS:  # guaranteed: key the worst frame of every stretch still over the bound, on every channel
+        forced, added = np.zeros(0, dtype=int), 0
+        per_frame = worst(rebuilt)
+        while per_frame.max() > bound:
+            new = frames_to_key(per_frame, bound, keys if per_channel is None else forced)
+            if not len(new):
+                break
+            keys, added = np.union1d(keys, new), added + len(new)
+            if per_channel is not None:
+                forced = np.union1d(forced, new)
+            plan, rebuilt = play(keys, per_channel, forced if per_channel is not None else None)
+            previous, per_frame = per_frame.max(), worst(rebuilt)
+            if capped and per_frame.max() >= previous:
+                break  # the curves held to their own key counts can do no better
+        params.update({kind: bound, "bound_met": bool(per_frame.max() <= bound), "frames_added": added})
+        if per_channel is not None:
+            params["pose_keys"] = len(keys)
+    step(0.6)
     error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
     if per_channel is None:  # keys added where a bone's curves left the slerp
         params["follow_keys"] = int(sum(max(0, len(ck.keys) - len(keys)) for ck in plan.values()))
+    if kind in BOUNDS and per_channel is not None:  # the mean over channels, as the bound found it
+        params["keys_per_channel"] = round(params["stored_keys"] / max(len(plan), 1), 1)
+    error.update(angle_summary(sub, rebuilt))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
     wanted = len(keys) if per_channel is None else per_channel
     params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had

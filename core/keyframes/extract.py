@@ -1,8 +1,9 @@
 """One entry point for every keyframe method and every kind of target a user thinks in.
 
-Targets: a keyframe ``count``, a ``ratio`` of the frames, a ``max_error`` (largest joint
-position error, scene units) or, for the threshold method, the paper's ``threshold`` δ.
-Count and ratio are met exactly; the first and last frames are always keys.
+Targets (:mod:`.targets`): a keyframe ``count``, a ``ratio`` of the frames, a ``max_error`` (largest
+position error of any bone's measured point, the motion's units), a ``max_angle`` (largest bone
+rotation error, degrees) or, for the threshold method, the paper's ``threshold`` δ. Count and ratio
+are met exactly, the two bounds are guaranteed; the first and last frames are always keys.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from ..motion import Motion
 from .activity import activity_for_count
 from .baselines import simplify_for_count, uniform_keys
 from .distance import PoseMetric
-from .error import pose_points, position_errors
+from .error import pose_points
 from .jumps import jump_frames
 from .optimal import optimal_for_count
 from .reconstruct import reconstruct
+from .targets import check_target, fewest, frame_worst, frames_to_key
 from .threshold import threshold_for_count, threshold_keys
 
 CountMethod = Callable[[Motion, PoseMetric, int], tuple[np.ndarray, dict]]
@@ -71,6 +73,7 @@ def extract_keyframes(
     count: int | None = None,
     ratio: float | None = None,
     max_error: float | None = None,
+    max_angle: float | None = None,
     threshold: float | None = None,
     metric: PoseMetric | None = None,
     weights: str = "HIERARCHY",
@@ -84,8 +87,8 @@ def extract_keyframes(
     """
     if method not in METHODS:
         raise ValueError(f"unknown keyframe method {method!r}; choose from {sorted(METHODS)}")
-    if sum(x is not None for x in (count, ratio, max_error, threshold)) != 1:
-        raise ValueError("give exactly one target: count, ratio, max_error or threshold")
+    kind, _ = check_target({"count": count, "ratio": ratio, "max_error": max_error, "max_angle": max_angle,
+                            "threshold": threshold})  # fmt: skip
     metric = metric or PoseMetric.for_motion(motion, weights, weight_overrides)
     n = motion.n_frames
     params: dict = {"weights": weights, "translation_weight": metric.translation_weight}
@@ -101,8 +104,8 @@ def extract_keyframes(
         return KeyframeResult(np.union1d(threshold_keys(motion, metric, threshold), forced), method, params)
     choose = METHODS[method]
     forced = jump_frames(motion, metric) if keep_jumps else np.zeros(0, dtype=int)
-    if max_error is not None:
-        keys, extra = keys_for_max_error(motion, metric, choose, max_error)
+    if kind in ("max_error", "max_angle"):
+        keys, extra = keys_for_bound(motion, metric, choose, kind, max_error if max_error is not None else max_angle)
         keys = np.union1d(keys, forced)
     else:
         wanted = target_count(n, count, ratio)
@@ -151,37 +154,44 @@ def fit_count(
     return keys
 
 
-def keys_for_max_error(
-    motion: Motion, metric: PoseMetric, choose: CountMethod, max_error: float
+def keys_for_bound(
+    motion: Motion, metric: PoseMetric, choose: CountMethod, kind: str, bound: float
 ) -> tuple[np.ndarray, dict]:
-    """The fewest keys (binary search on the count) whose largest position error (:mod:`.error`'s
-    measure: heads, tips and sides of every bone) is ≤ max_error.
+    """The fewest keys (bisection on the count, :func:`.targets.fewest`) whose slerp rebuild stays
+    within ``bound`` at every frame: kind ``"max_error"`` (largest position error of :mod:`.error`'s
+    points: heads, tips and sides of every bone, motion units) or ``"max_angle"`` (largest bone
+    rotation error, degrees; :func:`.targets.rotation_angles`).
 
-    A final pass inserts the worst frame until the bound holds, so it is guaranteed even
-    where a method's error is not monotone in the count.
+    A final pass keys the worst frame of every stretch still over the bound, so it is guaranteed
+    even where a method's error is not monotone in the count; the same pass on the largest count
+    tried below the one found is kept when it needs fewer keys.
     """
-    if not max_error > 0:
-        raise ValueError(f"max_error must be positive, got {max_error}")
+    kind, bound = check_target({kind: bound})
     n = motion.n_frames
-    original = pose_points(motion)
+    original = pose_points(motion) if kind == "max_error" else None
+    tried: dict[int, tuple] = {}
 
     def worst(keys: np.ndarray) -> np.ndarray:
-        return position_errors(motion, reconstruct(motion, keys), original).max(axis=1)
+        return frame_worst(motion, reconstruct(motion, keys), kind, original)
 
-    lo, hi = 2, n
-    best_keys, best_extra = np.arange(n), {}
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        keys, extra = choose(motion, metric, mid)
-        keys = fit_count(motion, metric, keys, mid)
-        if worst(keys).max() <= max_error:
-            best_keys, best_extra, hi = keys, extra, mid - 1
-        else:
-            lo = mid + 1
-    keys = best_keys
-    per_frame = worst(keys)
-    while per_frame.max() > max_error:
-        keys = np.union1d(keys, [int(per_frame.argmax())])
+    def measure(count: int) -> float:
+        keys, extra = choose(motion, metric, count)
+        keys = fit_count(motion, metric, keys, count)
+        tried[count] = keys, extra
+        return float(worst(keys).max())
+
+    best = fewest(measure, bound, 2, n)
+
+    def repaired(keys: np.ndarray) -> np.ndarray:
         per_frame = worst(keys)
-    best_extra["max_error"] = float(max_error)
-    return keys, best_extra
+        while per_frame.max() > bound:
+            keys = np.union1d(keys, frames_to_key(per_frame, bound, keys))
+            per_frame = worst(keys)
+        return keys
+
+    # the count found, and the largest count tried below it with its worst frames keyed: fewer, at times
+    below = max((c for c in tried if c < best), default=None)
+    found = [tried.get(best, (np.arange(n), {}))] + ([tried[below]] if below is not None else [])
+    keys, extra = min(((repaired(k), e) for k, e in found), key=lambda c: len(c[0]))
+    extra[kind] = float(bound)
+    return keys, extra

@@ -235,5 +235,3 @@ def test_hybrid_keeps_the_budget_and_the_grid():
     mixed = extract.extract_on_armature(obj, "hybrid", {"count": 20}, grid=3.0)
     assert mixed.playback_error["position_mean"] < plain.playback_error["position_mean"]
     assert mixed.playback_error["position_mean"] == pytest.approx(mixed.error["position_mean"], rel=0.02)
-    with pytest.raises(RuntimeError, match="Count or Ratio"):
-        bpy.ops.mocap.extract_keyframes(method="HYBRID", target="MAX_ERROR", max_error=0.1)

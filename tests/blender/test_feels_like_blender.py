@@ -146,7 +146,7 @@ def test_tooltips_are_one_short_sentence_in_blenders_voice():
 # Float options that are not a quantity with a unit (ratios, factors, counts per key, frame rates).
 UNITLESS = {"global_scale", "fps", "weight", "soft_edge", "ratio", "threshold", "grid", "coefficient", "speed",
             "position", "value", "scale_ratio", "stiffness", "factor"}  # fmt: skip
-UNITS = {"max_error": "LENGTH", "target_height": "LENGTH", "target_mass": "MASS", "source_mass": "MASS",
+UNITS = {"max_error": "LENGTH", "max_angle": "ROTATION", "target_height": "LENGTH", "target_mass": "MASS", "source_mass": "MASS",
          "angle": "ROTATION", "window": "TIME_ABSOLUTE"}  # fmt: skip
 
 

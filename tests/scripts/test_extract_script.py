@@ -156,3 +156,27 @@ def test_hybrid_without_blender_reports_what_blender_reports(tmp_path, capture):
     for name in ("position_mean", "position_p95"):
         assert core["error"][name] == pytest.approx(blender["error"][name], rel=0.01)
     assert "playback" not in core["error"] and "playback" in blender["error"]
+
+
+@pytest.mark.blender
+@pytest.mark.parametrize("target", [["--max-angle", "3"], ["--max-error", "0.03"]])
+def test_bounds_take_the_hybrid_by_default_with_and_without_blender(tmp_path, target):
+    """--max-error and --max-angle with no --method: the hybrid, as --help says; the core-only run
+    and Blender's reach the same core function with the same target, so they keep the same keys."""
+    pytest.importorskip("bpy")
+    reports = {}
+    for mode in ("core", "blender"):
+        extra = ["--no-blender"] if mode == "core" else []
+        run("--demo", "-o", tmp_path / mode, *target, *extra)
+        reports[mode] = json.loads((tmp_path / mode / "demo.json").read_text())
+    core, blender = reports["core"], reports["blender"]
+    kind, bound = target[0][2:].replace("-", "_"), float(target[1])
+    for report in (core, blender):
+        assert report["method"] == "hybrid" and report["count_means"] == "keys per channel"
+        assert report["target"] == {kind: bound} and report["params"]["bound_met"]
+        figure = report["error"]["angle_max" if kind == "max_angle" else "position_max"]
+        assert 0.3 * bound < figure <= bound
+    assert core["params"]["stored_keys"] == blender["params"]["stored_keys"]
+    assert core["keyframes"] == blender["keyframes"]
+    played = blender["error"]["playback"]["angle_max" if kind == "max_angle" else "position_max"]
+    assert played <= bound * (1 + 1e-4)  # Blender's float32 playback

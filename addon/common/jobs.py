@@ -1,0 +1,241 @@
+"""Long operators that run like Blender's own: progress in the status bar, Esc cancels, the file as it was.
+
+An operator built on :class:`JobOperator` splits its work in three:
+
+1. ``prepare(context)`` on the main thread: checks the input and reads what it needs from Blender
+   into plain data, writing nothing; returns a :class:`Task` (or ``{'CANCELLED'}`` after a report).
+2. ``Task.work(progress)``: the core's pure work (numpy, no bpy), in a worker thread when invoked
+   from the user interface. ``progress(fraction)`` records the share done (0–1) and raises
+   :class:`Cancelled` once the user cancelled, so the work stops at its next call.
+3. ``Task.finish(context, result)`` on the main thread once the work is done: writes to Blender,
+   reports, returns ``{'FINISHED'}``.
+
+Invoked with a window, the operator runs modal: a window-manager timer polls the worker, the status
+bar shows a progress bar and the area's header the step and the share done, Esc or right-click
+cancels (view navigation still works; every other event is held, so nothing edits the scene). Cancelled
+or failed, nothing was written (the worker's result is dropped) and the operator returns
+``{'CANCELLED'}`` with a report; the finish step runs under :func:`.guard.reported_errors`, so a
+failure while writing puts the file back as well. In the background (``bpy.app.background``), with
+no window, or through ``EXEC_DEFAULT`` (scripts, tests, the redo panel) the same three steps run at
+once in ``execute``. A worker whose core does not call ``progress`` for a while finishes that stretch
+on its own after a cancel (a daemon thread); its result is never written.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import bpy
+
+from .guard import error_message, reported_errors
+
+Progress = Callable[[float], None]
+POLL_SECONDS = 0.1  # how often the timer looks at the worker
+CANCEL_EVENTS = {"ESC", "RIGHTMOUSE"}
+# Events the view still gets while the job runs (looking around changes nothing); every other is held.
+VIEW_EVENTS = {"MOUSEMOVE", "INBETWEEN_MOUSEMOVE", "MIDDLEMOUSE", "WHEELUPMOUSE", "WHEELDOWNMOUSE", "TRACKPADPAN",
+               "TRACKPADZOOM", "MOUSEROTATE", "MOUSESMARTZOOM", "NDOF_MOTION"}  # fmt: skip
+
+
+class Cancelled(BaseException):
+    """Raised by a job's ``progress`` once the user cancelled (a BaseException, as KeyboardInterrupt is,
+    so that no ``except Exception`` in the work swallows it)."""
+
+
+@dataclass
+class Task:
+    """An operator's work after its reads: ``work(progress) -> result`` touches no Blender data;
+    ``finish(context, result) -> {'FINISHED'}`` writes it. label: what the status bar says."""
+
+    work: Callable[[Progress], Any]
+    finish: Callable[[Any, Any], set[str]]
+    label: str = "Working"
+
+
+class Job:
+    """``work(progress)`` run once, in a worker thread (:meth:`start`) or at once (:meth:`run`).
+
+    fraction: the share done the work last reported (0–1). progress(fraction) raises :class:`Cancelled`
+    after :meth:`cancel`; ``on_progress`` (optional) is called with each fraction in the caller's thread.
+    """
+
+    def __init__(self, work: Callable[[Progress], Any], on_progress: Progress | None = None) -> None:
+        self._work = work
+        self._on_progress = on_progress
+        self.fraction = 0.0
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def progress(self, fraction: float) -> None:
+        """What the work calls with its share done; raises :class:`Cancelled` once cancelled."""
+        if self._cancel.is_set():
+            raise Cancelled
+        self.fraction = min(max(float(fraction), 0.0), 1.0)
+        if self._on_progress is not None:
+            self._on_progress(self.fraction)
+
+    def _run(self) -> None:
+        try:
+            self._result = self._work(self.progress)
+        except BaseException as exc:  # noqa: BLE001 (handed to the thread that reads the result)
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def start(self) -> Job:
+        """Run the work in a daemon thread (a cancelled job left running never holds Blender open)."""
+        self.thread = threading.Thread(target=self._run, name="Mocap Workbench job", daemon=True)
+        self.thread.start()
+        return self
+
+    def run(self) -> Any:
+        """Run the work here and now; its result, or its exception raised."""
+        self._run()
+        return self.result()
+
+    def cancel(self) -> None:
+        """Ask the work to stop: its next ``progress`` call raises :class:`Cancelled`."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def done(self) -> bool:
+        """The work returned or raised (or was cancelled at a ``progress`` call)."""
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the work is done (at most ``timeout`` seconds); whether it is."""
+        return self._done.wait(timeout)
+
+    def result(self) -> Any:
+        """The work's result; its exception raised if it failed (:class:`Cancelled` if cancelled)."""
+        if not self.done:
+            raise RuntimeError("the job is still running")
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def run_now(task: Task, context: Any) -> set[str]:
+    """Run ``task`` at once on this thread with Blender's progress indicator: work, then finish."""
+    wm = context.window_manager
+    wm.progress_begin(0, 100)
+    try:
+        result = Job(task.work, lambda x: wm.progress_update(int(100 * x))).run()
+    finally:
+        wm.progress_end()
+    return task.finish(context, result)
+
+
+def status_text(task: Task, fraction: float) -> str:
+    """What the area's header says while ``task`` runs."""
+    return f"{task.label}: {fraction:.0%}    Esc or right-click to cancel"
+
+
+def status_bar(task: Task, job: Job) -> Callable[[Any, Any], None]:
+    """What the status bar draws while ``task`` runs (``WorkSpace.status_text_set`` takes a draw
+    function): a progress bar with the share done, then the keys that cancel, as Blender's own
+    modal tools show them."""
+
+    def draw(header: Any, _context: Any) -> None:
+        row = header.layout.row(align=True)
+        row.progress(factor=job.fraction, type="BAR", text=f"{task.label}: {job.fraction:.0%}")
+        row.separator()
+        row.label(text="", icon="EVENT_ESC")
+        row.label(text="", icon="MOUSE_RMB")
+        row.label(text="Cancel")
+
+    return draw
+
+
+def start(operator: Any, context: Any) -> set[str]:
+    """What an operator's ``invoke`` returns: the job modal when there is a window to show it, else
+    ``operator.execute(context)`` (background, scripts)."""
+    if bpy.app.background or getattr(context, "window", None) is None:
+        return operator.execute(context)
+    return operator.start_job(context)
+
+
+class JobOperator:
+    """Mixin for an operator whose work is long (module notes): define ``prepare(context)`` returning a
+    :class:`Task` or ``{'CANCELLED'}``, call :func:`start` from ``invoke``; ``execute`` runs it at once."""
+
+    def prepare(self, context: Any) -> Task | set[str]:
+        raise NotImplementedError
+
+    @reported_errors
+    def execute(self, context: Any) -> set[str]:
+        task = self.prepare(context)
+        return task if isinstance(task, set) else run_now(task, context)
+
+    # --- modal ------------------------------------------------------------------------------
+
+    def start_job(self, context: Any) -> set[str]:
+        """Prepare on the main thread, start the work in a worker, poll it from a timer."""
+        try:
+            task = self.prepare(context)  # reads only: nothing to put back on failure
+        except Exception as exc:  # noqa: BLE001 (every failure becomes a report)
+            self.report({"ERROR"}, error_message(exc))
+            return {"CANCELLED"}
+        if isinstance(task, set):
+            return task
+        self._task, self._job = task, Job(task.work).start()
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(POLL_SECONDS, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, 100)
+        self._show(context, status_text(task, 0.0), status_bar(task, self._job))
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context: Any, event: Any) -> set[str]:
+        job, task = self._job, self._task
+        if event.type in CANCEL_EVENTS and event.value == "PRESS":
+            job.cancel()
+            self._end(context)
+            self.report({"WARNING"}, f"{task.label} cancelled: nothing changed")
+            return {"CANCELLED"}
+        if job.done:
+            self._end(context)
+            return self._finished(context)
+        if event.type == "TIMER":
+            context.window_manager.progress_update(int(100 * job.fraction))
+            self._show(context, status_text(task, job.fraction), status_bar(task, job))  # redrawn
+            return {"RUNNING_MODAL"}
+        return {"PASS_THROUGH"} if event.type in VIEW_EVENTS else {"RUNNING_MODAL"}
+
+    def cancel(self, context: Any) -> None:
+        """Blender ends the operator (the window closes, a file loads): stop the work, write nothing."""
+        job = getattr(self, "_job", None)
+        if job is not None:
+            job.cancel()
+            self._end(context)
+
+    @reported_errors
+    def _finished(self, context: Any) -> set[str]:
+        return self._task.finish(context, self._job.result())  # the work's error is raised here
+
+    def _end(self, context: Any) -> None:
+        wm = context.window_manager
+        timer, self._timer = getattr(self, "_timer", None), None
+        if timer is not None:
+            wm.event_timer_remove(timer)
+        wm.progress_end()
+        self._show(context, None)
+
+    @staticmethod
+    def _show(context: Any, text: str | None, bar: Callable | None = None) -> None:
+        """The header's text and the status bar's drawing (None: Blender's own again)."""
+        workspace, area = getattr(context, "workspace", None), getattr(context, "area", None)
+        if workspace is not None:
+            workspace.status_text_set(bar)
+        if area is not None:
+            area.header_text_set(text)

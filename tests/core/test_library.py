@@ -1,0 +1,70 @@
+"""Poses that compare across rigs and search by pose (core/library), by hand and on synthetic rigs."""
+
+import numpy as np
+import pytest
+
+from core import quaternion as quat
+from core.library.catalogue import ClipEntry, describe_clip, read_index, summary_count
+from core.library.poses import SEGMENT_NAMES, pose_directions, pose_distances, segment_joints
+from core.library.search import PoseLibrary
+from core.motion import transform_world
+from core.retarget.mapping import label_skeleton
+from core.synthetic import jump, walk
+
+
+def directions(motion):
+    labels, _ = label_skeleton(motion.skeleton)
+    return pose_directions(motion, labels)
+
+
+def test_poses_ignore_units_heading_and_place():
+    m = walk(n_frames=40)
+    base = directions(m)
+    assert base.shape == (40, len(SEGMENT_NAMES), 3)
+    assert np.allclose(np.linalg.norm(base, axis=2), 1.0)
+    turned = transform_world(m, quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), 1.1), scale=100.0)
+    assert np.allclose(directions(turned), base, atol=1e-9)
+
+
+def test_distance_is_the_weighted_mean_angle():
+    a = np.zeros((1, 2, 3))
+    a[0, :, 0] = 1.0
+    b = np.zeros((2, 2, 3))
+    b[0, :, 0] = 1.0
+    b[1, 0] = [0.0, 1.0, 0.0]  # first segment turned 90°, second unchanged
+    b[1, 1] = [1.0, 0.0, 0.0]
+    d = pose_distances(a, b)
+    assert d.shape == (1, 2) and np.isclose(d[0, 0], 0.0) and np.isclose(d[0, 1], np.pi / 4)
+    assert np.isclose(pose_distances(a, b, np.array([1.0, 0.0]))[0, 1], np.pi / 2)
+
+
+def test_an_unlabelled_body_is_named():
+    with pytest.raises(ValueError, match="thigh"):
+        segment_joints({"hips": 0, "upper_leg.L": 1, "upper_leg.R": 2})
+
+
+def test_search_ranks_the_same_motion_first_and_single_poses_by_their_nearest():
+    walks = walk(n_frames=120)
+    jumps = jump(n_frames=120)
+    lib = PoseLibrary.build(["walk", "jump", "empty"], [directions(walks)[::10], directions(jumps)[::10], None])
+    assert lib.names == ["walk", "jump"]  # a clip without poses is left out
+    assert lib.rank(directions(walks)[5::10])[0][0] == "walk"
+    assert lib.rank(directions(jumps)[5::10])[0][0] == "jump"
+    one = directions(jumps)[[65]]
+    ranked = lib.rank(one, single_pose=True)
+    expected = pose_distances(one, directions(jumps)[::10]).min()
+    assert ranked[0][0] == "jump" and np.isclose(ranked[0][1], expected, atol=1e-3)  # float32 library
+
+
+def test_entries_round_trip_through_json_lines(tmp_path):
+    m = walk(n_frames=90)
+    entry = describe_clip(m, "walk.bvh")
+    assert len(entry.keyframes) == summary_count(m) and entry.poses is not None
+    path = tmp_path / "index.jsonl"
+    path.write_text(entry.line() + "\n\n" + entry.line() + "\n")
+    back = read_index(path)
+    assert len(back) == 2 and back[0] == entry
+    path.write_text(entry.line() + "\n{}\n")
+    with pytest.raises(ValueError, match="line 2"):
+        read_index(path)
+    assert isinstance(ClipEntry.parse(entry.line()).pose_array(), np.ndarray)
