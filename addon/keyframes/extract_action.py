@@ -61,6 +61,9 @@ class ExtractionReport:
         if self.playback_error:
             rows[-1] += (f" (Blender playback: mean {length(self.playback_error['position_mean'])}, "
                          f"max {length(self.playback_error['position_max'])})")  # fmt: skip
+        if self.params.get("follow_keys"):
+            rows.append(f"{self.params['follow_keys']} more keys on rotation curves that left the slerp between "
+                        "keyframes (Blender interpolates each curve on its own)")  # fmt: skip
         worst = self.worst()
         if worst is not None:
             bone, point, frame, value = worst

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import quaternion as quat
 from ..channels import (
     ChannelLayout,
+    bone_property,
     continuous_quaternions,
     motion_from_values,
     rebuilt_channel_values,
@@ -26,7 +28,7 @@ from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate, pose_points
+from .error import evaluate, pose_points, position_errors
 from .extract import extract_keyframes, target_count
 from .hybrid import drop_channel_keys
 from .reconstruct import reconstruct
@@ -42,6 +44,16 @@ HYBRID_GRID = 4.0
 # joint error: CMU 05_02 simplify 0.027 / 0.42, optimal 0.021 / 0.78; 01_01 simplify 0.022 /
 # 0.26, optimal 0.019 / 0.29. Curve simplification has the better worst frame and is faster.
 HYBRID_BASE = "simplify"
+
+# Whole-pose keys: a bone's rotation curves get extra keys where what Blender plays (each F-curve
+# interpolated on its own) departs from the slerp rebuild by more than this fraction of the
+# rebuild's mean error, so the keys play what the method chose (see :func:`follow_slerp`).
+# Measured in Blender (BVH importer, Euler), uniform keys, fraction ∞ / 0.5 / 1 — Character Creator
+# 005_06 at 20 keys: Bezier mean 14.60 / 12.03 / 12.08 (slerp 12.02), max 180.6 / 121.4 / 121.4, extra
+# keys 0 / 2.0 / 1.4 %; LINEAR mean 17.32 / 11.99 / 12.07, extra keys 0 / 5.5 / 3.6 %. CMU 05_02 at 56
+# keys: Bezier max 4.86 / 2.88 / 2.88 (+0.8 / 0.6 % keys); LINEAR mean 0.175 / 0.136 / 0.137 (+12 / 7.6 %).
+FOLLOW_SLERP = 1.0
+FOLLOW_ROUNDS = 16
 
 
 @dataclass
@@ -68,13 +80,16 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
     fitted: bool = True, budget: int | None = None, caps: dict | None = None, forced: np.ndarray | None = None,
+    follow: float | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
     values: channel → dense values (T,) of the motion; rebuilt: the slerp rebuild from ``keys``.
     fitted: Bezier handles fitted so per-curve playback follows the rebuild, else LINEAR keys.
-    Without a ``budget`` every channel is keyed on every pose key; with one, channels also drop
-    the pose keys they need least until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
+    Without a ``budget`` every channel is keyed on every pose key, and with ``follow`` (a distance in
+    scene units) a bone's rotation curves also get the keys they need to stay that close to the
+    slerp (:func:`follow_slerp`); with a budget, channels also drop the pose keys they need least
+    until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
     caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
     they need least, whatever the method. forced: frames among ``keys`` that no channel drops.
     """
@@ -85,13 +100,12 @@ def plan_channels(
         budget = len(keys) * len(names)  # the caps alone bind
     elif cap is not None and not (cap < len(keys)).any():
         cap = None
-    if budget is None and not fitted:
+    if budget is None and not fitted and follow is None:
         return {k: ChannelKeys(keys, sparse[k]) for k in names}
     targets = rebuilt_channel_values(rebuilt, layout, sparse, keys)
-    dense = np.stack([targets[k] for k in names], axis=1)
     if budget is None:
-        h1, h2 = fit_handles(dense, keys)
-        return {k: ChannelKeys(keys, sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
+        return pose_key_plan(motion, layout, sparse, targets, keys, rebuilt, fitted, follow, caps)
+    dense = np.stack([targets[k] for k in names], axis=1)
     locked = None if forced is None or not len(forced) else np.searchsorted(keys, forced)
     kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted, caps=cap)
     plan = {}
@@ -102,6 +116,98 @@ def plan_channels(
             handles = (h1[:, 0], h2[:, 0])
         plan[k] = ChannelKeys(kept[i], dense[kept[i], i], handles)
     return plan
+
+
+def pose_key_plan(
+    motion: Motion, layout: ChannelLayout, sparse: dict, targets: dict, keys: np.ndarray, rebuilt: Motion,
+    fitted: bool, follow: float | None = None, caps: dict | None = None,
+) -> dict:  # fmt: skip
+    """Every channel keyed on the pose keys (sparse: channel → values at them (K,); targets: channel →
+    the rebuild's values (T,)), Bezier handles fitted to the targets when ``fitted``; with ``follow``,
+    the rotation curves of bones that need them get extra keys (:func:`follow_slerp`)."""
+    extra = {} if follow is None else follow_slerp(motion, layout, targets, keys, rebuilt, fitted, follow, caps)
+    groups: dict = {}  # bone with keys of its own (None: the pose keys) → its channels
+    for k in sparse:
+        bone, prop, _ = k
+        own = bone in extra and prop == rotation_property(layout.mode(bone))[0]
+        groups.setdefault(bone if own else None, []).append(k)
+    plan = {}
+    for group, names in groups.items():
+        kk = keys if group is None else extra[group]
+        dense = np.stack([targets[k] for k in names], axis=1)
+        h1, h2 = fit_handles(dense, kk) if fitted else (None, None)
+        for i, k in enumerate(names):
+            at_keys = sparse[k] if group is None else dense[kk, i]
+            plan[k] = ChannelKeys(kk, at_keys, None if h1 is None else (h1[:, i], h2[:, i]))
+    return {k: plan[k] for k in sparse}
+
+
+def follow_slerp(
+    motion: Motion, layout: ChannelLayout, targets: dict, keys: np.ndarray, rebuilt: Motion, fitted: bool,
+    tolerance: float, caps: dict | None = None, rounds: int = FOLLOW_ROUNDS,
+) -> dict:  # fmt: skip
+    """Bone → its rotation curves' keys (sorted frame indices), for the bones that need more than the
+    pose ``keys`` to stay within ``tolerance`` (scene units) of the slerp rebuild.
+
+    Blender interpolates each F-curve on its own, so between two pose keys the curves of an Euler
+    or axis-angle bone (and LINEAR quaternion components) leave the slerp. The departure of a bone
+    at a frame is the angle between the rotation its curves play and the rebuilt one, times the
+    bone's reach (how far that moves the points below it). Each round adds, in every segment where
+    it exceeds ``tolerance``, a key at its worst frame (valued on the slerp, handles refitted with
+    ``fitted``), for at most ``rounds`` rounds and never past a channel's cap (caps: channel → most
+    keys it may hold). targets: channel → the rebuild's values (T,) in the channel's representation.
+    """
+    skeleton = motion.skeleton
+    n = rebuilt.n_frames
+    reach = np.maximum(skeleton.reach(), 1e-3 * skeleton.size())
+    keys = np.asarray(keys)
+    by_mode: dict = {}  # mode → bones with keyed rotation channels (their index, name, keyed channels)
+    for j, bone in enumerate(skeleton.names):
+        mode = layout.mode(bone)
+        prop, width = rotation_property(mode)
+        keyed = [(bone, prop, i) for i in range(width) if (bone, prop, i) in targets]
+        if keyed:
+            by_mode.setdefault(mode, []).append((j, bone, keyed))
+    out = {}
+    for mode, bones in by_mode.items():
+        prop, width = rotation_property(mode)
+        dense = np.stack([bone_property(targets, layout, bone, prop, n) for _, bone, _ in bones], axis=1)
+        joints = [j for j, _, _ in bones]
+        # first round, every bone of the mode at once: most follow the slerp on the pose keys alone
+        angle = _departure(mode, dense, keys, fitted, rebuilt.rotations[:, joints])
+        off = (np.maximum.reduceat(angle * reach[joints], keys, axis=0) > tolerance).any(axis=0)
+        for b in np.flatnonzero(off):
+            j, bone, keyed = bones[b]
+            limit = n if caps is None else min(caps.get(k, n) for k in keyed)
+            kk = keys
+            for _ in range(rounds):
+                angle = _departure(mode, dense[:, b : b + 1], kk, fitted, rebuilt.rotations[:, j : j + 1])[:, 0]
+                worst = np.maximum.reduceat(angle * reach[j], kk)
+                bad = np.flatnonzero(worst > tolerance)
+                bad = bad[np.argsort(-worst[bad], kind="stable")][: max(0, limit - len(kk))]
+                if not len(bad):
+                    break
+                ends = np.append(kk[1:], n)
+                kk = np.union1d(kk, [kk[i] + int(np.argmax(angle[kk[i] : ends[i]])) for i in bad])
+            if len(kk) > len(keys):
+                out[bone] = kk
+    return out
+
+
+def _departure(mode: str, dense: np.ndarray, keys: np.ndarray, fitted: bool, rotations: np.ndarray) -> np.ndarray:
+    """(T, B) angle (radians) between the rotations ``rotations`` (T, B, 4) and what B bones' curves in
+    ``mode`` play when keyed at ``keys`` on their target values ``dense`` (T, B, width): Bezier with
+    fitted handles, or LINEAR."""
+    n, b, width = dense.shape
+    flat = dense.reshape(n, b * width)
+    if fitted:
+        h1, h2 = fit_handles(flat, keys)
+        played = bezier_evaluate(flat[keys], h1, h2, keys, n)
+    else:
+        frames = np.arange(n)
+        played = np.stack([np.interp(frames, keys, flat[keys, c]) for c in range(b * width)], axis=1)
+    q = rotation_to_quaternion(mode, played.reshape(n * b, width)).reshape(n, b, 4)
+    return 2.0 * quat.distance(q, rotations)
 
 
 def planned_values(plan: dict, n: int) -> dict:
@@ -244,7 +350,6 @@ def extract_channels(
         raise ValueError("a threshold target applies to the threshold method only")
     scope = key_scope(key_frames, list(values), motion.n_frames, span, keep_sparse, bones)
     a, b = scope.span
-    whole = scope.n_frames == motion.n_frames and not scope.kept
     sub = motion if scope.n_frames == motion.n_frames else motion.frames(slice(a, b + 1))
     metric = PoseMetric.for_motion(sub, weights)
     if not scope.rekey:  # nothing to re-key: every curve stays as it is
@@ -262,10 +367,17 @@ def extract_channels(
         extra = 0 if forced is None else len(forced)
         budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
         locked = None if capped else forced  # forced keys stay even past a cap: not where the user's count binds
-        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked)
-        if kind in BOUNDS or budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
-            rebuilt = curves_motion(plan)  # the curves, not the pose grid, are the result: measure them
-        return plan, rebuilt
+        follow = None if budget is not None else follow_distance(rebuilt)
+        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked, follow)
+        # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
+        # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they leave the slerp)
+        return plan, curves_motion(plan)
+
+    def follow_distance(rebuilt: Motion) -> float:
+        """How far whole-pose keys' rotation curves may leave the slerp rebuild (:data:`FOLLOW_SLERP`)."""
+        every = slice(None, None, max(1, sub.n_frames // 256))  # the mean, estimated on some 256 frames
+        slerp_mean = position_errors(sub.frames(every), rebuilt.frames(every)).mean()
+        return max(FOLLOW_SLERP * slerp_mean, 1e-6 * sub.skeleton.size())
 
     def curves_motion(plan: dict) -> Motion:
         """What the planned curves play, with the curves kept as they were."""
@@ -322,6 +434,8 @@ def extract_channels(
     step(0.6)
     error, per_frame = evaluate(sub, rebuilt, metric)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
+    if per_channel is None:  # keys added where a bone's curves left the slerp
+        params["follow_keys"] = int(sum(max(0, len(ck.keys) - len(keys)) for ck in plan.values()))
     if kind in BOUNDS and per_channel is not None:  # the mean over channels, as the bound found it
         params["keys_per_channel"] = round(params["stored_keys"] / max(len(plan), 1), 1)
     error.update(angle_summary(sub, rebuilt))
