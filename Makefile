@@ -22,7 +22,7 @@ $(VENV)/.installed: requirements-dev.txt
 	touch $@
 
 demo: $(VENV)/.installed
-	$(PY) scripts/extract_keyframes.py $(if $(CLIP),"$(CLIP)",--demo) -o $(OUT) --report $(OUT)/report.json --plot $(OUT)/error.png
+	$(PY) scripts/extract_keyframes.py $(if $(CLIP),"$(CLIP)",--demo) -o $(OUT) --report $(OUT)/report.json --plot $(OUT)/error.png --sheet $(OUT)/sheet.png
 
 test: $(VENV)/.installed
 	$(PY) -m ruff check .

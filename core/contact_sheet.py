@@ -19,6 +19,7 @@ from .limbs import detect_up, split_side
 from .motion import Motion, rest_world_rotations
 from .skeleton import Skeleton, rest_positions
 
+MAX_POSES = 24  # more keyframes than this are summarised for a sheet (see :func:`sheet_frames`)
 BACKGROUND = (0.97, 0.97, 0.96)
 FLOOR = (0.80, 0.80, 0.78)
 INK = (0.15, 0.15, 0.17)
@@ -169,3 +170,15 @@ def contact_sheet(
         draw_segments(canvas, px[start], px[end], colours, radius)
         draw_text(canvas, str(int(numbers[i])), ox, row * ch + ch - label_h + 5)
     return np.round(np.clip(canvas, 0.0, 1.0) * 255).astype(np.uint8)
+
+
+def sheet_frames(motion: Motion, keys: np.ndarray | None = None, limit: int = MAX_POSES) -> np.ndarray:
+    """The frames a sheet draws: ``keys`` (0-based) when there are 2 to ``limit`` of them, else a summary
+    of the clip (one pose a second within 4–24, :func:`core.library.catalogue.summary_count`, chosen
+    by curve simplification) — a hybrid's pose grid or a dense action holds too many to read."""
+    from .keyframes.extract import extract_keyframes
+    from .library.catalogue import summary_count
+
+    if keys is not None and 2 <= len(keys) <= limit:
+        return np.asarray(keys, dtype=int)
+    return extract_keyframes(motion, "simplify", count=min(summary_count(motion), limit)).keys

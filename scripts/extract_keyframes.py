@@ -52,6 +52,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--report", help="JSON report path (single input; default OUTPUT beside the .blend)")
     p.add_argument("--plot", help="PNG plot of the per-frame error with the keyframes marked (needs matplotlib)")
     p.add_argument("--bvh", action="store_true", help="also write the rebuilt motion as BVH")
+    p.add_argument("--sheet", help="PNG contact sheet of the keyframe poses (single input; a summary beyond 24)")
     p.add_argument("--no-blender", action="store_true", help="core only, even when bpy is available")
     p.add_argument("--force", action="store_true", help="allow an output to replace an input file")
     p.add_argument("--overwrite-input", action="store_true",
@@ -95,7 +96,10 @@ def _plan(args: argparse.Namespace, inputs: list[str | None], use_blender: bool)
                 f"--replace with -o {blend_path} would replace the input's action by its keyframes in the file "
                 "itself; write to another path, or pass --overwrite-input"
             )
+    if args.sheet and batch:
+        raise UsageError("--sheet draws one clip; with a folder, draw each with 'library sheet'")
     outputs.append(Path(args.plot) if args.plot and not batch else None)
+    outputs.append(Path(args.sheet) if args.sheet else None)
     outputs.append(out / "summary.json" if batch else None)
     _files.check_outputs(outputs, reads, args.force or args.overwrite_input)
     return jobs, batch
@@ -227,7 +231,21 @@ def _run_core(pkg, args: argparse.Namespace, source: str | None, blend_path: Pat
         with _files.atomic(path) as (temp,):
             write_bvh(result.played, temp)
         report["outputs"] = {"bvh": str(path)}
+    write_sheet(args, report, motion, result.keys)
     return report
+
+
+def write_sheet(args: argparse.Namespace, report: dict, motion, keys, first_frame: int = 0) -> None:
+    """The keyframe poses' contact sheet at ``--sheet`` (numbers in the clip's frames), atomically."""
+    if not args.sheet:
+        return
+    from mocap_workbench.core.contact_sheet import contact_sheet, sheet_frames
+    from mocap_workbench.core.io.png import png_bytes
+
+    frames = sheet_frames(motion, keys)
+    with _files.atomic(Path(args.sheet)) as (temp,):
+        Path(temp).write_bytes(png_bytes(contact_sheet(motion, frames, frame_numbers=frames + first_frame)))
+    report.setdefault("outputs", {})["sheet"] = str(args.sheet)
 
 
 WORST_FIELDS = ("worst_bone", "worst_point", "worst_frame")
@@ -361,6 +379,12 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
         with _files.atomic(path) as (temp,):
             write_bvh(reconstruct(clip.motion, report.keys), temp)
         out["outputs"]["bvh"] = str(path)
+    if args.sheet:
+        from mocap_workbench.addon.common import animdata
+        from mocap_workbench.addon.common.clip import read_clip
+
+        clip = read_clip(obj, animdata.action_channels(obj, bpy.data.actions[report.source_action]))
+        write_sheet(args, out, clip.motion, report.keys, int(report.frames[0]))
     return out
 
 

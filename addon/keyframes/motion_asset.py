@@ -15,7 +15,6 @@ from ..common.guard import reported_errors
 
 PREVIEW_SIZE = 256
 ICON_SIZE = 32
-MAX_SHEET_POSES = 24
 
 
 def poll_message(context) -> str | None:
@@ -31,17 +30,15 @@ def poll_message(context) -> str | None:
 
 
 def sheet_keys(clip) -> np.ndarray:
-    """Frame indices (0-based) of the poses to draw: the action's key frames if 2–24, else a summary."""
-    from ...core.keyframes.extract import extract_keyframes
-    from ...core.library.catalogue import summary_count
+    """Frame indices (0-based) of the poses to draw: the action's own key frames when it has few (an
+    extracted action), else a summary (:func:`core.contact_sheet.sheet_frames`)."""
+    from ...core.contact_sheet import sheet_frames
     from ..common import animdata
 
     first, n = clip.frames[0], len(clip.frames)
     keyed = np.unique(np.concatenate([animdata.read_keys(fc)[:, 0] for fc in clip.curves.by_channel.values()]))
     keyed = np.unique(np.clip(np.round(keyed - first), 0, n - 1).astype(int))
-    if 2 <= len(keyed) <= MAX_SHEET_POSES:
-        return keyed
-    return extract_keyframes(clip.motion, "simplify", count=summary_count(clip.motion)).keys
+    return sheet_frames(clip.motion, keyed)
 
 
 def fit_square(image: np.ndarray, size: int) -> np.ndarray:

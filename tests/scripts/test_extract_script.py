@@ -180,3 +180,20 @@ def test_bounds_take_the_hybrid_by_default_with_and_without_blender(tmp_path, ta
     assert core["keyframes"] == blender["keyframes"]
     played = blender["error"]["playback"]["angle_max" if kind == "max_angle" else "position_max"]
     assert played <= bound * (1 + 1e-4)  # Blender's float32 playback
+
+
+def test_contact_sheet_of_the_keyframe_poses(tmp_path):
+    """``--sheet``: the keyframes drawn (a summary when there are many), one PNG; refused for a folder."""
+    mpimg = pytest.importorskip("matplotlib.image")
+    sheet = tmp_path / "s.png"
+    run("--demo", "-o", tmp_path, "--method", "simplify", "--count", 8, "--no-blender", "--sheet", sheet)
+    report = json.loads((tmp_path / "demo.json").read_text())
+    assert report["outputs"]["sheet"] == str(sheet)
+    image = mpimg.imread(sheet)
+    assert image.ndim == 3 and image.shape[0] >= 180 and image.std() > 0.05
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    for name in ("a.bvh", "b.bvh"):
+        shutil.copy(shared_file("cmu_bvh_cgspeed/02_01.bvh"), folder / name)
+    proc = run(folder, "-o", tmp_path / "out", "--sheet", tmp_path / "x.png", "--no-blender", check=False)
+    assert proc.returncode == 2 and "--sheet" in proc.stderr
