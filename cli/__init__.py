@@ -13,6 +13,10 @@ import sys
 COMMAND_ID = "mocap_workbench"
 # command → (module in this package, one-line description)
 COMMANDS = {
+    "extract": ("extract", "extract keyframes from .bvh/.blend files or a folder (Extract Keyframes, headless)"),
+    "retarget": ("retarget", "retarget clips onto another skeleton, with physics (Retarget, headless)"),
+    "convert": ("convert", "convert BVH ⇄ ASF/AMC, one file or a folder"),
+    "edit": ("edit", "edit motion files: cut, rotate, transitions, blends, interpolation, PCA"),
     "library": ("library", "process a folder of clips (Dask), index it, search it by pose, draw contact sheets"),
 }
 _handle = None
@@ -34,7 +38,9 @@ def run(argv: list[str]) -> int:
         print(f"{COMMAND_ID}: error: unknown command {name!r}; choose from {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     module = importlib.import_module(f".{COMMANDS[name][0]}", __name__)
-    return module.command(rest)
+    arguments = importlib.import_module("._arguments", __name__)
+    # the scripts' rules: a usage error is one line and status 2, never a traceback
+    return arguments.status(lambda: module.main([name, *rest]), f"{COMMAND_ID} {name}")
 
 
 def register() -> None:

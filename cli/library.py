@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._arguments import script_args
+
 PROG = "library"
 CLIP_SUFFIXES = (".bvh", ".amc")
 WHOLE_POSE_METHODS = ("simplify", "optimal", "activity", "uniform", "threshold")
@@ -435,8 +437,13 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``library …`` with argv as ``sys.argv`` (see :func:`._arguments.script_args`)."""
+    return command(script_args(argv))
+
+
 def command(argv: list[str]) -> int:
-    """Run ``library …``; 0, 1 (a clip or the search failed) or 2 (usage)."""
+    """Run ``library …`` (argv without the program's name); 0, 1 (a clip or the search failed) or 2 (usage)."""
     try:
         args = parser().parse_args(argv)
     except SystemExit as exc:

@@ -3,6 +3,7 @@ imports as the installed extension (plain Python or ``blender -b -P``)."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -23,12 +24,20 @@ def load() -> ModuleType:
     return module
 
 
+def command(name: str) -> ModuleType:
+    """The command module ``cli/<name>.py`` of the package (loaded first)."""
+    load()
+    return importlib.import_module(f"{NAME}.cli.{name}")
+
+
+def run(name: str, prog: str) -> None:
+    """Run command ``name`` as a script's ``__main__``: its status, one-line errors, exit."""
+    command("_arguments").run(command(name).main, prog)
+
+
 def script_args(argv: list[str] | None = None) -> list[str]:
-    """Arguments meant for the script: everything after ``--`` under Blender, else argv[1:]."""
-    argv = sys.argv if argv is None else argv
-    if "--" in argv:
-        return argv[argv.index("--") + 1 :]
-    return argv[1:]
+    """Arguments meant for a script (see ``cli/_arguments.py``)."""
+    return command("_arguments").script_args(argv)
 
 
 def have_bpy() -> bool:

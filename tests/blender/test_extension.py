@@ -103,3 +103,23 @@ def test_command_line_is_registered_with_blender(ext, tmp_path, capsys):
     assert len(entry["keyframes"]) == 3
     assert ext.cli.run(["nonsense"]) == 2 and ext.cli.run([]) == 2
     assert "library" in capsys.readouterr().out
+
+
+def test_every_command_runs_through_the_registered_handler(ext, tmp_path):
+    """extract, retarget, convert and edit as ``blender -c mocap_workbench COMMAND …`` calls them (the
+    handler with its arguments, in the bpy wheel); the same code as scripts/*.py."""
+    from tests.conftest import shared_file
+
+    walk = shared_file("cmu_bvh_cgspeed/02_01.bvh")
+    bandai = shared_file("bandai_namco_1/dataset-1_walk_normal_001.bvh")
+    run = ext.cli.run
+    assert run(["convert", str(walk), str(tmp_path / "walk.amc")]) == 0
+    assert (tmp_path / "walk.amc").exists() and (tmp_path / "walk.asf").exists()
+    assert run(["edit", "cut", str(walk), str(tmp_path / "cut.bvh"), "--start", "10", "--stop", "60"]) == 0
+    assert "Frames:\t294" in (tmp_path / "cut.bvh").read_text().replace("Frames: ", "Frames:\t")  # 344 − 50 cut
+    assert run(["extract", str(walk), "-o", str(tmp_path / "x"), "--count", "6", "--no-blender"]) == 0
+    assert len(json.loads((tmp_path / "x" / "02_01.json").read_text())["keyframes"]) > 0
+    assert run(["retarget", str(walk), str(bandai), "-o", str(tmp_path / "r.bvh")]) == 0
+    assert (tmp_path / "r.bvh").read_text().startswith("HIERARCHY")
+    assert run(["convert", str(walk), str(walk)]) == 2  # never over an input, as the scripts
+    assert walk.read_text().startswith("HIERARCHY")

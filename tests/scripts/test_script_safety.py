@@ -20,8 +20,10 @@ from tests.conftest import ROOT
 
 SCRIPTS = ROOT / "scripts"
 sys.path.insert(0, str(SCRIPTS))
-import _arguments  # noqa: E402
-import _files  # noqa: E402
+import _package  # noqa: E402
+
+_arguments = _package.command("_arguments")
+_files = _package.command("_files")
 
 # Plain Python without Blender, even where the bpy module is installed: hide it (quicker, and the
 # checks under test run before Blender is needed).

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-import _arguments as A
-import _package
 import numpy as np
+
+from . import _arguments as A
 
 TARGETS = ("count", "ratio", "max_error", "max_angle", "threshold")
 
@@ -33,9 +33,8 @@ def degrees(text: str) -> float:
 def add_arguments(parser: argparse.ArgumentParser, prefix: str = "", method_default: str | None = "hybrid") -> None:
     """Add the extraction options to ``parser`` (``--<prefix>method`` …); one target at most.
     method_default None: the method follows the target (:func:`default_method`)."""
-    _package.load()
-    from mocap_workbench.core.keyframes import METHODS
-    from mocap_workbench.core.keyframes.channel_keys import HYBRID_GRID
+    from ..core.keyframes import METHODS
+    from ..core.keyframes.channel_keys import HYBRID_GRID
 
     g = parser.add_argument_group("keyframe extraction" if not prefix else "keyframe extraction of the result")
     g.add_argument(f"--{prefix}method", choices=("hybrid", *METHODS), default=method_default,

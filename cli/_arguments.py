@@ -40,9 +40,8 @@ def fail(prog: str, message: str, code: int) -> int:
     return code
 
 
-def run(main: Callable[[], int], prog: str) -> None:
-    """Run a script's ``main`` as ``__main__``: its status, user errors as one line, then exit
-    (``os._exit`` under ``blender -b -P``, where ``sys.exit`` would be swallowed)."""
+def status(main: Callable[[], int], prog: str) -> int:
+    """Run a command's ``main``: its status, user errors as one line on stderr (2), an interrupt 130."""
     try:
         code = main()
     except UsageError as exc:
@@ -56,6 +55,13 @@ def run(main: Callable[[], int], prog: str) -> None:
         code = fail(prog, "interrupted", 130)
     sys.stdout.flush()
     sys.stderr.flush()
+    return code
+
+
+def run(main: Callable[[], int], prog: str) -> None:
+    """Run a script's ``main`` as ``__main__`` (:func:`status`), then exit (``os._exit`` under
+    ``blender -b -P``, where ``sys.exit`` would be swallowed)."""
+    code = status(main, prog)
     if _inside_blender_executable():
         os._exit(code)
     sys.exit(code)
@@ -179,3 +185,26 @@ def output_size(frames: float, joints: int, what: str) -> None:
             f"{what} would make {shown} frames of {joints} joints; the limit is {limit:,} frames "
             f"({MAX_JOINT_FRAMES:,} joint-frames)"
         )
+
+
+# --- where the command runs ------------------------------------------------------------------------
+
+
+def script_args(argv: list[str] | None = None) -> list[str]:
+    """Arguments meant for the command: everything after ``--`` under Blender, else argv[1:]."""
+    argv = sys.argv if argv is None else argv
+    if "--" in argv:
+        return argv[argv.index("--") + 1 :]
+    return argv[1:]
+
+
+def have_bpy() -> bool:
+    """Whether Blender's Python module is importable here."""
+    import importlib.util
+
+    return importlib.util.find_spec("bpy") is not None
+
+
+def package():
+    """This extension's root package (``mocap_workbench``, or Blender's ``bl_ext.<repo>.mocap_workbench``)."""
+    return sys.modules[__package__.rpartition(".")[0]]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from _arguments import UsageError
+from ._arguments import UsageError
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -133,10 +133,8 @@ def write_json(path: str | os.PathLike, data) -> Path:
 def save_motion(motion, path: str | os.PathLike, force: bool = False) -> list[Path]:
     """The core's ``save_motion`` (.bvh, or .amc with the .asf beside it) written atomically; an
     existing .asf that would change is refused unless ``force``. Returns the files written."""
-    import _package
 
-    _package.load()
-    from mocap_workbench.core.io.convert import save_motion as save
+    from ..core.io.convert import save_motion as save
 
     path = Path(path)
     if path.suffix.lower() == ".amc":
