@@ -326,6 +326,8 @@ def search(args: argparse.Namespace) -> int:
     from ..core.library.search import PoseLibrary
     from ..core.retarget.mapping import label_skeleton
 
+    if args.top < 1:
+        raise UsageError("--top must be at least 1")
     entries = read_index(args.index)
     like = Path(args.like)
     itself = [e for e in entries if Path(e.file).resolve() == like.resolve() or e.file == args.like
@@ -354,9 +356,9 @@ def search(args: argparse.Namespace) -> int:
             keys = np.asarray(named[0].keyframes)
             query = query[[int(np.argmin(np.abs(keys - args.frame)))]]
     start = time.perf_counter()
-    ranked = library.rank(query, single_pose=args.frame is not None)
+    ranked = library.rank(query, single_pose=args.frame is not None, top=args.top)
     seconds = time.perf_counter() - start
-    for name, score in ranked[: args.top]:
+    for name, score in ranked:
         print(f"{np.degrees(score):8.2f}°  {name}")
     print(f"{PROG}: {len(library.names)} clips searched in {seconds * 1000:.1f} ms (mean segment angle)",
           file=sys.stderr)  # fmt: skip

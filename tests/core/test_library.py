@@ -68,3 +68,21 @@ def test_entries_round_trip_through_json_lines(tmp_path):
     with pytest.raises(ValueError, match="line 2"):
         read_index(path)
     assert isinstance(ClipEntry.parse(entry.line()).pose_array(), np.ndarray)
+
+
+@pytest.mark.parametrize("single", [False, True])
+def test_the_fast_top_ranking_is_the_exhaustive_one(single):
+    rng = np.random.default_rng(3)
+    clips = []
+    for _ in range(300):
+        p = rng.normal(size=(int(rng.integers(1, 9)), 10, 3))
+        clips.append(p / np.linalg.norm(p, axis=2, keepdims=True))
+    lib = PoseLibrary.build([f"c{i}" for i in range(300)], clips)
+    query = clips[17][:3] + rng.normal(scale=0.05, size=clips[17][:3].shape)
+    query /= np.linalg.norm(query, axis=2, keepdims=True)
+    query = query[:1] if single else query
+    everything = lib.rank(query, single_pose=single)
+    fast = lib.rank(query, single_pose=single, top=10)
+    assert [n for n, _ in fast] == [n for n, _ in everything[:10]]
+    assert np.allclose([s for _, s in fast], [s for _, s in everything[:10]])
+    assert fast[0][0] == "c17"
