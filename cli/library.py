@@ -224,6 +224,9 @@ def process(args: argparse.Namespace) -> int:
     if not clips:
         raise UsageError(f"no .bvh or .amc clips under {folder}")
     options = {"method": args.method, "target": target_of(args), "bvh": bool(args.bvh)}
+    for stale in out.rglob(".*.tmp*") if out.is_dir() else ():  # left by a batch that was killed
+        if stale.is_file():
+            stale.unlink()
     results: list = [None] * len(clips)
     tasks, where = [], []
     for i, clip in enumerate(clips):

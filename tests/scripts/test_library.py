@@ -144,3 +144,32 @@ def test_bad_arguments_are_one_line_and_status_2(folder, tmp_path):
         r = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr
+
+
+def test_a_killed_batch_leaves_whole_files_and_resumes(tmp_path):
+    """The batch process killed (SIGKILL) once some clips are done: every file it wrote is whole, the
+    next run skips those clips and finishes the rest."""
+    import signal
+    import time
+
+    src = tmp_path / "clips"
+    src.mkdir()
+    for i in range(20):
+        shutil.copy(shared_file("cmu_bvh_cgspeed/02_01.bvh"), src / f"walk{i:02d}.bvh")
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(ROOT / "scripts" / "library.py"), "process", str(src), "-o", str(out), "--workers", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(out.glob("*.json"))) < 2 and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = sorted(out.glob("walk*.json"))
+    assert 2 <= len(done) < 20, "the batch should have been killed part way"
+    for path in done:
+        json.loads(path.read_text())  # whole JSON
+        assert mpimg.imread(path.with_suffix(".png")).ndim == 3  # whole PNG
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"20 clips, {len(done)} up to date, {20 - len(done)} to process" in r.stderr
+    assert len(list(out.glob("walk*.json"))) == 20 and not list(out.rglob(".*.tmp*"))
