@@ -40,24 +40,28 @@ class _SegmentFits:
     def _padded_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
         n = (stop - start).astype(float)[:, None]
         offsets = np.arange(int(n.max()) + 1)
-        valid = offsets <= n
-        frames = np.minimum(start[:, None] + offsets, stop[:, None])
-        y = self.columns[channel[:, None], frames]
+        # past its stop a row repeats the stop value at s = 1, where every fit meets it: no residual
+        y = self.columns[channel[:, None], np.minimum(start[:, None] + offsets, stop[:, None])]
         s = np.minimum(offsets / n, 1.0)
-        b1, b2 = 3 * (1 - s) ** 2 * s * valid, 3 * (1 - s) * s**2 * valid
-        ya, yb = y[:, :1], self.columns[channel, stop][:, None]
+        ya, yb = y[:, :1], y[:, -1:]
         if self.linear:
-            return (np.abs(y - ya - (yb - ya) * s) * valid).max(axis=1)
-        base = ya * (1 - s) ** 3 + yb * s**3
-        r = (y - base) * valid
+            return np.abs(y - ya - (yb - ya) * s).max(axis=1)
+        t = 1.0 - s
+        ts = t * s
+        b1, b2 = 3.0 * t * ts, 3.0 * ts * s
+        r = y - ya * (t * t * t) - yb * (s * s * s)
         ridge = self.ridge
-        m11, m12, m22 = (b1 * b1).sum(1) + ridge, (b1 * b2).sum(1), (b2 * b2).sum(1) + ridge
-        r1 = (b1 * r).sum(1) + ridge * (ya + (yb - ya) / 3)[:, 0]
-        r2 = (b2 * r).sum(1) + ridge * (ya + 2 * (yb - ya) / 3)[:, 0]
+        m11 = np.einsum("ij,ij->i", b1, b1) + ridge
+        m12 = np.einsum("ij,ij->i", b1, b2)
+        m22 = np.einsum("ij,ij->i", b2, b2) + ridge
+        r1 = np.einsum("ij,ij->i", b1, r) + ridge * (ya + (yb - ya) / 3)[:, 0]
+        r2 = np.einsum("ij,ij->i", b2, r) + ridge * (ya + 2 * (yb - ya) / 3)[:, 0]
         det = m11 * m22 - m12 * m12
         h1 = ((m22 * r1 - m12 * r2) / det)[:, None]
         h2 = ((m11 * r2 - m12 * r1) / det)[:, None]
-        return (np.abs(r - b1 * h1 - b2 * h2) * valid).max(axis=1)
+        r -= b1 * h1
+        r -= b2 * h2
+        return np.abs(r).max(axis=1)
 
 
 def drop_channel_keys(
@@ -96,54 +100,61 @@ def drop_channel_keys(
     locked[[0, -1]] = True
     if forced is not None:
         locked[np.asarray(forced, dtype=int)] = True
-    prev = np.tile(np.arange(-1, n_keys - 1), (n_channels, 1))
-    nxt = np.tile(np.arange(1, n_keys + 1), (n_channels, 1))
-    cost = np.full((n_channels, n_keys), np.inf)
-    c_all, i_all = np.nonzero(np.broadcast_to(~locked, (n_channels, n_keys)))
-    if len(c_all):
-        cost[c_all, i_all] = fits.errors(c_all, keys[i_all - 1], keys[i_all + 1]) * levers[c_all]
+    # per curve, a linked list of the kept keys (flat indices c·K + i): removing a key relinks its neighbours
+    flat_index = np.arange(n_channels * n_keys).reshape(n_channels, n_keys)
+    prev = (flat_index - 1).ravel()
+    nxt = (flat_index + 1).ravel()
+    cost = np.full(n_channels * n_keys, np.inf)
+    free = np.flatnonzero(np.broadcast_to(~locked, (n_channels, n_keys)).ravel())
+    rank = np.full(n_channels * n_keys, np.iinfo(np.int64).max)
+
+    def refit(flat: np.ndarray) -> None:
+        c, i = np.divmod(flat, n_keys)
+        cost[flat] = fits.errors(c, keys[prev[flat] % n_keys], keys[nxt[flat] % n_keys]) * levers[c]
+
+    if len(free):
+        refit(free)
     total = n_channels * n_keys
     count = np.full(n_channels, n_keys)
     cap = np.full(n_channels, n_keys) if caps is None else np.maximum(np.asarray(caps, dtype=int), locked.sum())
     while True:
         over = np.maximum(count - cap, 0)
         if over.any():  # first bring every channel down to its cap, each by its own cheapest keys
-            excess, quota = int(over.sum()), over
-            flat = np.where((over > 0)[:, None], cost, np.inf).ravel()
+            excess = int(over.sum())
+            flat = np.where(np.repeat(over > 0, n_keys), cost, np.inf)
         elif total > budget:
-            excess, quota = total - budget, None
-            flat = cost.ravel()
+            excess, over = total - budget, None
+            flat = cost
         else:
             break
         take = min(excess, max(1, int(np.ceil(batch * excess))))
-        if not np.isfinite(flat).any():
+        finite = np.flatnonzero(np.isfinite(flat))
+        if not len(finite):
             break
-        candidates = (
-            np.argpartition(flat, min(take, flat.size - 1))[: take + 1] if take < flat.size else np.arange(flat.size)
-        )
-        candidates = candidates[np.argsort(flat[candidates], kind="stable")][:take]
-        chosen, blocked = [], set()
-        for flat_index in candidates.tolist():
-            if not np.isfinite(flat[flat_index]):
-                break
-            c, i = divmod(flat_index, n_keys)
-            if (c, i) in blocked or (quota is not None and quota[c] <= 0):
-                continue
-            if quota is not None:
-                quota[c] -= 1
-            chosen.append((c, i))
-            blocked.update(((c, int(prev[c, i])), (c, int(nxt[c, i]))))
-        touched = set()
-        for c, i in chosen:
-            p, q = prev[c, i], nxt[c, i]
-            keep[c, i] = False
-            count[c] -= 1
-            cost[c, i] = np.inf
-            nxt[c, p], prev[c, q] = q, p
-            touched.update(((c, int(p)), (c, int(q))))
+        if take < len(finite):
+            finite = finite[np.argpartition(flat[finite], take - 1)[:take]]
+        candidates = finite[np.argsort(flat[finite], kind="stable")]
+        if over is not None:  # at most each channel's excess, its cheapest first
+            channel = candidates // n_keys
+            order = np.argsort(channel, kind="stable")
+            first = np.searchsorted(channel[order], channel[order])
+            within = np.empty(len(candidates), dtype=int)
+            within[order] = np.arange(len(candidates)) - first
+            candidates = candidates[within < over[channel]]
+        # never two neighbours on one curve (their costs interact): a candidate goes unless a
+        # cheaper candidate is next to it
+        rank[candidates] = np.arange(len(candidates))
+        p, q = prev[candidates], nxt[candidates]
+        chosen = candidates[(rank[p] > rank[candidates]) & (rank[q] > rank[candidates])]
+        rank[candidates] = np.iinfo(np.int64).max
+        p, q = prev[chosen], nxt[chosen]
+        keep.ravel()[chosen] = False
+        count -= np.bincount(chosen // n_keys, minlength=n_channels)
+        cost[chosen] = np.inf
+        nxt[p], prev[q] = q, p
         total -= len(chosen)
-        touched = [(c, k) for c, k in touched if keep[c, k] and not locked[k]]
-        if touched:
-            tc, tk = np.array(touched).T
-            cost[tc, tk] = fits.errors(tc, keys[prev[tc, tk]], keys[nxt[tc, tk]]) * levers[tc]
+        touched = np.unique(np.concatenate((p, q)))
+        touched = touched[keep.ravel()[touched] & ~locked[touched % n_keys]]
+        if len(touched):
+            refit(touched)
     return [keys[keep[c]] for c in range(n_channels)]
