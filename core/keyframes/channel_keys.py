@@ -20,7 +20,7 @@ from .bezier import fit_handles
 from .distance import PoseMetric
 from .error import evaluate
 from .extract import extract_keyframes, target_count
-from .hybrid import drop_channel_keys
+from .hybrid import bone_jumps, drop_channel_keys
 from .reconstruct import reconstruct
 from .respect import KeyScope, key_scope
 
@@ -58,7 +58,7 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
-    fitted: bool = True, budget: int | None = None, caps: dict | None = None,
+    fitted: bool = True, budget: int | None = None, caps: dict | None = None, pinned: dict | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
@@ -67,7 +67,8 @@ def plan_channels(
     Without a ``budget`` every channel is keyed on every pose key; with one, channels also drop
     the pose keys they need least until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
     caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
-    they need least, whatever the method.
+    they need least, whatever the method. pinned: bone → frames (among ``keys``) its channels keep
+    when dropping keys (both sides of its own jumps, :func:`.hybrid.bone_jumps`).
     """
     sparse = continuous_quaternions(values, keys)
     names = list(sparse)
@@ -83,7 +84,12 @@ def plan_channels(
     if budget is None:
         h1, h2 = fit_handles(dense, keys)
         return {k: ChannelKeys(keys, sparse[k], (h1[:, i], h2[:, i])) for i, k in enumerate(names)}
-    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, linear=not fitted, caps=cap)
+    pins = None
+    if pinned:
+        pins = np.array([np.isin(keys, pinned.get(bone, ())) for bone, _, _ in names])
+    kept = drop_channel_keys(
+        dense, keys, channel_levers(motion, names), budget, linear=not fitted, caps=cap, pinned=pins
+    )
     plan = {}
     for i, k in enumerate(names):
         handles = None
@@ -179,11 +185,19 @@ def extract_channels(
         params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
         return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
     keys, params, per_channel = choose_keys(sub, method, target or {"ratio": 0.05}, metric, weights, grid)
+    pinned = None
+    if per_channel is not None:  # a bone's own jump: both sides on the grid, kept by that bone's channels
+        t, j = bone_jumps(sub)
+        keys = np.union1d(keys, np.concatenate((t, t + 1)))
+        pinned = {}
+        for frame, joint in zip(t.tolist(), j.tolist()):
+            pinned.setdefault(sub.skeleton.names[joint], []).extend((frame, frame + 1))
+        params["bone_jumps"] = len(t)
     step(0.5)
     rebuilt = reconstruct(sub, keys)
     rekeyed = scope.values(values)
     budget = None if per_channel is None else per_channel * len(rekeyed)
-    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps)
+    plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, pinned)
     if budget is not None or not whole or any(len(ck.keys) < len(keys) for ck in plan.values()):
         # the curves, not the pose grid, are the result: measure them (with the curves kept as they were)
         played = {k: values[k][a : b + 1] for k in scope.kept}

@@ -11,7 +11,35 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..motion import Motion
+from .jumps import isolated_steps
+
+# A bone's own jump (:func:`bone_jumps`): a step over JUMP_FACTOR × the bone's median step and
+# JUMP_ISOLATION × each neighbouring step. Whole-pose jumps use 15 and 4 over two steps each side;
+# a bone can spin twice two frames apart (131_03's thumb at frames 257 and 259: steps 2.0 and 2.2
+# units, 0.67 and 0.18 around them, median 0.015), so here one step each side, twice as large.
+JUMP_FACTOR, JUMP_ISOLATION = 15.0, 2.0
 MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks (see drop_channel_keys)
+
+
+def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
+    """Steps where one bone jumps on its own: (frames t, joints j), the step t → t+1 of joint j.
+
+    Per bone, the step is its local rotation's angle from frame to frame × its reach (scene units:
+    how far the bone's farthest measured point below it moves); a jump is an isolated step far over
+    the bone's median (:func:`.jumps.isolated_steps`) and over ``floor`` × the body size. A whole-pose
+    jump test cannot see these: CMU 131_03's right thumb spins half a turn between frames 985 and
+    986 and again 4 frames later (its tip moves 1.4 units, 6 % of the body), while every joint
+    barely moves. Interpolating across such a step smears the spin over the segment.
+    """
+    if motion.n_frames < 3:
+        return np.zeros(0, dtype=int), np.zeros(0, dtype=int)
+    skeleton = motion.skeleton
+    q = motion.rotations
+    dot = np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[1:], q[:-1])), 1.0)
+    step = 2.0 * np.arccos(dot) * skeleton.reach()[None, :]
+    t, j = np.nonzero(isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1) & (step > floor * skeleton.size()))
+    return t, j
 
 
 class _SegmentFits:
@@ -75,6 +103,7 @@ def drop_channel_keys(
     batch: float = 0.5,
     linear: bool = False,
     caps: np.ndarray | None = None,
+    pinned: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Per channel, the subset of ``keys`` to keep so that ``budget`` keys remain in all.
 
@@ -85,8 +114,9 @@ def drop_channel_keys(
     LINEAR keys (segments measured as straight lines, not fitted Beziers); caps: (C,) most keys
     each channel may keep (its own key count: a channel never gets more keys than it had) — the
     channels over their cap drop their cheapest keys first, then the budget is met over all
-    channels (so a capped channel's unused share goes to the others). Locked keys (first, last,
-    ``forced``) stay even past a cap. Returns C index arrays into the frame axis.
+    channels (so a capped channel's unused share goes to the others). pinned: (C, K) bool, keys
+    each channel keeps (e.g. both sides of its bone's jump, :func:`bone_jumps`). Locked keys
+    (first, last, ``forced``, pinned) stay even past a cap. Returns C index arrays into the frame axis.
 
     Greedy in rounds, in numpy: each round takes the cheapest ``batch`` share of the remaining
     excess and removes those of them no cheaper one is next to (never two neighbours on one curve,
@@ -112,7 +142,11 @@ def drop_channel_keys(
     prev = (flat_index - 1).ravel()
     nxt = (flat_index + 1).ravel()
     cost = np.full(n_channels * n_keys, np.inf)
-    free = np.flatnonzero(np.broadcast_to(~locked, (n_channels, n_keys)).ravel())
+    fixed = np.broadcast_to(locked, (n_channels, n_keys))
+    if pinned is not None:
+        fixed = fixed | np.asarray(pinned, dtype=bool)
+    fixed = fixed.ravel()
+    free = np.flatnonzero(~fixed)
     never = np.iinfo(np.int64).max
     rank = np.full(n_channels * n_keys, never)
 
@@ -124,7 +158,8 @@ def drop_channel_keys(
         refit(free)
     total = n_channels * n_keys
     count = np.full(n_channels, n_keys)
-    cap = np.full(n_channels, n_keys) if caps is None else np.maximum(np.asarray(caps, dtype=int), locked.sum())
+    floor = fixed.reshape(n_channels, n_keys).sum(axis=1)
+    cap = np.full(n_channels, n_keys) if caps is None else np.maximum(np.asarray(caps, dtype=int), floor)
     while True:
         over = np.maximum(count - cap, 0)
         if over.any():  # first bring every channel down to its cap, each by its own cheapest keys
@@ -173,7 +208,7 @@ def drop_channel_keys(
         nxt[p], prev[q] = q, p
         total -= len(chosen)
         touched = np.unique(np.concatenate((p, q)))
-        touched = touched[keep.ravel()[touched] & ~locked[touched % n_keys]]
+        touched = touched[keep.ravel()[touched] & ~fixed[touched]]
         if len(touched):
             refit(touched)
     return [keys[keep[c]] for c in range(n_channels)]

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from core.keyframes.bezier import evaluate, fit_handles
 from core.keyframes.hybrid import drop_channel_keys
@@ -43,3 +44,50 @@ def test_batched_fits_match_single_fits():
     got = fits.errors(channel, start, stop)
     for g, c, a, b in zip(got, channel, start, stop):
         assert np.isclose(g, deviation_by_fit_handles(values[a : b + 1, c : c + 1])[0])
+
+
+def _thumb_spin(mode):
+    """A smooth random motion on a CMU-named rig whose right thumb alone turns 0.9 of a half turn
+    between frames 60 and 61 (as CMU 131_03's thumb does), and its channels in ``mode``."""
+    from core import quaternion as quat
+    from core.channels import ChannelLayout, pose_values
+    from tests import rigs
+
+    skeleton = rigs.build("cmu_cgspeed")
+    motion = rigs.wiggle(skeleton, n_frames=150, seed=3)
+    thumb = skeleton.index("RThumb")
+    spin = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.9 * np.pi)
+    motion.rotations[61:, thumb] = quat.multiply(motion.rotations[61:, thumb], spin)
+    layout = ChannelLayout({name: mode for name in skeleton.names})
+    return motion, layout, pose_values(motion, layout), thumb
+
+
+def test_bone_jumps_finds_one_bone_spinning_on_its_own():
+    from core.keyframes.hybrid import bone_jumps
+
+    motion, _, _, thumb = _thumb_spin("QUATERNION")
+    frames, joints = bone_jumps(motion)
+    assert list(frames) == [60] and list(joints) == [thumb]
+    motion.rotations[:] = motion.rotations[0]  # a still pose: no step is a jump
+    assert len(bone_jumps(motion)[0]) == 0
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "XYZ"])
+def test_hybrid_keys_a_bone_jump_on_both_sides(mode):
+    from core.keyframes import position_errors
+    from core.keyframes.channel_keys import extract_channels
+    from core.keyframes.error import measured_points, pose_points
+
+    motion, layout, values, thumb = _thumb_spin(mode)
+    result = extract_channels(motion, layout, values, "hybrid", {"count": 15})
+    assert result.params["bone_jumps"] == 1
+    for (bone, _, _), ck in result.plan.items():
+        if bone == "RThumb":
+            assert {60, 61} <= set(ck.keys.tolist())
+    points = measured_points(motion.skeleton)
+    own = points.owner == thumb
+    tip_jump = np.linalg.norm(np.diff(pose_points(motion)[60:62, own], axis=0), axis=-1).max()
+    thumb_error = position_errors(motion, result.played)[:, own]
+    # not smeared over the segments around it (without the pins: 0.65 × the jump, its worst frame)
+    assert thumb_error[55:67].max() < 0.35 * tip_jump
+    assert not 55 <= thumb_error.max(axis=1).argmax() < 67
