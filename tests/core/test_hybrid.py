@@ -91,3 +91,23 @@ def test_hybrid_keys_a_bone_jump_on_both_sides(mode):
     # not smeared over the segments around it (without the pins: 0.65 × the jump, its worst frame)
     assert thumb_error[55:67].max() < 0.35 * tip_jump
     assert not 55 <= thumb_error.max(axis=1).argmax() < 67
+
+
+def test_levers_count_the_measured_points_of_a_zero_length_leaf():
+    """A leaf whose End Site has no length (Bandai's hands and toes) still turns its side points."""
+    from core.keyframes.channel_keys import channel_levers
+    from core.keyframes.error import SHELL_FRACTION, mean_bone_length
+    from core.motion import Motion
+    from tests import rigs
+
+    skeleton = rigs.build("cmu_cgspeed")
+    hand = skeleton.index("RightHand")
+    ends = [e for e, p in enumerate(skeleton.end_site_parents) if p == skeleton.index("RThumb")]
+    skeleton.end_site_offsets[ends] = 0.0  # the thumb: a leaf with a zero-length End Site
+    motion = Motion.rest(skeleton, 3, 30.0)
+    names = [("RThumb", "rotation_euler", 0), ("RThumb", "rotation_quaternion", 1), ("RightHand", "rotation_euler", 0),
+             ("Hips", "location", 0)]  # fmt: skip
+    thumb, thumb_q, hand_lever, loc = channel_levers(motion, names)
+    shell = SHELL_FRACTION * mean_bone_length(skeleton)
+    assert thumb == pytest.approx(shell, rel=1e-6) and thumb_q == pytest.approx(2 * shell, rel=1e-6)
+    assert hand_lever >= skeleton.reach()[hand] and loc == 1.0
