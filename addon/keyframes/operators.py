@@ -5,6 +5,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
+from ...core.keyframes.channel_keys import HYBRID_GRID
 from ..common.guard import reported_errors
 from ..common.library import linked_message
 
@@ -94,7 +95,7 @@ def settings_properties() -> dict:
         ),
         "grid": FloatProperty(
             name="Pose Grid",
-            default=4.0,
+            default=HYBRID_GRID,
             min=1.0,
             soft_max=8.0,
             precision=1,

@@ -26,10 +26,14 @@ from .hybrid import bone_jumps, drop_channel_keys
 from .reconstruct import reconstruct
 from .respect import KeyScope, key_scope
 
-# The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
-# at 5 % stored keys, factors 1.5/2/3/4/6 gave Blender-playback mean errors 0.111/0.057/0.034/
-# 0.028/0.024 and 0.180/0.112/0.050/0.030/0.020: 4 is most of the gain at half the time of 6.
-HYBRID_GRID = 4.0
+# The hybrid's pose grid holds this many times the keys of the target. Measured (core rebuild, the
+# one error measure, NATIVE import, at 2 / 5 / 10 % stored keys), grid 4 → 6, mean and max:
+# CMU 05_02 mean 0.082/0.029/0.014 → 0.078/0.028/0.012, max 1.16/0.59/0.33 → 0.85/0.34/0.22;
+# 01_01 mean 0.093/0.023/0.009 → 0.061/0.019/0.008, max 1.03/0.38/0.32 → 0.64/0.32/0.25;
+# Mixamo walk mean 2.10/0.35/0.086 → 1.03/0.18/0.040, max 17.8/5.7/2.8 → 13.1/3.2/1.3 (Decimate's
+# max at 10 %: 2.69); 131_03 max 1.96/0.46/0.14 → 0.91/0.29/0.07; 02_01 max 1.08/0.30/0.14 →
+# 0.50/0.17/0.08, at about the same time: the grid bounds the worst frame, the channels drop the rest.
+HYBRID_GRID = 6.0
 
 # The pose grid under the hybrid. Measured in Blender at 5 % stored keys (grid 4), mean / max
 # joint error: CMU 05_02 simplify 0.027 / 0.42, optimal 0.021 / 0.78; 01_01 simplify 0.022 /
@@ -214,7 +218,7 @@ def extract_channels(
         pinned = {}
         for frame, joint in zip(t.tolist(), j.tolist()):
             pinned.setdefault(sub.skeleton.names[joint], []).extend((frame, frame + 1))
-        params["bone_jumps"] = len(t)
+        params["bone_jumps"], params["pose_keys"] = len(t), len(keys)
     step(0.5)
     rebuilt = reconstruct(sub, keys)
     rekeyed = scope.values(values)
