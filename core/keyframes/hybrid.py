@@ -1,10 +1,12 @@
 """Hybrid keys: whole-pose keyframes as the edit grid, minus the channel keys nobody needs.
 
 After whole-pose keys are chosen, each channel (one F-curve) drops the keys its fitted
-Bezier curve can do without. A global greedy pass removes, one at a time, the channel key
-whose removal adds the least joint-space error (curve deviation × the channel's lever
-arm), until the stored-key budget is met. First and last keys always stay, so every
-channel still starts and ends on the grid and no segment crosses a forced key.
+Bezier curve can do without. A global greedy pass removes the channel keys whose removal adds
+the least error on the measured points (curve deviation × the channel's lever arm: how far a
+unit of it moves the points of :mod:`.error`, see ``channel_keys.channel_levers``), until the
+stored-key budget is met, many non-neighbouring keys a round. First and last keys always stay,
+so every channel still starts and ends on the grid and no segment crosses a forced key; a
+bone's own jump (:func:`bone_jumps`) is on the grid and its channels keep both sides.
 """
 
 from __future__ import annotations
