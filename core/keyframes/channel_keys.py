@@ -13,16 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import quaternion as quat
 from ..channels import ChannelLayout, continuous_quaternions, motion_from_values, rebuilt_channel_values
 from ..motion import Motion
-from ..skeleton import Skeleton, rest_world
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate, measured_points
+from .error import evaluate
 from .extract import extract_keyframes, target_count
-from .hybrid import bone_jumps, drop_channel_keys
+from .hybrid import bone_jumps, drop_channel_keys, point_reach
 from .reconstruct import reconstruct
 from .respect import KeyScope, key_scope
 
@@ -48,19 +46,6 @@ class ChannelKeys:
     keys: np.ndarray
     values: np.ndarray
     handles: tuple[np.ndarray, np.ndarray] | None = None
-
-
-def point_reach(skeleton: Skeleton) -> np.ndarray:
-    """(J,) largest rest distance from each joint to a measured point (:func:`.error.measured_points`:
-    heads, tips, side points) of its own bone or a bone below it, scene units."""
-    points = measured_points(skeleton)
-    pos, rot = rest_world(skeleton)
-    world = pos[points.owner] + quat.rotate(rot[points.owner], points.offsets)
-    reach = np.zeros(skeleton.n_joints)
-    for j in range(skeleton.n_joints):
-        below = skeleton.subtree(j)[points.owner]
-        reach[j] = np.linalg.norm(world[below] - pos[j], axis=1).max()
-    return reach
 
 
 def channel_levers(motion: Motion, names: list) -> np.ndarray:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import quaternion as quat
 from ..motion import Motion
+from ..skeleton import Skeleton, rest_world
+from .error import measured_points
 from .jumps import isolated_steps
 
 # A bone's own jump (:func:`bone_jumps`): a step over JUMP_FACTOR × the bone's median step and
@@ -24,11 +27,24 @@ JUMP_FACTOR, JUMP_ISOLATION = 15.0, 2.0
 MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks (see drop_channel_keys)
 
 
+def point_reach(skeleton: Skeleton) -> np.ndarray:
+    """(J,) largest rest distance from each joint to a measured point (:func:`.error.measured_points`:
+    heads, tips, side points) of its own bone or a bone below it, scene units."""
+    points = measured_points(skeleton)
+    pos, rot = rest_world(skeleton)
+    world = pos[points.owner] + quat.rotate(rot[points.owner], points.offsets)
+    reach = np.zeros(skeleton.n_joints)
+    for j in range(skeleton.n_joints):
+        below = skeleton.subtree(j)[points.owner]
+        reach[j] = np.linalg.norm(world[below] - pos[j], axis=1).max()
+    return reach
+
+
 def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
     """Steps where one bone jumps on its own: (frames t, joints j), the step t → t+1 of joint j.
 
-    Per bone, the step is its local rotation's angle from frame to frame × its reach (scene units:
-    how far the bone's farthest measured point below it moves); a jump is an isolated step far over
+    Per bone, the step is its local rotation's angle from frame to frame × its :func:`point_reach`
+    (scene units: how far the bone's farthest measured point below it moves); a jump is an isolated step far over
     the bone's median (:func:`.jumps.isolated_steps`) and over ``floor`` × the body size. A whole-pose
     jump test cannot see these: CMU 131_03's right thumb spins half a turn between frames 985 and
     986 and again 4 frames later (its tip moves 1.4 units, 6 % of the body), while every joint
@@ -39,7 +55,7 @@ def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndar
     skeleton = motion.skeleton
     q = motion.rotations
     dot = np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[1:], q[:-1])), 1.0)
-    step = 2.0 * np.arccos(dot) * skeleton.reach()[None, :]
+    step = 2.0 * np.arccos(dot) * point_reach(skeleton)[None, :]
     t, j = np.nonzero(isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1) & (step > floor * skeleton.size()))
     return t, j
 
