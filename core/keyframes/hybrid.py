@@ -48,15 +48,26 @@ def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndar
     the bone's median (:func:`.jumps.isolated_steps`) and over ``floor`` × the body size. A whole-pose
     jump test cannot see these: CMU 131_03's right thumb spins half a turn between frames 985 and
     986 and again 4 frames later (its tip moves 1.4 units, 6 % of the body), while every joint
-    barely moves. Interpolating across such a step smears the spin over the segment.
+    barely moves. Interpolating across such a step smears the spin over the segment. A flick (two
+    big steps in a row that end close to where they started, as 06_14's left thumb does for 4
+    frames at a time) counts too, both its steps.
     """
     if motion.n_frames < 3:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=int)
     skeleton = motion.skeleton
     q = motion.rotations
     dot = np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[1:], q[:-1])), 1.0)
-    step = 2.0 * np.arccos(dot) * point_reach(skeleton)[None, :]
-    t, j = np.nonzero(isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1) & (step > floor * skeleton.size()))
+    reach = point_reach(skeleton)[None, :]
+    step = 2.0 * np.arccos(dot) * reach
+    big = (step > JUMP_FACTOR * np.median(step, axis=0)) & (step > floor * skeleton.size())
+    jumps = isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1) & big
+    # a flick out and back (or back and forth for several frames): two big steps in a row whose
+    # ends are close, which fast real motion (going on in one direction) is not
+    across = 2.0 * np.arccos(np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[2:], q[:-2])), 1.0)) * reach
+    flick = big[:-1] & big[1:] & (across < 0.5 * np.minimum(step[:-1], step[1:]))
+    jumps[:-1] |= flick
+    jumps[1:] |= flick
+    t, j = np.nonzero(jumps)
     return t, j
 
 

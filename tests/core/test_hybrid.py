@@ -72,6 +72,23 @@ def test_bone_jumps_finds_one_bone_spinning_on_its_own():
     assert len(bone_jumps(motion)[0]) == 0
 
 
+def test_bone_jumps_finds_a_flick_out_and_back():
+    """06_14's left thumb flips half a turn and back from frame to frame: both steps are jumps,
+    though neither is isolated from the other."""
+    from core import quaternion as quat
+    from core.keyframes.hybrid import bone_jumps
+
+    motion, _, _, thumb = _thumb_spin("QUATERNION")
+    motion.rotations[61:, thumb] = motion.rotations[60, thumb]  # no spin, a still thumb from frame 60 …
+    flip = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.9 * np.pi)
+    for t in (90, 92):  # … flicked away on frames 90 and 92 only
+        motion.rotations[t, thumb] = quat.multiply(motion.rotations[t, thumb], flip)
+    frames, joints = bone_jumps(motion)
+    assert set(frames[joints == thumb].tolist()) == {89, 90, 91, 92}
+    motion.rotations[90:93, thumb] = motion.rotations[89, thumb]
+    assert len(bone_jumps(motion)[0]) == 0
+
+
 @pytest.mark.parametrize("mode", ["QUATERNION", "XYZ"])
 def test_hybrid_keys_a_bone_jump_on_both_sides(mode):
     from core.keyframes import position_errors
