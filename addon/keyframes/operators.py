@@ -7,6 +7,7 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
+from ...core.keyframes.channel_keys import HYBRID_GRID
 from ..common import jobs
 from ..common.library import linked_message
 
@@ -115,7 +116,7 @@ def settings_properties() -> dict:
         ),
         "grid": FloatProperty(
             name="Pose Grid",
-            default=4.0,
+            default=HYBRID_GRID,
             min=1.0,
             soft_max=8.0,
             precision=1,

@@ -30,15 +30,23 @@ from .bezier import fit_handles
 from .distance import PoseMetric
 from .error import evaluate, pose_points, position_errors
 from .extract import extract_keyframes, target_count
-from .hybrid import drop_channel_keys
+from .hybrid import bone_jumps, drop_channel_keys, point_reach
 from .reconstruct import reconstruct
 from .respect import KeyScope, key_scope
 from .targets import BOUNDS, angle_summary, check_target, fewest, frame_worst, frames_to_key, quaternion_angles
 
-# The hybrid's pose grid holds this many times the keys of the target. On CMU 05_02 and 01_01
-# at 5 % stored keys, factors 1.5/2/3/4/6 gave Blender-playback mean errors 0.111/0.057/0.034/
-# 0.028/0.024 and 0.180/0.112/0.050/0.030/0.020: 4 is most of the gain at half the time of 6.
-HYBRID_GRID = 4.0
+# The hybrid's pose grid holds this many times the keys of the target. Measured (core rebuild, the
+# one error measure, NATIVE import, at 2 / 5 / 10 % stored keys), grid 4 → 6, mean and max:
+# CMU 05_02 mean 0.082/0.029/0.014 → 0.078/0.028/0.012, max 1.16/0.59/0.33 → 0.85/0.34/0.22;
+# 01_01 mean 0.093/0.023/0.009 → 0.061/0.019/0.008, max 1.03/0.38/0.32 → 0.64/0.32/0.25;
+# Mixamo walk mean 2.10/0.35/0.086 → 1.03/0.18/0.040, max 17.8/5.7/2.8 → 13.1/3.2/1.3 (Decimate's
+# max at 10 %: 2.69); 131_03 max 1.96/0.46/0.14 → 0.91/0.29/0.07; 02_01 max 1.08/0.30/0.14 →
+# 0.50/0.17/0.08, at about the same time: the grid bounds the worst frame, the channels drop the rest.
+# Grid 6 → 8: max 05_02 0.85/0.34/0.22 → 0.66/0.30/0.09, 05_01 0.86/0.44/0.28 → 0.72/0.44/0.12, 01_01
+# (QUATERNION import) at 10 % 0.25 → 0.06 (Decimate's 0.24), Mixamo walk 13.1/3.2/1.3 → 9.1/2.9/0.57,
+# Bandai kick 23/6.6/1.3 → 18/4.5/0.55; mean 5–14 % higher on CMU (still ≤ 0.3 × Decimate's), 15–60 %
+# lower on Mixamo and Bandai; same time. The max is the bar the hybrid is closest to: 8.
+HYBRID_GRID = 8.0
 
 # The pose grid under the hybrid. Measured in Blender at 5 % stored keys (grid 4), mean / max
 # joint error: CMU 05_02 simplify 0.027 / 0.42, optimal 0.021 / 0.78; 01_01 simplify 0.022 /
@@ -66,10 +74,17 @@ class ChannelKeys:
 
 
 def channel_levers(motion: Motion, names: list) -> np.ndarray:
-    """(C,) joint motion in scene units per unit of each channel: its bone's reach for rotations
-    (twice that for quaternion components, which move at half the angle), 1 for locations."""
+    """(C,) how far the measured points move, in scene units, per unit of each channel: for rotations
+    the bone's :func:`point_reach` (twice that for quaternion components, which move at half the
+    angle), 1 for locations.
+
+    The reach counts the points the error measures, not only joints: a leaf bone whose End Site has
+    zero length (Bandai Namco's hands, feet and head, 41 bones of the Character Creator rig) has no
+    joint below it but its side points turn with it. With a joint-only reach those channels weighed
+    nothing and were dropped freely: on Bandai's walk at 10 % the worst point was Toes_R's side.
+    """
     skeleton = motion.skeleton
-    reach = np.maximum(skeleton.reach(), 1e-3 * skeleton.size())
+    reach = np.maximum(point_reach(skeleton), 1e-3 * skeleton.size())
     factor = {"location": None, "rotation_quaternion": 2.0, "rotation_euler": 1.0, "rotation_axis_angle": 1.0,
               "scale": 1.0}  # fmt: skip
     return np.array(
@@ -80,7 +95,7 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
     fitted: bool = True, budget: int | None = None, caps: dict | None = None, forced: np.ndarray | None = None,
-    follow: float | None = None,
+    follow: float | None = None, pinned: dict | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
@@ -92,6 +107,8 @@ def plan_channels(
     until ``budget`` keys are stored (the hybrid, see :mod:`.hybrid`).
     caps: channel → most keys it may keep (its own key count); channels over it drop the pose keys
     they need least, whatever the method. forced: frames among ``keys`` that no channel drops.
+    pinned: bone → frames (among ``keys``) its channels keep when dropping keys (both sides of its
+    own jumps, :func:`.hybrid.bone_jumps`).
     """
     sparse = continuous_quaternions(values, keys)
     names = list(sparse)
@@ -107,7 +124,11 @@ def plan_channels(
         return pose_key_plan(motion, layout, sparse, targets, keys, rebuilt, fitted, follow, caps)
     dense = np.stack([targets[k] for k in names], axis=1)
     locked = None if forced is None or not len(forced) else np.searchsorted(keys, forced)
-    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted, caps=cap)
+    pins = None
+    if pinned:
+        pins = np.array([np.isin(keys, pinned.get(bone, ())) for bone, _, _ in names])
+    kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted,
+                             caps=cap, pinned=pins)  # fmt: skip
     plan = {}
     for i, k in enumerate(names):
         handles = None
@@ -359,6 +380,19 @@ def extract_channels(
         return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
     rekeyed = scope.values(values)
     capped = any(scope.caps[k] < scope.n_frames for k in rekeyed)  # the user's own key counts bind
+    pinned: dict = {}  # the hybrid: a bone's own jump, both sides on the grid, kept by that bone's channels
+    if method == "hybrid":
+        jump_at, jump_bone = bone_jumps(sub)
+        for frame, joint in zip(jump_at.tolist(), jump_bone.tolist()):
+            pinned.setdefault(sub.skeleton.names[joint], []).extend((frame, frame + 1))
+
+    def pose_grid(target: dict) -> tuple[np.ndarray, dict, int | None]:
+        """:func:`choose_keys`, with the hybrid's bone jumps on its grid."""
+        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid)
+        if per_channel is not None and pinned:
+            keys = np.union1d(keys, np.concatenate([np.asarray(v, dtype=int) for v in pinned.values()]))
+            params["bone_jumps"], params["pose_keys"] = len(jump_at), len(keys)
+        return keys, params, per_channel
 
     def play(keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None) -> tuple[dict, Motion]:
         """The plan on pose ``keys`` (hybrid: ``per_channel`` keys per channel, plus ``forced`` frames on
@@ -368,7 +402,8 @@ def extract_channels(
         budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
         locked = None if capped else forced  # forced keys stay even past a cap: not where the user's count binds
         follow = None if budget is not None else follow_distance(rebuilt)
-        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked, follow)
+        pins = pinned if per_channel is not None else None
+        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked, follow, pins)
         # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
         # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they leave the slerp)
         return plan, curves_motion(plan)
@@ -393,7 +428,7 @@ def extract_channels(
 
     if kind == "max_angle" and method == "hybrid" and not capped:  # per channel: each bone keyed to the bound
         per_channel = target_count(sub.n_frames, ratio=HYBRID_ANGLE_BASE)
-        keys, params, _ = choose_keys(sub, method, {"count": per_channel}, metric, weights, grid)
+        keys, params, _ = pose_grid({"count": per_channel})
         step(0.35)
         plan = key_bones_within_angle(sub, layout, play(keys, per_channel)[0], bound)
         rebuilt = curves_motion(plan)
@@ -401,7 +436,7 @@ def extract_channels(
         tried: dict[int, tuple] = {}
 
         def measure(count: int) -> float:
-            keys, params, _ = choose_keys(sub, method, {"count": count}, metric, weights, grid)
+            keys, params, _ = pose_grid({"count": count})
             tried[count] = (keys, params, *play(keys, count))
             step(0.2 + 0.3 * (1.0 - 0.75 ** len(tried)))  # five to ten probes, from reading (0.2) to 0.5
             return float(worst(tried[count][3]).max())
@@ -411,7 +446,7 @@ def extract_channels(
             measure(per_channel)
         keys, params, plan, rebuilt = tried[per_channel]
     else:
-        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid)
+        keys, params, per_channel = pose_grid(target)
         step(0.5)
         plan, rebuilt = play(keys, per_channel)
     if kind in BOUNDS:  # guaranteed: key the worst frame of every stretch still over the bound, on every channel

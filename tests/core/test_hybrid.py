@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from core.keyframes.bezier import evaluate, fit_handles
 from core.keyframes.hybrid import drop_channel_keys
@@ -43,3 +44,87 @@ def test_batched_fits_match_single_fits():
     got = fits.errors(channel, start, stop)
     for g, c, a, b in zip(got, channel, start, stop):
         assert np.isclose(g, deviation_by_fit_handles(values[a : b + 1, c : c + 1])[0])
+
+
+def _thumb_spin(mode):
+    """A smooth random motion on a CMU-named rig whose right thumb alone turns 0.9 of a half turn
+    between frames 60 and 61 (as CMU 131_03's thumb does), and its channels in ``mode``."""
+    from core import quaternion as quat
+    from core.channels import ChannelLayout, pose_values
+    from tests import rigs
+
+    skeleton = rigs.build("cmu_cgspeed")
+    motion = rigs.wiggle(skeleton, n_frames=150, seed=3)
+    thumb = skeleton.index("RThumb")
+    spin = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.9 * np.pi)
+    motion.rotations[61:, thumb] = quat.multiply(motion.rotations[61:, thumb], spin)
+    layout = ChannelLayout({name: mode for name in skeleton.names})
+    return motion, layout, pose_values(motion, layout), thumb
+
+
+def test_bone_jumps_finds_one_bone_spinning_on_its_own():
+    from core.keyframes.hybrid import bone_jumps
+
+    motion, _, _, thumb = _thumb_spin("QUATERNION")
+    frames, joints = bone_jumps(motion)
+    assert list(frames) == [60] and list(joints) == [thumb]
+    motion.rotations[:] = motion.rotations[0]  # a still pose: no step is a jump
+    assert len(bone_jumps(motion)[0]) == 0
+
+
+def test_bone_jumps_finds_a_flick_out_and_back():
+    """06_14's left thumb flips half a turn and back from frame to frame: both steps are jumps,
+    though neither is isolated from the other."""
+    from core import quaternion as quat
+    from core.keyframes.hybrid import bone_jumps
+
+    motion, _, _, thumb = _thumb_spin("QUATERNION")
+    motion.rotations[61:, thumb] = motion.rotations[60, thumb]  # no spin, a still thumb from frame 60 …
+    flip = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.9 * np.pi)
+    for t in (90, 92):  # … flicked away on frames 90 and 92 only
+        motion.rotations[t, thumb] = quat.multiply(motion.rotations[t, thumb], flip)
+    frames, joints = bone_jumps(motion)
+    assert set(frames[joints == thumb].tolist()) == {89, 90, 91, 92}
+    motion.rotations[90:93, thumb] = motion.rotations[89, thumb]
+    assert len(bone_jumps(motion)[0]) == 0
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "XYZ"])
+def test_hybrid_keys_a_bone_jump_on_both_sides(mode):
+    from core.keyframes import position_errors
+    from core.keyframes.channel_keys import extract_channels
+    from core.keyframes.error import measured_points, pose_points
+
+    motion, layout, values, thumb = _thumb_spin(mode)
+    result = extract_channels(motion, layout, values, "hybrid", {"count": 15})
+    assert result.params["bone_jumps"] == 1
+    for (bone, _, _), ck in result.plan.items():
+        if bone == "RThumb":
+            assert {60, 61} <= set(ck.keys.tolist())
+    points = measured_points(motion.skeleton)
+    own = points.owner == thumb
+    tip_jump = np.linalg.norm(np.diff(pose_points(motion)[60:62, own], axis=0), axis=-1).max()
+    thumb_error = position_errors(motion, result.played)[:, own]
+    # not smeared over the segments around it (without the pins: 0.65 × the jump, its worst frame)
+    assert thumb_error[55:67].max() < 0.35 * tip_jump
+    assert not 55 <= thumb_error.max(axis=1).argmax() < 67
+
+
+def test_levers_count_the_measured_points_of_a_zero_length_leaf():
+    """A leaf whose End Site has no length (Bandai's hands and toes) still turns its side points."""
+    from core.keyframes.channel_keys import channel_levers
+    from core.keyframes.error import SHELL_FRACTION, mean_bone_length
+    from core.motion import Motion
+    from tests import rigs
+
+    skeleton = rigs.build("cmu_cgspeed")
+    hand = skeleton.index("RightHand")
+    ends = [e for e, p in enumerate(skeleton.end_site_parents) if p == skeleton.index("RThumb")]
+    skeleton.end_site_offsets[ends] = 0.0  # the thumb: a leaf with a zero-length End Site
+    motion = Motion.rest(skeleton, 3, 30.0)
+    names = [("RThumb", "rotation_euler", 0), ("RThumb", "rotation_quaternion", 1), ("RightHand", "rotation_euler", 0),
+             ("Hips", "location", 0)]  # fmt: skip
+    thumb, thumb_q, hand_lever, loc = channel_levers(motion, names)
+    shell = SHELL_FRACTION * mean_bone_length(skeleton)
+    assert thumb == pytest.approx(shell, rel=1e-6) and thumb_q == pytest.approx(2 * shell, rel=1e-6)
+    assert hand_lever >= skeleton.reach()[hand] and loc == 1.0

@@ -60,9 +60,9 @@ def test_core_only_demo_writes_report_and_plot(tmp_path):
     assert set(worst) == {"bone", "point", "frame", "error"} and worst["error"] == report["error"]["position_max"]
     assert per_bone[worst["bone"]] == worst["error"] and worst["point"] in {"head", "tip", "side"}
     assert per_frame[worst["frame"]] > 0 and "per_bone_max" not in report["error"]
-    # the default method, as with Blender: the hybrid, 30 stored keys per channel on a grid of 4 × 30 poses
+    # the default method, as with Blender: the hybrid, 30 stored keys per channel on a grid of 8 × 30 poses
     assert report["method"] == "hybrid" and report["params"]["keys_per_channel"] == 30
-    assert len(report["keyframes"]) == 120 == report["params"]["pose_keys"]
+    assert len(report["keyframes"]) == 240 == report["params"]["pose_keys"]
     assert report["keyframes"][0] == 0 and report["keyframes"][-1] == report["frames"] - 1
     assert (tmp_path / "p.png").stat().st_size > 10_000
     rebuilt = read_bvh(tmp_path / "demo_keys.bvh")
