@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .displacement import bspline_basis, evaluate, n_controls, second_difference_penalty
+from .progress import Progress, as_progress
 from .support import Support
 
 
@@ -225,28 +226,41 @@ def gauss_newton(
     spacing: float,
     reach: float,
     options: SolverOptions,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], None] | Progress | None = None,
 ) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int]:
     """Minimise ``objective`` over the controls (n, D) from zero: Gauss–Newton steps on coloured
     finite-difference Jacobians, active sets that only grow (first from the measures, then from
     what the linear model says a step would push out), a backtracking line search on the merit.
 
     evaluate_measures(controls) → :class:`Measures`; spacing, reach: see :func:`coloured_jacobian`.
+    progress: called with the share done after every evaluation (the shares only grow), so a
+    callback that raises stops the solve within one evaluation of the clip.
     Returns (controls, their measures, active sets, iterations run).
     """
     n, dims = objective.n, objective.dims
+    report = as_progress(progress)
+    expected = min(int(2 * reach // spacing) + 1, n) * dims + 2  # evaluations per iteration
+    counter = [0, 0]  # iteration, evaluations in it
+
+    def measured(controls: np.ndarray) -> Measures:
+        m = evaluate_measures(controls)
+        counter[1] += 1
+        share = min(counter[1] / expected, 0.99)
+        report((max(counter[0] - 1, 0) + share) / options.iterations)
+        return m
 
     def flat(controls: np.ndarray) -> np.ndarray:
-        return evaluate_measures(controls).flat()
+        return measured(controls).flat()
 
     def grown(active, new):
         return tuple(a | b for a, b in zip(active, new))
 
     controls = np.zeros((n, dims))
-    current = evaluate_measures(controls)
+    current = measured(controls)
     active = (np.zeros(len(current.zmp), dtype=bool), np.zeros(current.torques.shape[:2], dtype=bool))
     done = 0
     for done in range(1, options.iterations + 1):
+        counter[:] = [done, 0]
         active = grown(active, objective.violations(current))
         if not any(a.any() for a in active):
             break
@@ -264,15 +278,15 @@ def gauss_newton(
         step = 1.0
         for _ in range(options.backtracks):  # the measures are not linear in the shift
             trial = controls + step * (target - controls)
-            m = evaluate_measures(trial)
+            m = measured(trial)
             if objective.merit(trial, m, active) < before:
                 controls, current = trial, m
                 break
             step *= 0.5
         else:
             break
-        if progress is not None:
-            progress(done / options.iterations)
+        report(done / options.iterations)
+    report(1.0)
     return controls, current, active, done
 
 
@@ -287,7 +301,7 @@ def plan_balance(
     solver: SolverOptions | None = None,
     fps: float = 120.0,
     dims: int = 2,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], None] | Progress | None = None,
 ) -> BalancePlan:
     """The :class:`BalancePlan` of a clip (module notes): :class:`BalanceObjective` minimised by
     :func:`gauss_newton`.

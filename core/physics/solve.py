@@ -70,6 +70,7 @@ from .dynamics import FREE_FALL, body_torques
 from .errors import PhysicsError
 from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
 from .metrics import series as physics_series
+from .progress import as_progress
 from .support import to_ground
 from .ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
 
@@ -318,7 +319,6 @@ class _Filter:
     def run(self, keys: np.ndarray, progress: Callable[[float], None] | None = None) -> np.ndarray:
         """Filtered states (K, 3 + 4k) at the key frames; ``progress`` gets the share done now and then."""
         fps = self.ref.fps
-        every = max(len(keys) // 50, 1)
         x = self.ref_state[keys[0]].copy()
         P = self.q_rate * self.opts.decay / 2
         out = np.empty((len(keys), x.size))
@@ -334,7 +334,7 @@ class _Filter:
             x, P = self._update(int(t), x, P)
             out[i] = x
             prev = t
-            if progress is not None and i % every == every - 1:
+            if progress is not None:
                 progress((i + 1) / len(keys))
         return out
 
@@ -463,20 +463,23 @@ PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
 def _pass(
     motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress
 ) -> tuple[Motion, _Filter]:
-    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass done."""
-    step = progress or (lambda _x: None)
+    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass
+    done, reported after every evaluation of the clip."""
+    step = as_progress(progress)
     ref, ref_an = motion, an
     root = state_joints(body, opts.spine_joints)[0]
     flight = _flight_shift(an, body, motion.fps, opts.flight_blend) if opts.flight else None
     if flight is not None:
         ref = _shift_root(ref, root, flight / body.unit)
         ref_an = analyse(ref, contacts, body, **measure)
+        step(0.01)
     if opts.balance or opts.torques:
-        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, lambda x: step(PLAN_SHARE * x))
+        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, step.span(0.01, PLAN_SHARE))
         ref_an = analyse(ref, contacts, body, **measure)
+    step(PLAN_SHARE)
     goals = _Goals(ref, ref_an, contacts, body, opts, an.kin.joint_pos / body.unit)
     filt = _Filter(ref, goals, body, opts)
-    states = filt.run(keys, lambda x: step(PLAN_SHARE + (1 - PLAN_SHARE) * x))
+    states = filt.run(keys, step.span(PLAN_SHARE, 0.98))
     shifts = filt.residual(states, filt.ref_state[keys])
     spacing = max(float(stride), opts.spline_spacing * motion.fps)
     curve = displacement_curve(keys, shifts, motion.n_frames, spacing=spacing, smoothness=opts.smoothing)
@@ -502,33 +505,37 @@ def physics_retarget(
     ``before`` and ``after`` metrics (:func:`.metrics.report`; ``after`` with the deviation
     from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
     filter, smoothing; not the final metrics), the key frames filtered and the options.
-    progress: called with the share done (0–1) now and then, for long clips. series: also put
+    progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
+    callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
     ``series`` (``{"before": PhysicsSeries, "after": PhysicsSeries}``; not JSON).
     """
     opts = options or PhysicsOptions()
-    step = progress or (lambda _x: None)
+    step = as_progress(progress)
     start = time.perf_counter()
     with single_thread():
         feet = contacts
         contacts = with_toes(motion, contacts) if opts.toes else contacts
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        step(0.01)
         measure["ground"] = before.support.ground
         keys, stride = _keys(motion.n_frames, motion.fps, opts.key_rate)
         out, an = motion, before
         if opts.plant:
             out = plant_feet(motion, feet)
+            step.tick()
             an = analyse(out, contacts, body, **measure)
         passes = max(opts.passes, 1)
-        step(0.1)
+        step(0.02)
         for k in range(passes):
-            done = 0.1 + 0.85 * k / passes
-            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride,
-                              lambda x, d=done: step(d + 0.85 * x / passes))  # fmt: skip
+            part = step.span(0.02 + 0.95 * k / passes, 0.02 + 0.95 * (k + 1) / passes)
+            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98))
             if opts.plant:
                 out = plant_feet(out, feet)
+                part(0.99)
             an = analyse(out, contacts, body, **measure)
+            part(1.0)
     seconds = time.perf_counter() - start
     after = an
     rep = {
