@@ -51,7 +51,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -68,7 +68,7 @@ from .derivatives import window_half
 from .displacement import displace, displacement_curve, evaluate
 from .dynamics import FREE_FALL, body_torques
 from .errors import PhysicsError
-from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
+from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report, torque_regressions
 from .metrics import series as physics_series
 from .progress import as_progress
 from .support import to_ground
@@ -91,8 +91,9 @@ class PhysicsOptions:
     plan_spacing: float = 1 / 30  # seconds between balance-plan control points
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
-    plan_iterations: int = 4  # Gauss–Newton iterations of the plan
-    plan_torque_weight: float = 0.05  # heights of ZMP error worth one unit of |τ|/limit over the limit
+    plan_iterations: int = 2  # Gauss–Newton iterations of the plan
+    plan_torque_weight: float = 0.5  # heights of ZMP error worth one unit of |τ|/limit over the limit
+    polish_iterations: int = 2  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
     sigma_root: float = 0.05  # process noise of the root translation, heights per √s
@@ -504,7 +505,9 @@ def physics_retarget(
     target's body model (:func:`.body.body_model`). Returns the new motion and a report:
     ``before`` and ``after`` metrics (:func:`.metrics.report`; ``after`` with the deviation
     from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
-    filter, smoothing; not the final metrics), the key frames filtered and the options.
+    filter, smoothing; not the final metrics), the key frames filtered and the options, and
+    ``torque_worse``: the joint-frames over a torque limit that the input had under it or less far
+    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held).
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
@@ -527,20 +530,27 @@ def physics_retarget(
             step.tick()
             an = analyse(out, contacts, body, **measure)
         passes = max(opts.passes, 1)
+        polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
+        end = 0.75 if polish else 0.97
         step(0.02)
         for k in range(passes):
-            part = step.span(0.02 + 0.95 * k / passes, 0.02 + 0.95 * (k + 1) / passes)
+            part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
             out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98))
             if opts.plant:
                 out = plant_feet(out, feet)
                 part(0.99)
             an = analyse(out, contacts, body, **measure)
             part(1.0)
+        if polish:  # the filter and the planting move what the plan set: plan again on the result
+            final = replace(opts, plan_iterations=opts.polish_iterations)
+            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99))
+            an = analyse(out, contacts, body, **measure)
     seconds = time.perf_counter() - start
     after = an
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
+        "torque_worse": torque_regressions(before, after, body),
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),

@@ -81,7 +81,7 @@ def test_combined_reports_weigh_by_the_frames_they_count(solved):
     _, _, whole, _ = solved
     assert combine_reports([whole["before"]]) == whole["before"]
     a, b = dict(whole["after"]), dict(whole["after"])
-    a.update(zmp_inside_share=1.0, contact_frames=30, torque_worst_ratio=2.0, torque_worst_joint="LeftLeg")
+    a.update(zmp_inside_share=1.0, contact_frames=30, torque_worst_ratio=99.0, torque_worst_joint="LeftLeg")
     b.update(zmp_inside_share=0.5, contact_frames=10, flight_frames=4, flight_error_m=0.02)
     both = combine_reports([a, b])
     assert both["zmp_inside_share"] == pytest.approx(0.875) and both["contact_frames"] == 40
