@@ -123,7 +123,8 @@ class PlanGoals:
 
     margin: how far inside the polygon the ZMP should stay, scene units; balance: constrain the
     ZMP at all; torque_margin: torques count above (1 − torque_margin) of their limit;
-    torque_weight: scene units per unit of |τ|/limit over that (0: balance only); deviation:
+    torque_weight: scene units per unit of |τ|/limit over that (0: balance only), a scalar or one per
+    joint-frame (T, L) (:meth:`BalanceObjective.torque_weights`); deviation:
     weight of |δ|² per frame, a scalar or one per dimension; smoothness: weight of the
     controls' second differences; free_gain: k₀ in s² for frames without support.
     """
@@ -131,7 +132,7 @@ class PlanGoals:
     margin: float
     balance: bool = True
     torque_margin: float = 0.05
-    torque_weight: float = 0.0
+    torque_weight: float | np.ndarray = 0.0
     deviation: float | tuple[float, ...] = 1e-2
     smoothness: float = 1e-3
     free_gain: float = 0.0
@@ -176,6 +177,10 @@ class BalanceObjective:
             reg += np.kron(acc.T @ acc, np.eye(dims))
         self.regulariser = reg  # (n·D, n·D): x·reg·x is the regularisers' share of the merit
 
+    def torque_weights(self, shape: tuple[int, int]) -> np.ndarray:
+        """The torque weight of every joint-frame (T, L)."""
+        return np.broadcast_to(np.asarray(self.goals.torque_weight, dtype=float), shape)
+
     def violations(self, m: Measures) -> tuple[np.ndarray, np.ndarray]:
         """Frames whose ZMP is within the margin of the boundary or out (T,), joint-frames over
         1 − torque_margin of their limit (T, L)."""
@@ -183,7 +188,8 @@ class BalanceObjective:
         defined = sup.any & np.all(np.isfinite(m.zmp), axis=-1)
         _, signed, _ = sup.query(np.where(defined[:, None], m.zmp, np.nan))
         ratio = np.linalg.norm(m.torques, axis=-1) / self.limits
-        return defined & (signed > -g.margin) & g.balance, (ratio > 1.0 - g.torque_margin) & (g.torque_weight > 0)
+        weights = self.torque_weights(ratio.shape)
+        return defined & (signed > -g.margin) & g.balance, (ratio > 1.0 - g.torque_margin) & (weights > 0)
 
     def merit(self, controls: np.ndarray, m: Measures, active: tuple[np.ndarray, np.ndarray]) -> float:
         """The objective on the active sets (T,), (T, L): squared residuals plus regularisers."""
@@ -193,7 +199,8 @@ class BalanceObjective:
         r = np.where(za[:, None], z - self.support.project(z, g.margin), 0.0)
         excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / self.limits - (1.0 - g.torque_margin), 0.0)
         x = controls.ravel()
-        return float(np.nansum(r**2) + ((g.torque_weight * excess[ta]) ** 2).sum() + x @ self.regulariser @ x)
+        weights = self.torque_weights(excess.shape)
+        return float(np.nansum(r**2) + ((weights[ta] * excess[ta]) ** 2).sum() + x @ self.regulariser @ x)
 
     def linearise(
         self, m: Measures, index: np.ndarray, jac: np.ndarray, active: tuple[np.ndarray, np.ndarray]
@@ -213,10 +220,11 @@ class BalanceObjective:
             tau = m.torques[tf, tj]
             norm = np.linalg.norm(tau, axis=-1)
             jt = jac[:, 2:].reshape(len(m.zmp), len(limits), 3, *jac.shape[2:])[tf, tj]  # (R, 3, C, D)
-            w = g.torque_weight / limits[tj]
+            weight = self.torque_weights(ta.shape)[tf, tj]
+            w = weight / limits[tj]
             jt = np.einsum("rx,rxcd->rcd", tau / np.maximum(norm, 1e-12)[:, None], jt) * w[:, None, None]
             rows.append(_rows(index[tf], jt, n))
-            rhs.append(np.maximum(w * norm - g.torque_weight * (1.0 - g.torque_margin), 0.0))
+            rhs.append(np.maximum(w * norm - weight * (1.0 - g.torque_margin), 0.0))
         return np.concatenate(rows), np.concatenate(rhs)
 
 

@@ -40,6 +40,16 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    with a penalised cubic B-spline (control every key, ``smoothing`` the second-difference
    weight), which removes frame-to-frame jitter, and the reference motion is warped by it
    (q·exp(v/2), p + v) on every frame.
+5. Final plan: the filter's corrections and the final planting move the ZMP and the torques the
+   plan had set (they cannot see the accelerations they cause), so the balance plan runs once
+   more on the result (``polish_iterations`` Gauss–Newton steps): the motion returned is the one
+   whose exact measures that plan evaluated, and its line search only takes steps that lower the
+   objective. Joint-frames still over a torque limit and further over than in the input are
+   named in the report (``torque_worse``: the guard on the torque constraint).
+
+Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
+column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
+callback that raises stops the solve within one evaluation.
 
 BLAS threads are pinned to one with threadpoolctl when it is installed (the matrices are
 30 × 30: threads only add overhead); otherwise set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS /
@@ -66,7 +76,7 @@ from .balance import BalancePlan, Measures, PlanGoals, SolverOptions, plan_balan
 from .body import BodyModel, G
 from .derivatives import window_half
 from .displacement import displace, displacement_curve, evaluate
-from .dynamics import FREE_FALL, body_torques
+from .dynamics import FREE_FALL, body_torques, torque_ratios
 from .errors import PhysicsError
 from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report, torque_regressions
 from .metrics import series as physics_series
@@ -91,9 +101,11 @@ class PhysicsOptions:
     plan_spacing: float = 1 / 30  # seconds between balance-plan control points
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
-    plan_iterations: int = 2  # Gauss–Newton iterations of the plan
-    plan_torque_weight: float = 0.5  # heights of ZMP error worth one unit of |τ|/limit over the limit
+    plan_iterations: int = 4  # Gauss–Newton iterations of the plan
+    plan_torque_weight: float = 0.2  # heights of ZMP error worth one unit of |τ|/limit over the limit
     polish_iterations: int = 2  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
+    polish_torque_weight: float = 0.1  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
+    polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
     sigma_root: float = 0.05  # process noise of the root translation, heights per √s
@@ -189,8 +201,10 @@ def _balance(
     opts: PhysicsOptions,
     measure: dict,
     progress,
+    torque_boost: np.ndarray | None = None,
 ) -> tuple[Motion, BalancePlan]:
-    """The balance plan of ``ref`` (module step 2) and the motion that realises it."""
+    """The balance plan of ``ref`` (module step 2) and the motion that realises it; torque_boost
+    (T, L) multiplies the torque term's weight per joint-frame of the limited joints."""
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
@@ -219,7 +233,9 @@ def _balance(
             margin=opts.margin * hu,
             balance=opts.balance,
             torque_margin=opts.torque_margin,
-            torque_weight=(opts.plan_torque_weight * hu) if opts.torques else 0.0,
+            torque_weight=(opts.plan_torque_weight * hu * (1.0 if torque_boost is None else torque_boost))
+            if opts.torques
+            else 0.0,
             deviation=opts.plan_deviation,
             smoothness=opts.plan_smoothness,
             free_gain=0.55 * body.height / G,
@@ -542,8 +558,12 @@ def physics_retarget(
             an = analyse(out, contacts, body, **measure)
             part(1.0)
         if polish:  # the filter and the planting move what the plan set: plan again on the result
-            final = replace(opts, plan_iterations=opts.polish_iterations)
-            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99))
+            final = replace(opts, plan_iterations=opts.polish_iterations, plan_torque_weight=opts.polish_torque_weight)
+            limited = np.isfinite(body.torque_limits)
+            ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
+            worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
+            boost = 1.0 + (opts.polish_boost - 1.0) * worse
+            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99), boost)
             an = analyse(out, contacts, body, **measure)
     seconds = time.perf_counter() - start
     after = an
