@@ -275,8 +275,12 @@ def gauss_newton(
         index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps)
         for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
             a, b = objective.linearise(current, index, jac, active)
+            report.tick()  # each of these is about one evaluation's work on a long clip
             x = controls.ravel()
-            target = np.linalg.solve(a.T @ a + objective.regulariser, a.T @ (a @ x - b)).reshape(n, dims)
+            normal = a.T @ a + objective.regulariser
+            report.tick()
+            target = np.linalg.solve(normal, a.T @ (a @ x - b)).reshape(n, dims)
+            report.tick()
             predicted = current.with_flat(_predict(index, jac, target - controls, current.flat()))
             new = objective.violations(predicted)
             if not any((v & ~was).any() for v, was in zip(new, active)):
