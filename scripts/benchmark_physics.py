@@ -80,6 +80,7 @@ def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
         "solve_seconds": rep["seconds"],
         "frames_per_second": rep["frames_per_second"],
         "frames_per_second_with_metrics": motion.n_frames / total,
+        "torque_worse": rep["torque_worse"],
         "after_worst_joint_ratios": {
             body.skeleton.names[j]: float(ratios[:, j].max()) for j in np.flatnonzero(ratios.max(axis=0) > 1.0)
         },
@@ -101,6 +102,11 @@ def markdown(results: dict) -> str:
             f"| {b['flight_error_m']:.4f} → {a['flight_error_m']:.4f} "
             f"| {b['jerk_m_s3']:.0f} → {a['jerk_m_s3']:.0f} | {a['deviation']:.4f} | {r['frames_per_second']:.0f} |"
         )
+    for name, r in results.items():
+        worse = r.get("torque_worse", [])
+        if worse:
+            frames = ", ".join(f"{w['frame']} {w['joint']} {w['before']:.2f} → {w['after']:.2f}" for w in worse)
+            lines.append(f"\n{name}: over a torque limit and worse than before: {frames}")
     return "\n".join(lines) + "\n"
 
 
@@ -126,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             f"torque-violation frames {r['before']['torque_violation_frames']} → {r['after']['torque_violation_frames']}, "
             f"worst {r['before']['torque_worst_ratio']:.2f} → {r['after']['torque_worst_ratio']:.2f}, "
             f"flight error {r['before']['flight_error_m']:.4f} → {r['after']['flight_error_m']:.4f} m, "
-            f"deviation {r['after']['deviation']:.4f}, {r['frames_per_second']:.0f} frames/s",
+            f"deviation {r['after']['deviation']:.4f}, {r['frames_per_second']:.0f} frames/s, "
+            f"{len(r['torque_worse'])} joint-frames over a limit and worse than before",
             flush=True,
         )
     (args.results / "summary.json").write_text(json.dumps(results, indent=2))

@@ -173,6 +173,11 @@ def apply_physics(
         before.append((a, rep["series"]["before"]))
         after.append((a, rep["series"]["after"]))
         done += b - a
+    worse = [(a + w["frame"], w) for (a, _b), r in zip(solved, reports) for w in r.get("torque_worse", [])]
+    if worse:
+        notes.append("frames over a torque limit that physics made worse: "
+                     + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f}"
+                                 for t, w in worse[:8]) + (f" and {len(worse) - 8} more" if len(worse) > 8 else ""))  # fmt: skip
     figures = {
         "target_mass_kg": float(settings.target_mass),
         "target_height_m": float(body.height),

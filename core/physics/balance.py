@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .displacement import bspline_basis, evaluate, n_controls, second_difference_penalty
+from .progress import Progress, as_progress
 from .support import Support
 
 
@@ -122,7 +123,8 @@ class PlanGoals:
 
     margin: how far inside the polygon the ZMP should stay, scene units; balance: constrain the
     ZMP at all; torque_margin: torques count above (1 − torque_margin) of their limit;
-    torque_weight: scene units per unit of |τ|/limit over that (0: balance only); deviation:
+    torque_weight: scene units per unit of |τ|/limit over that (0: balance only), a scalar or one per
+    joint-frame (T, L) (:meth:`BalanceObjective.torque_weights`); deviation:
     weight of |δ|² per frame, a scalar or one per dimension; smoothness: weight of the
     controls' second differences; free_gain: k₀ in s² for frames without support.
     """
@@ -130,7 +132,7 @@ class PlanGoals:
     margin: float
     balance: bool = True
     torque_margin: float = 0.05
-    torque_weight: float = 0.0
+    torque_weight: float | np.ndarray = 0.0
     deviation: float | tuple[float, ...] = 1e-2
     smoothness: float = 1e-3
     free_gain: float = 0.0
@@ -175,6 +177,10 @@ class BalanceObjective:
             reg += np.kron(acc.T @ acc, np.eye(dims))
         self.regulariser = reg  # (n·D, n·D): x·reg·x is the regularisers' share of the merit
 
+    def torque_weights(self, shape: tuple[int, int]) -> np.ndarray:
+        """The torque weight of every joint-frame (T, L)."""
+        return np.broadcast_to(np.asarray(self.goals.torque_weight, dtype=float), shape)
+
     def violations(self, m: Measures) -> tuple[np.ndarray, np.ndarray]:
         """Frames whose ZMP is within the margin of the boundary or out (T,), joint-frames over
         1 − torque_margin of their limit (T, L)."""
@@ -182,7 +188,8 @@ class BalanceObjective:
         defined = sup.any & np.all(np.isfinite(m.zmp), axis=-1)
         _, signed, _ = sup.query(np.where(defined[:, None], m.zmp, np.nan))
         ratio = np.linalg.norm(m.torques, axis=-1) / self.limits
-        return defined & (signed > -g.margin) & g.balance, (ratio > 1.0 - g.torque_margin) & (g.torque_weight > 0)
+        weights = self.torque_weights(ratio.shape)
+        return defined & (signed > -g.margin) & g.balance, (ratio > 1.0 - g.torque_margin) & (weights > 0)
 
     def merit(self, controls: np.ndarray, m: Measures, active: tuple[np.ndarray, np.ndarray]) -> float:
         """The objective on the active sets (T,), (T, L): squared residuals plus regularisers."""
@@ -192,7 +199,8 @@ class BalanceObjective:
         r = np.where(za[:, None], z - self.support.project(z, g.margin), 0.0)
         excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / self.limits - (1.0 - g.torque_margin), 0.0)
         x = controls.ravel()
-        return float(np.nansum(r**2) + ((g.torque_weight * excess[ta]) ** 2).sum() + x @ self.regulariser @ x)
+        weights = self.torque_weights(excess.shape)
+        return float(np.nansum(r**2) + ((weights[ta] * excess[ta]) ** 2).sum() + x @ self.regulariser @ x)
 
     def linearise(
         self, m: Measures, index: np.ndarray, jac: np.ndarray, active: tuple[np.ndarray, np.ndarray]
@@ -212,10 +220,11 @@ class BalanceObjective:
             tau = m.torques[tf, tj]
             norm = np.linalg.norm(tau, axis=-1)
             jt = jac[:, 2:].reshape(len(m.zmp), len(limits), 3, *jac.shape[2:])[tf, tj]  # (R, 3, C, D)
-            w = g.torque_weight / limits[tj]
+            weight = self.torque_weights(ta.shape)[tf, tj]
+            w = weight / limits[tj]
             jt = np.einsum("rx,rxcd->rcd", tau / np.maximum(norm, 1e-12)[:, None], jt) * w[:, None, None]
             rows.append(_rows(index[tf], jt, n))
-            rhs.append(np.maximum(w * norm - g.torque_weight * (1.0 - g.torque_margin), 0.0))
+            rhs.append(np.maximum(w * norm - weight * (1.0 - g.torque_margin), 0.0))
         return np.concatenate(rows), np.concatenate(rhs)
 
 
@@ -225,36 +234,53 @@ def gauss_newton(
     spacing: float,
     reach: float,
     options: SolverOptions,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], None] | Progress | None = None,
 ) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int]:
     """Minimise ``objective`` over the controls (n, D) from zero: Gauss–Newton steps on coloured
     finite-difference Jacobians, active sets that only grow (first from the measures, then from
     what the linear model says a step would push out), a backtracking line search on the merit.
 
     evaluate_measures(controls) → :class:`Measures`; spacing, reach: see :func:`coloured_jacobian`.
+    progress: called with the share done after every evaluation (the shares only grow), so a
+    callback that raises stops the solve within one evaluation of the clip.
     Returns (controls, their measures, active sets, iterations run).
     """
     n, dims = objective.n, objective.dims
+    report = as_progress(progress)
+    expected = min(int(2 * reach // spacing) + 1, n) * dims + 2  # evaluations per iteration
+    counter = [0, 0]  # iteration, evaluations in it
+
+    def measured(controls: np.ndarray) -> Measures:
+        m = evaluate_measures(controls)
+        counter[1] += 1
+        share = min(counter[1] / expected, 0.99)
+        report((max(counter[0] - 1, 0) + share) / options.iterations)
+        return m
 
     def flat(controls: np.ndarray) -> np.ndarray:
-        return evaluate_measures(controls).flat()
+        return measured(controls).flat()
 
     def grown(active, new):
         return tuple(a | b for a, b in zip(active, new))
 
     controls = np.zeros((n, dims))
-    current = evaluate_measures(controls)
+    current = measured(controls)
     active = (np.zeros(len(current.zmp), dtype=bool), np.zeros(current.torques.shape[:2], dtype=bool))
     done = 0
     for done in range(1, options.iterations + 1):
+        counter[:] = [done, 0]
         active = grown(active, objective.violations(current))
         if not any(a.any() for a in active):
             break
         index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps)
         for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
             a, b = objective.linearise(current, index, jac, active)
+            report.tick()  # each of these is about one evaluation's work on a long clip
             x = controls.ravel()
-            target = np.linalg.solve(a.T @ a + objective.regulariser, a.T @ (a @ x - b)).reshape(n, dims)
+            normal = a.T @ a + objective.regulariser
+            report.tick()
+            target = np.linalg.solve(normal, a.T @ (a @ x - b)).reshape(n, dims)
+            report.tick()
             predicted = current.with_flat(_predict(index, jac, target - controls, current.flat()))
             new = objective.violations(predicted)
             if not any((v & ~was).any() for v, was in zip(new, active)):
@@ -264,15 +290,15 @@ def gauss_newton(
         step = 1.0
         for _ in range(options.backtracks):  # the measures are not linear in the shift
             trial = controls + step * (target - controls)
-            m = evaluate_measures(trial)
+            m = measured(trial)
             if objective.merit(trial, m, active) < before:
                 controls, current = trial, m
                 break
             step *= 0.5
         else:
             break
-        if progress is not None:
-            progress(done / options.iterations)
+        report(done / options.iterations)
+    report(1.0)
     return controls, current, active, done
 
 
@@ -287,7 +313,7 @@ def plan_balance(
     solver: SolverOptions | None = None,
     fps: float = 120.0,
     dims: int = 2,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], None] | Progress | None = None,
 ) -> BalancePlan:
     """The :class:`BalancePlan` of a clip (module notes): :class:`BalanceObjective` minimised by
     :func:`gauss_newton`.

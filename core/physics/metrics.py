@@ -185,6 +185,22 @@ def stitch_series(parts: list[tuple[int, PhysicsSeries]], n_frames: int) -> Phys
                           support_active=active, torques=torques)  # fmt: skip
 
 
+def torque_regressions(before: Analysis, after: Analysis, body: BodyModel, tolerance: float = 1e-3) -> list[dict]:
+    """Joint-frames over their torque limit after that were not as far over before (the guard on
+    the torque constraint: a solve must not make a frame worse without saying so).
+
+    Returns one dict per joint-frame, in frame order: ``frame`` (index in the clip), ``joint``
+    (name), ``before`` and ``after`` |τ|/limit. tolerance: ratios within it count as equal.
+    """
+    rb, ra = torque_ratios(before.torques, body), torque_ratios(after.torques, body)
+    frames, joints = np.nonzero((ra > 1.0) & (ra > np.maximum(rb, 1.0) + tolerance))
+    names = body.skeleton.names
+    return [
+        {"frame": int(t), "joint": names[j], "before": float(rb[t, j]), "after": float(ra[t, j])}
+        for t, j in zip(frames, joints)
+    ]
+
+
 def combine_reports(reports: list[dict]) -> dict:
     """The figures of several stretches of one clip (each a :func:`report`) as one :func:`report`.
 

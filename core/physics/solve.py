@@ -40,6 +40,16 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    with a penalised cubic B-spline (control every key, ``smoothing`` the second-difference
    weight), which removes frame-to-frame jitter, and the reference motion is warped by it
    (q·exp(v/2), p + v) on every frame.
+5. Final plan: the filter's corrections and the final planting move the ZMP and the torques the
+   plan had set (they cannot see the accelerations they cause), so the balance plan runs once
+   more on the result (``polish_iterations`` Gauss–Newton steps): the motion returned is the one
+   whose exact measures that plan evaluated, and its line search only takes steps that lower the
+   objective. Joint-frames still over a torque limit and further over than in the input are
+   named in the report (``torque_worse``: the guard on the torque constraint).
+
+Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
+column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
+callback that raises stops the solve within one evaluation.
 
 BLAS threads are pinned to one with threadpoolctl when it is installed (the matrices are
 30 × 30: threads only add overhead); otherwise set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS /
@@ -51,7 +61,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -66,10 +76,11 @@ from .balance import BalancePlan, Measures, PlanGoals, SolverOptions, plan_balan
 from .body import BodyModel, G
 from .derivatives import window_half
 from .displacement import displace, displacement_curve, evaluate
-from .dynamics import FREE_FALL, body_torques
+from .dynamics import FREE_FALL, body_torques, torque_ratios
 from .errors import PhysicsError
-from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report
+from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report, torque_regressions
 from .metrics import series as physics_series
+from .progress import as_progress
 from .support import to_ground
 from .ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
 
@@ -91,7 +102,10 @@ class PhysicsOptions:
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
     plan_iterations: int = 4  # Gauss–Newton iterations of the plan
-    plan_torque_weight: float = 0.05  # heights of ZMP error worth one unit of |τ|/limit over the limit
+    plan_torque_weight: float = 0.2  # heights of ZMP error worth one unit of |τ|/limit over the limit
+    polish_iterations: int = 2  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
+    polish_torque_weight: float = 0.1  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
+    polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
     sigma_root: float = 0.05  # process noise of the root translation, heights per √s
@@ -187,8 +201,10 @@ def _balance(
     opts: PhysicsOptions,
     measure: dict,
     progress,
+    torque_boost: np.ndarray | None = None,
 ) -> tuple[Motion, BalancePlan]:
-    """The balance plan of ``ref`` (module step 2) and the motion that realises it."""
+    """The balance plan of ``ref`` (module step 2) and the motion that realises it; torque_boost
+    (T, L) multiplies the torque term's weight per joint-frame of the limited joints."""
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
@@ -217,7 +233,9 @@ def _balance(
             margin=opts.margin * hu,
             balance=opts.balance,
             torque_margin=opts.torque_margin,
-            torque_weight=(opts.plan_torque_weight * hu) if opts.torques else 0.0,
+            torque_weight=(opts.plan_torque_weight * hu * (1.0 if torque_boost is None else torque_boost))
+            if opts.torques
+            else 0.0,
             deviation=opts.plan_deviation,
             smoothness=opts.plan_smoothness,
             free_gain=0.55 * body.height / G,
@@ -318,7 +336,6 @@ class _Filter:
     def run(self, keys: np.ndarray, progress: Callable[[float], None] | None = None) -> np.ndarray:
         """Filtered states (K, 3 + 4k) at the key frames; ``progress`` gets the share done now and then."""
         fps = self.ref.fps
-        every = max(len(keys) // 50, 1)
         x = self.ref_state[keys[0]].copy()
         P = self.q_rate * self.opts.decay / 2
         out = np.empty((len(keys), x.size))
@@ -334,7 +351,7 @@ class _Filter:
             x, P = self._update(int(t), x, P)
             out[i] = x
             prev = t
-            if progress is not None and i % every == every - 1:
+            if progress is not None:
                 progress((i + 1) / len(keys))
         return out
 
@@ -463,20 +480,23 @@ PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
 def _pass(
     motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress
 ) -> tuple[Motion, _Filter]:
-    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass done."""
-    step = progress or (lambda _x: None)
+    """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass
+    done, reported after every evaluation of the clip."""
+    step = as_progress(progress)
     ref, ref_an = motion, an
     root = state_joints(body, opts.spine_joints)[0]
     flight = _flight_shift(an, body, motion.fps, opts.flight_blend) if opts.flight else None
     if flight is not None:
         ref = _shift_root(ref, root, flight / body.unit)
         ref_an = analyse(ref, contacts, body, **measure)
+        step(0.01)
     if opts.balance or opts.torques:
-        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, lambda x: step(PLAN_SHARE * x))
+        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, step.span(0.01, PLAN_SHARE))
         ref_an = analyse(ref, contacts, body, **measure)
+    step(PLAN_SHARE)
     goals = _Goals(ref, ref_an, contacts, body, opts, an.kin.joint_pos / body.unit)
     filt = _Filter(ref, goals, body, opts)
-    states = filt.run(keys, lambda x: step(PLAN_SHARE + (1 - PLAN_SHARE) * x))
+    states = filt.run(keys, step.span(PLAN_SHARE, 0.98))
     shifts = filt.residual(states, filt.ref_state[keys])
     spacing = max(float(stride), opts.spline_spacing * motion.fps)
     curve = displacement_curve(keys, shifts, motion.n_frames, spacing=spacing, smoothness=opts.smoothing)
@@ -501,39 +521,56 @@ def physics_retarget(
     target's body model (:func:`.body.body_model`). Returns the new motion and a report:
     ``before`` and ``after`` metrics (:func:`.metrics.report`; ``after`` with the deviation
     from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
-    filter, smoothing; not the final metrics), the key frames filtered and the options.
-    progress: called with the share done (0–1) now and then, for long clips. series: also put
+    filter, smoothing; not the final metrics), the key frames filtered and the options, and
+    ``torque_worse``: the joint-frames over a torque limit that the input had under it or less far
+    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held).
+    progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
+    callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
     ``series`` (``{"before": PhysicsSeries, "after": PhysicsSeries}``; not JSON).
     """
     opts = options or PhysicsOptions()
-    step = progress or (lambda _x: None)
+    step = as_progress(progress)
     start = time.perf_counter()
     with single_thread():
         feet = contacts
         contacts = with_toes(motion, contacts) if opts.toes else contacts
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        step(0.01)
         measure["ground"] = before.support.ground
         keys, stride = _keys(motion.n_frames, motion.fps, opts.key_rate)
         out, an = motion, before
         if opts.plant:
             out = plant_feet(motion, feet)
+            step.tick()
             an = analyse(out, contacts, body, **measure)
         passes = max(opts.passes, 1)
-        step(0.1)
+        polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
+        end = 0.75 if polish else 0.97
+        step(0.02)
         for k in range(passes):
-            done = 0.1 + 0.85 * k / passes
-            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride,
-                              lambda x, d=done: step(d + 0.85 * x / passes))  # fmt: skip
+            part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
+            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98))
             if opts.plant:
                 out = plant_feet(out, feet)
+                part(0.99)
+            an = analyse(out, contacts, body, **measure)
+            part(1.0)
+        if polish:  # the filter and the planting move what the plan set: plan again on the result
+            final = replace(opts, plan_iterations=opts.polish_iterations, plan_torque_weight=opts.polish_torque_weight)
+            limited = np.isfinite(body.torque_limits)
+            ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
+            worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
+            boost = 1.0 + (opts.polish_boost - 1.0) * worse
+            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99), boost)
             an = analyse(out, contacts, body, **measure)
     seconds = time.perf_counter() - start
     after = an
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
+        "torque_worse": torque_regressions(before, after, body),
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),

@@ -82,7 +82,7 @@ def test_combined_reports_weigh_by_the_frames_they_count(solved):
     _, _, whole, _ = solved
     assert combine_reports([whole["before"]]) == whole["before"]
     a, b = dict(whole["after"]), dict(whole["after"])
-    a.update(zmp_inside_share=1.0, contact_frames=30, torque_worst_ratio=2.0, torque_worst_joint="LeftLeg")
+    a.update(zmp_inside_share=1.0, contact_frames=30, torque_worst_ratio=99.0, torque_worst_joint="LeftLeg")
     b.update(zmp_inside_share=0.5, contact_frames=10, flight_frames=4, flight_error_m=0.02)
     both = combine_reports([a, b])
     assert both["zmp_inside_share"] == pytest.approx(0.875) and both["contact_frames"] == 40
@@ -115,6 +115,11 @@ def test_apply_physics_solves_between_jumps(walk):
     assert f["source_height_m"] < 1.9 and "zmp_inside_share" in f["source"]
     assert f["stiffness"] == 2.0 and f["body_model"] == "male"
     assert any("frames 1 kept as retargeted" in n for n in out.notes)
+    # this synthetic walk is no physical motion: a few frames end up over a limit, and are named
+    worse = [n for n in out.notes if n.startswith("frames over a torque limit that physics made worse: frame ")]
+    assert len(worse) == 1
+    numbers = [int(part.split()[1]) for part in worse[0].split(": ", 1)[1].split(", ") if part.startswith("frame ")]
+    assert numbers and all(2 <= k <= clip.n_frames for k in numbers)  # numbered as the clip's frames, T-pose is 1
     assert np.array_equal(out.motion.rotations[0], clip.rotations[0])  # the T-pose frame is untouched
     assert not np.allclose(out.motion.translations[1:], clip.translations[1:])
     assert np.isnan(out.series["after"].zmp[0]).all() and out.series["after"].n_frames == clip.n_frames

@@ -121,10 +121,14 @@ def test_plan_does_not_accelerate_the_shift_in_flight():
     assert np.abs(acc[55:65]).max() < 0.05 * np.abs(acc[flags]).max()
 
 
-def test_objective_merit_is_its_residuals_squared_plus_the_regulariser():
+@pytest.mark.parametrize("per_frame", [False, True])
+def test_objective_merit_is_its_residuals_squared_plus_the_regulariser(per_frame):
     """The objective alone (no solver): on its active sets the merit is |r|² of the residuals it
-    linearises plus x·R·x."""
+    linearises plus x·R·x — also with a torque weight per joint-frame (zero: the frame is free)."""
     fps, t, spacing, half = 60.0, 90, 2.0, 3
+    weight = np.random.default_rng(2).uniform(0.5, 3.0, (t, 1)) if per_frame else 1.0
+    if per_frame:
+        weight[::3] = 0.0
     sup = _square_support(t)
     z0 = np.stack((np.linspace(0.5, 1.3, t), np.zeros(t)), axis=1)
 
@@ -134,11 +138,13 @@ def test_objective_merit_is_its_residuals_squared_plus_the_regulariser():
         tau[:, 0, 1] = 150.0 * (z0[:, 0] + delta[:, 0])
         return Measures(z0 + delta, tau)
 
-    objective = BalanceObjective(sup, [100.0], PlanGoals(0.1, torque_weight=1.0, deviation=1e-3), spacing, fps)
+    objective = BalanceObjective(sup, [100.0], PlanGoals(0.1, torque_weight=weight, deviation=1e-3), spacing, fps)
     controls = np.random.default_rng(1).normal(scale=0.05, size=(objective.n, 2))
     m = measure(controls)
     active = objective.violations(m)
     assert active[0].any() and active[1].any()
+    if per_frame:
+        assert not active[1][::3].any() and active[1][1::3].any()
     index, jac = coloured_jacobian(lambda c: measure(c).flat(), controls, spacing, 2 * spacing + 2 * half, 1e-6)
     _, r = objective.linearise(m, index, jac, active)
     x = controls.ravel()
