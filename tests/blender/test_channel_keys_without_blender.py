@@ -59,5 +59,5 @@ def test_hybrid_without_blender_keeps_blenders_keys(capture, rotate_mode):
     differ = [k for k, ck in blenders.plan.items() if not np.array_equal(ours.plan[k].keys, ck.keys)]
     assert len(differ) <= 0.25 * len(values), f"{len(differ)} of {len(values)} channels keep other keys"
     for name in ("position_mean", "position_p95"):
-        assert ours.error[name] == pytest.approx(blenders.error[name], rel=0.02)
+        assert ours.error[name] == pytest.approx(blenders.error[name], rel=0.05)
     assert ours.error["position_max"] == pytest.approx(blenders.error["position_max"], rel=0.05)
