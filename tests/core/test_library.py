@@ -86,3 +86,19 @@ def test_the_fast_top_ranking_is_the_exhaustive_one(single):
     assert [n for n, _ in fast] == [n for n, _ in everything[:10]]
     assert np.allclose([s for _, s in fast], [s for _, s in everything[:10]])
     assert fast[0][0] == "c17"
+
+
+def test_the_same_take_on_two_rigs_finds_each_other_first():
+    """CMU 05_06 (31 joints, 120 fps) and Character Creator 005_06 (100 joints, 60 fps) are one take: each
+    is the other's best answer among the shared captures of other takes."""
+    from core.io.convert import load_motion
+    from tests.conftest import SHARED_MOCAP, shared_file
+
+    pair = [shared_file("cmu_bvh_cgspeed/05_06.bvh"), shared_file("iclone_cc/005_06.bvh")]
+    others = [p for p in sorted(SHARED_MOCAP.glob("*/*.bvh")) if p not in pair]
+    entries = {str(p): describe_clip(load_motion(p), str(p)) for p in [*pair, *others]}
+    assert all(entries[str(p)].poses is not None for p in pair)
+    for query, answer in ((pair[0], pair[1]), (pair[1], pair[0])):
+        names = [n for n in entries if n != str(query)]
+        lib = PoseLibrary.build(names, [entries[n].pose_array() for n in names])
+        assert lib.rank(entries[str(query)].pose_array(), top=3)[0][0] == str(answer)
