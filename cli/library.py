@@ -1,7 +1,7 @@
 """``library``: a folder of clips processed in a batch, indexed, searched by pose, drawn as contact sheets.
 
     library process DIR -o OUT [--method M] [--count N | --ratio R | --per-second S] [--bvh]
-                    [--workers N | --scheduler ADDRESS] [--retries K]
+                    [--retarget-onto FILE [--force-partial]] [--workers N | --scheduler ADDRESS] [--retries K]
     library index OUT_OR_DIR -o INDEX.jsonl [--workers N | --scheduler ADDRESS]
     library search INDEX --like CLIP [--frame F] [--top N]
     library sheet CLIP -o SHEET.png [--count N]
@@ -9,7 +9,9 @@
 ``process`` runs one task per clip (.bvh, .amc with its .asf) on Dask: by default an embedded
 ``LocalCluster`` of worker processes on 127.0.0.1 (``--workers``, default the CPU count), or any
 running cluster (``--scheduler tcp://host:8786``: dask-jobqueue, Kubernetes, a studio's machines);
-``--workers 0`` runs a plain loop in this process (no Dask needed). For every clip it writes, under
+``--workers 0`` runs a plain loop in this process (no Dask needed). With ``--retarget-onto FILE``
+each clip is first retargeted onto that file's skeleton (the Retarget pipeline, automatic map; a clip
+whose core body cannot be mapped fails loudly unless ``--force-partial``). For every clip it writes, under
 OUT with the clip's relative path: ``<clip>.json`` (its index entry and figures), ``<clip>.png``
 (its contact sheet) and, with ``--bvh``, ``<clip>_keys.bvh`` (the clip rebuilt from its keys), each
 atomically; then ``index.jsonl`` and ``summary.json`` for the whole batch. A clip that fails
@@ -22,6 +24,7 @@ continues where it stopped. Exit status: 0, or 1 if any clip failed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -101,6 +104,8 @@ def process_clip(source: str, stem: str, options: dict) -> dict:
     start = time.perf_counter()
     try:
         motion = load_motion(source)
+        if options.get("retarget_onto"):
+            motion = retargeted(motion, options["retarget_onto"], options.get("force_partial", False))
         keys, error = summary_keys(motion, options["method"], options["target"])
     except (ValueError, OSError, MemoryError) as exc:  # MocapFormatError is a ValueError naming file and line
         return {"file": source, "error": " ".join(str(exc).split())}
@@ -118,6 +123,22 @@ def process_clip(source: str, stem: str, options: dict) -> dict:
     record = {"entry": json.loads(entry.line()), "options": options, "seconds": time.perf_counter() - start}
     write_atomic(stem_path.with_suffix(".json"), json.dumps(record, indent=1).encode())
     return record
+
+
+@functools.lru_cache(maxsize=4)
+def _target_skeleton(path: str):
+    from ..core.io.convert import load_motion
+
+    return load_motion(path).skeleton
+
+
+def retargeted(motion, target: str, force_partial: bool = False):
+    """``motion`` played by the skeleton of the file ``target`` (read once per worker): the Retarget
+    pipeline with its defaults and automatic map; a map missing the core body is an error (a
+    :class:`~core.retarget.mapping.MappingError`, reported for the clip) unless ``force_partial``."""
+    from ..core.retarget import RetargetOptions, retarget
+
+    return retarget(motion, _target_skeleton(str(target)), options=RetargetOptions(allow_partial=force_partial)).motion
 
 
 def up_to_date(source: Path, stem: Path, options: dict) -> dict | None:
@@ -224,6 +245,11 @@ def process(args: argparse.Namespace) -> int:
     if not clips:
         raise UsageError(f"no .bvh or .amc clips under {folder}")
     options = {"method": args.method, "target": target_of(args), "bvh": bool(args.bvh)}
+    if args.retarget_onto:
+        target = Path(args.retarget_onto)
+        if not target.is_file():
+            raise UsageError(f"--retarget-onto: no such file {target}")
+        options.update(retarget_onto=str(target.resolve()), force_partial=bool(args.force_partial))
     for stale in out.rglob(".*.tmp*") if out.is_dir() else ():  # left by a batch that was killed
         if stale.is_file():
             stale.unlink()
@@ -423,6 +449,10 @@ def parser() -> argparse.ArgumentParser:
     target.add_argument("--ratio", type=_fraction, help="keyframes as a share of frames")
     target.add_argument("--per-second", type=_rate, help="keyframes per second (default: 1, 4–24 a clip)")
     pr.add_argument("--bvh", action="store_true", help="also write each clip rebuilt from its keys")
+    pr.add_argument("--retarget-onto", metavar="FILE",
+                    help="retarget every clip onto this .bvh/.amc's skeleton first (automatic map)")  # fmt: skip
+    pr.add_argument("--force-partial", action="store_true",
+                    help="with --retarget-onto: retarget even when the map misses part of the core body")  # fmt: skip
     where = pr.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_positive_int, help="local worker processes (0: a plain loop here)")
     where.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")

@@ -173,3 +173,27 @@ def test_a_killed_batch_leaves_whole_files_and_resumes(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"20 clips, {len(done)} up to date, {20 - len(done)} to process" in r.stderr
     assert len(list(out.glob("walk*.json"))) == 20 and not list(out.rglob(".*.tmp*"))
+
+
+def test_a_batch_retargets_every_clip_onto_one_skeleton(folder, tmp_path, capsys):
+    """``--retarget-onto``: every clip played by the target's skeleton (its joints in the written BVH);
+    a clip whose body cannot be mapped fails loudly and the others go on."""
+    from mocap_workbench.core.io.bvh import read_bvh
+
+    target = shared_file("bandai_namco_1/dataset-1_walk_tired_001.bvh")
+    (folder / "two_bones.bvh").write_text(
+        "HIERARCHY\nROOT A\n{\n OFFSET 0 0 0\n CHANNELS 3 Zrotation Xrotation Yrotation\n JOINT B\n {\n"
+        "  OFFSET 0 1 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 1 0\n  }\n }\n}\n"
+        "MOTION\nFrames: 3\nFrame Time: 0.0333\n0 0 0 0 0 0\n0 0 0 5 0 0\n0 0 0 9 0 0\n"
+    )
+    out = tmp_path / "out"
+    assert run("process", folder, "-o", out, "--workers", "0", "--retarget-onto", target, "--bvh", "--count", "4") == 1
+    text = capsys.readouterr().out
+    assert "FAILED" in text and "broken.bvh" in text
+    failed = {Path(f["file"]).name: f["error"] for f in json.loads((out / "summary.json").read_text())["failures"]}
+    assert set(failed) == {"broken.bvh", "two_bones.bvh"} and "map" in failed["two_bones.bvh"]
+    names = read_bvh(target).skeleton.names
+    for stem in ("02_01", "sub/06_14"):
+        played = read_bvh(out / f"{stem}_keys.bvh")
+        assert played.skeleton.names == names
+    assert run("process", folder, "-o", out, "--retarget-onto", tmp_path / "nothing.bvh") == 2
