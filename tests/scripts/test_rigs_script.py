@@ -119,7 +119,9 @@ def test_convert_fbx_to_bvh(fbx_walk, tmp_path):
 def test_extract_keyframes_from_fbx(fbx_walk, tmp_path):
     script = ROOT / "scripts" / "extract_keyframes.py"
     proc = subprocess.run([sys.executable, str(script), fbx_walk / "walk.fbx", "-o", tmp_path / "walk.blend",
-                           "--count", "12"], capture_output=True, text=True, timeout=300)  # fmt: skip
+                           "--count", "6"], capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "walk.json").read_text())
+    # the hybrid: 6 keys per channel on a pose grid of 8 × 6 (plus bone jumps), fewer than the 90 frames
     assert report["frames"] == 90 and report["fps"] == 60 and 0 < len(report["keyframes"]) < 90
+    assert report["params"]["keys_per_channel"] == 6
