@@ -14,7 +14,8 @@ each clip is first retargeted onto that file's skeleton (the Retarget pipeline, 
 whose core body cannot be mapped fails loudly unless ``--force-partial``). For every clip it writes, under
 OUT with the clip's relative path: ``<clip>.json`` (its index entry and figures), ``<clip>.png``
 (its contact sheet) and, with ``--bvh``, ``<clip>_keys.bvh`` (the clip rebuilt from its keys), each
-atomically; then ``index.jsonl`` and ``summary.json`` for the whole batch. A clip that fails
+atomically; with ``--blend`` (bpy on the workers) ``<clip>.blend``, written by the extract command's
+Blender path; then ``index.jsonl`` and ``summary.json`` for the whole batch. A clip that fails
 (an unreadable file: its file, line and problem) is reported and the others go on; a task whose
 worker dies is retried on another worker, and reported after ``--retries`` deaths. A clip whose
 ``.json`` is newer than the clip and was made with the same options is skipped, so a killed batch
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._arguments import script_args
+from ._arguments import have_bpy, script_args
 
 PROG = "library"
 CLIP_SUFFIXES = (".bvh", ".amc")
@@ -119,10 +120,26 @@ def process_clip(source: str, stem: str, options: dict) -> dict:
             os.replace(temp, stem_path.with_name(stem_path.name + "_keys.bvh"))
         finally:
             temp.unlink(missing_ok=True)
+    if options.get("blend"):
+        failure = write_blend(source, stem_path, options["method"], len(keys))
+        if failure:
+            return {"file": source, "error": failure}
     entry = describe_clip(motion, source, keys, error, sheet=sheet.name)
     record = {"entry": json.loads(entry.line()), "options": options, "seconds": time.perf_counter() - start}
     write_atomic(stem_path.with_suffix(".json"), json.dumps(record, indent=1).encode())
     return record
+
+
+def write_blend(source: str, stem: Path, method: str, count: int) -> str | None:
+    """``<stem>.blend`` as Extract Keyframes makes it — the extract command's Blender path (Blender's
+    importer, the dense action kept, a new sparse action of ``count`` keys by ``method``; bpy needed
+    on the worker) with its report as ``<stem>_blend.json``. None, or what went wrong."""
+    from . import _arguments, extract
+
+    argv = ["extract", source, "-o", str(stem.with_suffix(".blend")), "--method", method, "--count", str(count),
+            "--report", str(stem.with_name(stem.name + "_blend.json"))]  # fmt: skip
+    code = _arguments.status(lambda: extract.main(argv), "library")
+    return None if code == 0 else f"the .blend could not be written (extract exited with status {code})"
 
 
 @functools.lru_cache(maxsize=4)
@@ -244,7 +261,11 @@ def process(args: argparse.Namespace) -> int:
     clips = [c for c in find_clips(folder) if inside not in c.resolve().parents]  # not earlier outputs
     if not clips:
         raise UsageError(f"no .bvh or .amc clips under {folder}")
-    options = {"method": args.method, "target": target_of(args), "bvh": bool(args.bvh)}
+    options = {"method": args.method, "target": target_of(args), "bvh": bool(args.bvh), "blend": bool(args.blend)}
+    if args.blend and args.retarget_onto:
+        raise UsageError("--blend writes each clip as Extract Keyframes does; it does not take --retarget-onto")
+    if args.blend and not have_bpy():
+        raise UsageError("--blend needs Blender's Python module here and on every worker (pip install bpy)")
     if args.retarget_onto:
         target = Path(args.retarget_onto)
         if not target.is_file():
@@ -449,6 +470,8 @@ def parser() -> argparse.ArgumentParser:
     target.add_argument("--ratio", type=_fraction, help="keyframes as a share of frames")
     target.add_argument("--per-second", type=_rate, help="keyframes per second (default: 1, 4–24 a clip)")
     pr.add_argument("--bvh", action="store_true", help="also write each clip rebuilt from its keys")
+    pr.add_argument("--blend", action="store_true",
+                    help="also write each clip's .blend with its sparse action, as Extract Keyframes (needs bpy)")  # fmt: skip
     pr.add_argument("--retarget-onto", metavar="FILE",
                     help="retarget every clip onto this .bvh/.amc's skeleton first (automatic map)")  # fmt: skip
     pr.add_argument("--force-partial", action="store_true",

@@ -197,3 +197,30 @@ def test_a_batch_retargets_every_clip_onto_one_skeleton(folder, tmp_path, capsys
         played = read_bvh(out / f"{stem}_keys.bvh")
         assert played.skeleton.names == names
     assert run("process", folder, "-o", out, "--retarget-onto", tmp_path / "nothing.bvh") == 2
+
+
+def test_blend_outputs_hold_the_sparse_action(tmp_path):
+    """``--blend``: each clip's .blend as Extract Keyframes writes it (Blender's importer, a new sparse
+    action); checked by opening the file in a separate Blender process."""
+    pytest.importorskip("bpy")
+    src = tmp_path / "clips"
+    src.mkdir()
+    shutil.copy(shared_file("cmu_bvh_cgspeed/02_01.bvh"), src / "walk.bvh")
+    out = tmp_path / "out"
+    assert run("process", src, "-o", out, "--workers", "0", "--count", "6", "--blend") == 0
+    record = json.loads((out / "walk.json").read_text())
+    assert record["options"]["blend"] and len(record["entry"]["keyframes"]) == 6
+    check = (  # every F-curve of the new action (Blender 4.4+ keeps them in the layered action's channel bags)
+        "import bpy, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1], load_ui=False, use_scripts=False); "
+        "a = bpy.data.actions.get('walk_keys'); "
+        "fcs = ([] if a is None else list(a.fcurves) if hasattr(a, 'fcurves') and len(a.fcurves) else "
+        "[f for layer in a.layers for strip in layer.strips for bag in strip.channelbags for f in bag.fcurves]); "
+        "print('KEYS', -1 if a is None else max(len(f.keyframe_points) for f in fcs))"
+    )
+    r = subprocess.run([sys.executable, "-c", check, str(out / "walk.blend")], capture_output=True, text=True,
+                       timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    keys = int(r.stdout.split("KEYS")[-1].split()[0])
+    assert 6 <= keys <= 6 + 3  # the sparse action: the 6 keyframes (and a few rotation keys following the slerp)
+    blend_report = json.loads((out / "walk_blend.json").read_text())
+    assert blend_report["method"] == "simplify" and len(blend_report["keyframes"]) == 6
