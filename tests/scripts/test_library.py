@@ -146,24 +146,35 @@ def test_bad_arguments_are_one_line_and_status_2(folder, tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr
 
 
-def test_a_killed_batch_leaves_whole_files_and_resumes(tmp_path):
-    """The batch process killed (SIGKILL) once some clips are done: every file it wrote is whole, the
-    next run skips those clips and finishes the rest."""
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_killed_batch_leaves_whole_files_and_resumes(tmp_path, workers):
+    """The batch process killed (SIGKILL) once some clips are done, in a plain loop or with a local
+    cluster of 2 workers: every file it wrote is whole, no worker outlives it, the next run skips those
+    clips and finishes the rest."""
     import signal
     import time
+
+    psutil = pytest.importorskip("psutil")
+    if workers != "0":
+        pytest.importorskip("distributed")
 
     src = tmp_path / "clips"
     src.mkdir()
     for i in range(20):
         shutil.copy(shared_file("cmu_bvh_cgspeed/02_01.bvh"), src / f"walk{i:02d}.bvh")
     out = tmp_path / "out"
-    cmd = [sys.executable, str(ROOT / "scripts" / "library.py"), "process", str(src), "-o", str(out), "--workers", "0"]
+    cmd = [sys.executable, str(ROOT / "scripts" / "library.py"), "process", str(src), "-o", str(out), "--workers",
+           workers]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline and len(list(out.glob("*.json"))) < 2 and proc.poll() is None:
         time.sleep(0.05)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert children or workers == "0"  # the cluster's worker processes
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    gone, alive = psutil.wait_procs(children, timeout=60)
+    assert not alive, f"{len(alive)} worker processes outlived the killed batch"
     done = sorted(out.glob("walk*.json"))
     assert 2 <= len(done) < 20, "the batch should have been killed part way"
     for path in done:
