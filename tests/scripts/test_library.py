@@ -235,3 +235,16 @@ def test_blend_outputs_hold_the_sparse_action(tmp_path):
     assert 6 <= keys <= 6 + 3  # the sparse action: the 6 keyframes (and a few rotation keys following the slerp)
     blend_report = json.loads((out / "walk_blend.json").read_text())
     assert blend_report["method"] == "simplify" and len(blend_report["keyframes"]) == 6
+
+
+def test_a_running_cluster_takes_the_batch_by_its_address(folder, tmp_path):
+    """``--scheduler ADDRESS``: a Dask cluster started elsewhere (here a LocalCluster on 127.0.0.1, as
+    dask-jobqueue or Kubernetes would run one) loads the package on its workers and runs every clip."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:  # fmt: skip
+        code = run("process", folder, "-o", tmp_path / "out", "--scheduler", cluster.scheduler_address)
+        assert code == 1  # the broken clip
+        assert len(list((tmp_path / "out").rglob("*.png"))) == 3
+        with distributed.Client(cluster.scheduler_address) as client:  # the cluster is still up for others
+            assert client.submit(sum, [1, 2]).result() == 3
