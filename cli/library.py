@@ -34,15 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ._arguments import have_bpy, script_args
+from . import _arguments as A
+from ._arguments import UsageError, have_bpy, script_args
 
 PROG = "library"
 CLIP_SUFFIXES = (".bvh", ".amc")
 WHOLE_POSE_METHODS = ("simplify", "optimal", "activity", "uniform", "threshold")
-
-
-class UsageError(Exception):
-    """A bad argument: one line, exit status 2."""
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -376,8 +373,6 @@ def search(args: argparse.Namespace) -> int:
     from ..core.library.search import PoseLibrary
     from ..core.retarget.mapping import label_skeleton
 
-    if args.top < 1:
-        raise UsageError("--top must be at least 1")
     entries = read_index(args.index)
     like = Path(args.like)
     itself = [e for e in entries if Path(e.file).resolve() == like.resolve() or e.file == args.like
@@ -432,43 +427,17 @@ def sheet(args: argparse.Namespace) -> int:
 # --- arguments ------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, status 2
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return value
-
-
-def _rate(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1e6:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].strip(), formatter_class=argparse.RawTextHelpFormatter)
-    sub = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    p = A.Parser(prog=PROG, description=__doc__.split("\n\n")[0].strip(), formatter_class=argparse.RawTextHelpFormatter)
+    sub = p.add_subparsers(dest="action", required=True, parser_class=A.Parser)
     pr = sub.add_parser("process", help="extract keyframes, sheets and index entries of every clip in a folder")
     pr.add_argument("folder", help="folder of .bvh / .amc clips (searched recursively)")
     pr.add_argument("-o", "--output", required=True, help="output folder")
     pr.add_argument("--method", default="simplify", choices=WHOLE_POSE_METHODS, help="keyframe method")
     target = pr.add_mutually_exclusive_group()
-    target.add_argument("--count", type=_positive_int, help="keyframes per clip")
-    target.add_argument("--ratio", type=_fraction, help="keyframes as a share of frames")
-    target.add_argument("--per-second", type=_rate, help="keyframes per second (default: 1, 4–24 a clip)")
+    target.add_argument("--count", type=A.count, help="keyframes per clip")
+    target.add_argument("--ratio", type=A.ratio, help="keyframes as a share of frames")
+    target.add_argument("--per-second", type=A.positive, help="keyframes per second (default: 1, 4–24 a clip)")
     pr.add_argument("--bvh", action="store_true", help="also write each clip rebuilt from its keys")
     pr.add_argument("--blend", action="store_true",
                     help="also write each clip's .blend with its sparse action, as Extract Keyframes (needs bpy)")  # fmt: skip
@@ -477,21 +446,21 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--force-partial", action="store_true",
                     help="with --retarget-onto: retarget even when the map misses part of the core body")  # fmt: skip
     where = pr.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive_int, help="local worker processes (0: a plain loop here)")
+    where.add_argument("--workers", type=A.index, help="local worker processes (0: a plain loop here)")
     where.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    pr.add_argument("--retries", type=_positive_int, default=3, help="worker deaths a clip survives (default 3)")
+    pr.add_argument("--retries", type=A.index, default=3, help="worker deaths a clip survives (default 3)")
     ix = sub.add_parser("index", help="write the index of a processed (or raw) folder")
     ix.add_argument("folder")
     ix.add_argument("-o", "--output", required=True, help="index file (JSON Lines)")
     se = sub.add_parser("search", help="rank the indexed clips by keyframe-pose similarity")
     se.add_argument("index", help="index file written by 'library index' or 'library process'")
     se.add_argument("--like", required=True, help="a clip file, or a clip of the index (its file or name)")
-    se.add_argument("--frame", type=_positive_int, help="search for the pose at this frame (0-based)")
-    se.add_argument("--top", type=_positive_int, default=10, help="clips to list (default 10)")
+    se.add_argument("--frame", type=A.index, help="search for the pose at this frame (0-based)")
+    se.add_argument("--top", type=A.count, default=10, help="clips to list (default 10)")
     sh = sub.add_parser("sheet", help="draw the contact sheet of one clip")
     sh.add_argument("clip")
     sh.add_argument("-o", "--output", required=True, help="PNG file")
-    sh.add_argument("--count", type=_positive_int, help="keyframe poses (default: one a second, 4–24)")
+    sh.add_argument("--count", type=A.count, help="keyframe poses (default: one a second, 4–24)")
     return p
 
 
