@@ -58,13 +58,11 @@ def scene_state(*objs):
 def key_snapshot_of(action):
     """Every key (frame, value) of an action, whatever its slots and layers."""
     out = {}
-    for layer in action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                for fc in bag.fcurves:
-                    keys = np.empty(2 * len(fc.keyframe_points))
-                    fc.keyframe_points.foreach_get("co", keys)
-                    out[(fc.data_path, fc.array_index)] = keys
+    for curves in animdata.curve_lists(action):  # Action.fcurves on 4.2, else each channel bag's
+        for fc in curves:
+            keys = np.empty(2 * len(fc.keyframe_points))
+            fc.keyframe_points.foreach_get("co", keys)
+            out[(fc.data_path, fc.array_index)] = keys
     return out
 
 
