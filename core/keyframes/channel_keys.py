@@ -9,6 +9,7 @@ the same keys.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,7 +96,7 @@ def channel_levers(motion: Motion, names: list) -> np.ndarray:
 def plan_channels(
     motion: Motion, layout: ChannelLayout, values: dict, keys: np.ndarray, rebuilt: Motion,
     fitted: bool = True, budget: int | None = None, caps: dict | None = None, forced: np.ndarray | None = None,
-    follow: float | None = None, pinned: dict | None = None,
+    follow: float | None = None, pinned: dict | None = None, tick: Callable[[], None] | None = None,
 ) -> dict:  # fmt: skip
     """Per channel, the keys to write.
 
@@ -128,7 +129,7 @@ def plan_channels(
     if pinned:
         pins = np.array([np.isin(keys, pinned.get(bone, ())) for bone, _, _ in names])
     kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted,
-                             caps=cap, pinned=pins)  # fmt: skip
+                             caps=cap, pinned=pins, tick=tick)  # fmt: skip
     plan = {}
     for i, k in enumerate(names):
         handles = None
@@ -245,8 +246,9 @@ def planned_values(plan: dict, n: int) -> dict:
 
 
 def choose_keys(
-    motion: Motion, method: str, target: dict, metric: PoseMetric, weights: str, grid: float = HYBRID_GRID
-) -> tuple:
+    motion: Motion, method: str, target: dict, metric: PoseMetric, weights: str, grid: float = HYBRID_GRID,
+    progress: Callable[[float], None] | None = None,
+) -> tuple:  # fmt: skip
     """Pose keys, method params and the stored keys per channel (None unless hybrid).
 
     Whole-pose methods take any target (:mod:`.targets`; a bound is met on their slerp rebuild);
@@ -256,7 +258,7 @@ def choose_keys(
     if kind == "threshold" and method != "threshold":
         raise ValueError("a threshold target applies to the threshold method only")
     if method != "hybrid":
-        result = extract_keyframes(motion, method, metric=metric, weights=weights, **target)
+        result = extract_keyframes(motion, method, metric=metric, weights=weights, progress=progress, **target)
         return result.keys, result.params, None
     if kind not in ("count", "ratio"):
         raise ValueError(f"the hybrid meets a {kind} target in extract_channels, not choose_keys")
@@ -364,7 +366,17 @@ def extract_channels(
     are (not in the plan); bones: only these bones' channels are re-keyed; span: (first, last) frame
     index re-keyed — keys, targets and the error are on those frames, the plan's keys are clip indices.
     """
-    step = progress or (lambda _x: None)
+    report = progress or (lambda _x: None)
+    reached = [0.0]
+
+    def step(fraction: float) -> None:
+        reached[0] = max(reached[0], fraction)
+        report(reached[0])
+
+    def tick(_fraction: float | None = None) -> None:
+        """The long inner loops' heartbeat: the fraction reached so far again (Esc raises from it)."""
+        report(reached[0])
+
     target = target or {"ratio": 0.05}
     kind, bound = check_target(target)
     if kind == "threshold" and method != "threshold":
@@ -388,7 +400,7 @@ def extract_channels(
 
     def pose_grid(target: dict) -> tuple[np.ndarray, dict, int | None]:
         """:func:`choose_keys`, with the hybrid's bone jumps on its grid."""
-        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid)
+        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid, progress=tick)
         if per_channel is not None and pinned:
             keys = np.union1d(keys, np.concatenate([np.asarray(v, dtype=int) for v in pinned.values()]))
             params["bone_jumps"], params["pose_keys"] = len(jump_at), len(keys)
@@ -403,7 +415,8 @@ def extract_channels(
         locked = None if capped else forced  # forced keys stay even past a cap: not where the user's count binds
         follow = None if budget is not None else follow_distance(rebuilt)
         pins = pinned if per_channel is not None else None
-        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked, follow, pins)
+        plan = plan_channels(sub, layout, rekeyed, keys, rebuilt, fitted, budget, scope.caps, locked, follow, pins,
+                             tick)  # fmt: skip
         # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
         # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they leave the slerp)
         return plan, curves_motion(plan)

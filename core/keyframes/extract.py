@@ -8,6 +8,7 @@ are met exactly, the two bounds are guaranteed; the first and last frames are al
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -79,11 +80,13 @@ def extract_keyframes(
     weights: str = "HIERARCHY",
     weight_overrides: Mapping[str, float] | None = None,
     keep_jumps: bool = True,
+    progress: Callable[[float], None] | None = None,
 ) -> KeyframeResult:
     """Choose keyframes of ``motion`` with ``method`` to meet exactly one target.
 
     keep_jumps: frames on both sides of a jump (see :func:`.jumps.jump_frames`) are always
-    keys, so no segment smears a discontinuity; they count towards a count target.
+    keys, so no segment smears a discontinuity; they count towards a count target. progress: called
+    with fractions by the long methods (the optimum); an exception it raises cancels the extraction.
     """
     if method not in METHODS:
         raise ValueError(f"unknown keyframe method {method!r}; choose from {sorted(METHODS)}")
@@ -103,6 +106,8 @@ def extract_keyframes(
         forced = jump_frames(motion, metric) if keep_jumps else np.zeros(0, dtype=int)
         return KeyframeResult(np.union1d(threshold_keys(motion, metric, threshold), forced), method, params)
     choose = METHODS[method]
+    if progress is not None and method == "optimal":  # its table build reports (and can be cancelled)
+        choose = functools.partial(choose, progress=progress)
     forced = jump_frames(motion, metric) if keep_jumps else np.zeros(0, dtype=int)
     if kind in ("max_error", "max_angle"):
         keys, extra = keys_for_bound(motion, metric, choose, kind, max_error if max_error is not None else max_angle)

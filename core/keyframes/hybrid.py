@@ -11,6 +11,8 @@ bone's own jump (:func:`bone_jumps`) is on the grid and its channels keep both s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import quaternion as quat
@@ -133,6 +135,7 @@ def drop_channel_keys(
     linear: bool = False,
     caps: np.ndarray | None = None,
     pinned: np.ndarray | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> list[np.ndarray]:
     """Per channel, the subset of ``keys`` to keep so that ``budget`` keys remain in all.
 
@@ -190,6 +193,8 @@ def drop_channel_keys(
     floor = fixed.reshape(n_channels, n_keys).sum(axis=1)
     cap = np.full(n_channels, n_keys) if caps is None else np.maximum(np.asarray(caps, dtype=int), floor)
     while True:
+        if tick is not None:  # a long pass can be cancelled between rounds (the caller's progress raises)
+            tick()
         over = np.maximum(count - cap, 0)
         if over.any():  # first bring every channel down to its cap, each by its own cheapest keys
             excess = int(over.sum())

@@ -591,9 +591,11 @@ def optimal_curve(motion: Motion, counts: np.ndarray, max_gap: int | None = None
             return best[counts - 1, n - 1]
 
 
-def optimal_for_count(motion: Motion, metric: PoseMetric, count: int) -> tuple[np.ndarray, dict]:
-    """The ``METHODS`` entry: :func:`optimal_keys` with the default gap bound.
+def optimal_for_count(
+    motion: Motion, metric: PoseMetric, count: int, progress: Progress | None = None
+) -> tuple[np.ndarray, dict]:
+    """The ``METHODS`` entry: :func:`optimal_keys` with the default gap bound (``progress`` as there).
 
     The objective is the position error whatever the pose metric; ``metric`` is unused.
     """
-    return optimal_keys(motion, count)
+    return optimal_keys(motion, count, progress=progress)

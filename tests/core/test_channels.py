@@ -178,3 +178,29 @@ def test_linear_hybrid_drops_keys_measured_as_straight_segments():
     err_b = position_errors(motion, played_b).mean()
     assert err <= err_b * (1 + 1e-9)
     assert any(not np.array_equal(ck.keys, judged_as_bezier.plan[k].keys) for k, ck in linear.plan.items())
+
+
+class _Cancelled(Exception):
+    pass
+
+
+@pytest.mark.parametrize("method", ["hybrid", "optimal"])
+def test_long_extractions_report_progress_often_and_stop_when_it_raises(method):
+    """The progress callback hears from the hybrid's channel pass (every round) and the optimum's table,
+    not only between stages, with fractions that never go back; raising from it stops the extraction
+    (what Esc does in Blender)."""
+    motion = synthetic.demo_clip()
+    layout = _layout(motion, "ZXY")
+    values = pose_values(motion, layout)
+    heard = []
+    extract_channels(motion, layout, values, method, {"count": 20}, progress=heard.append)
+    assert len(heard) >= 8 and heard == sorted(heard) and heard[-1] <= 1.0
+
+    def cancel_midway(fraction):
+        if len(heard) >= 4:
+            raise _Cancelled
+        heard.append(fraction)
+
+    heard.clear()
+    with pytest.raises(_Cancelled):
+        extract_channels(motion, layout, values, method, {"count": 20}, progress=cancel_midway)
