@@ -105,7 +105,9 @@ def test_a_cancelled_extraction_stops_at_its_next_progress_call_and_writes_nothi
     job = jobs.Job(prepared.work, calls.append)
     job.cancel()  # before the core's first progress call
     job.start()
-    assert job.wait(120) and not job.thread.is_alive() and job.cancelled
+    assert job.wait(120) and job.cancelled
+    job.thread.join(10)  # the done event is set just before the thread returns
+    assert not job.thread.is_alive()
     with pytest.raises(jobs.Cancelled):
         job.result()
     assert calls == []  # stopped at the first call: no share recorded after the cancel
@@ -128,7 +130,9 @@ def test_a_cancelled_physics_retarget_stops_mid_run_and_writes_nothing():
 
     job = jobs.Job(prepared.work, on_progress)
     job.start()
-    assert job.wait(300) and not job.thread.is_alive()
+    assert job.wait(300)
+    job.thread.join(10)  # the done event is set just before the thread returns
+    assert not job.thread.is_alive()
     with pytest.raises(jobs.Cancelled):
         job.result()
     assert sum(f > 0.3 for f in seen) == 1 and seen[-1] < 0.9  # no report after the cancel: stopped there
