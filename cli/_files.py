@@ -119,9 +119,14 @@ def atomic(
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically."""
     path = Path(path)
     with atomic(path) as (temp,):
-        temp.write_text(text, encoding="utf-8")
+        temp.write_bytes(data)
     return path
 
 

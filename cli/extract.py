@@ -238,8 +238,7 @@ def write_sheet(args: argparse.Namespace, report: dict, motion, keys, first_fram
     from ..core.io.png import png_bytes
 
     frames = sheet_frames(motion, keys)
-    with _files.atomic(Path(args.sheet)) as (temp,):
-        Path(temp).write_bytes(png_bytes(contact_sheet(motion, frames, frame_numbers=frames + first_frame)))
+    _files.write_bytes(args.sheet, png_bytes(contact_sheet(motion, frames, frame_numbers=frames + first_frame)))
     report.setdefault("outputs", {})["sheet"] = str(args.sheet)
 
 
@@ -363,23 +362,21 @@ def _run_blender(pkg, args: argparse.Namespace, source: str | None, blend_path: 
             out["unregistered_texts"] = unregistered
     _files.save_blend(blend_path)
     out["outputs"] = {"blend": str(blend_path)}
-    if args.bvh:
+    if args.bvh or args.sheet:  # both from the source action's dense motion, read once
         from ..addon.common import animdata
         from ..addon.common.clip import read_clip
+
+        dense = read_clip(obj, animdata.action_channels(obj, bpy.data.actions[report.source_action])).motion
+    if args.bvh:
         from ..core.io.bvh import write_bvh
         from ..core.keyframes import reconstruct
 
         path = blend_path.with_name(blend_path.stem + "_keys.bvh")
-        clip = read_clip(obj, animdata.action_channels(obj, bpy.data.actions[report.source_action]))
         with _files.atomic(path) as (temp,):
-            write_bvh(reconstruct(clip.motion, report.keys), temp)
+            write_bvh(reconstruct(dense, report.keys), temp)
         out["outputs"]["bvh"] = str(path)
     if args.sheet:
-        from ..addon.common import animdata
-        from ..addon.common.clip import read_clip
-
-        clip = read_clip(obj, animdata.action_channels(obj, bpy.data.actions[report.source_action]))
-        write_sheet(args, out, clip.motion, report.keys, int(report.frames[0]))
+        write_sheet(args, out, dense, report.keys, int(report.frames[0]))
     return out
 
 

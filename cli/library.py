@@ -34,33 +34,23 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.io.convert import MOTION_SUFFIXES
 from . import _arguments as A
+from . import _files
 from ._arguments import UsageError, have_bpy, script_args
 
 PROG = "library"
-CLIP_SUFFIXES = (".bvh", ".amc")
 WHOLE_POSE_METHODS = ("simplify", "optimal", "activity", "uniform", "threshold")
 
 
 # --- files ----------------------------------------------------------------------------------------
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, moved into place when complete."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temp.write_bytes(data)
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
 def find_clips(folder: Path) -> list[Path]:
     """The clips under ``folder`` (recursively), sorted: .bvh and .amc files."""
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
-    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in CLIP_SUFFIXES and p.is_file())
+    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in MOTION_SUFFIXES and p.is_file())
 
 
 def output_stem(source: Path, folder: Path, out: Path) -> Path:
@@ -109,21 +99,17 @@ def process_clip(source: str, stem: str, options: dict) -> dict:
         return {"file": source, "error": " ".join(str(exc).split())}
     stem_path = Path(stem)
     sheet = stem_path.with_suffix(".png")
-    write_atomic(sheet, png_bytes(contact_sheet(motion, keys)))
+    _files.write_bytes(sheet, png_bytes(contact_sheet(motion, keys)))
     if options.get("bvh"):
-        temp = stem_path.with_name(f".{stem_path.name}_keys.{os.getpid()}.tmp.bvh")
-        try:
+        with _files.atomic(stem_path.with_name(stem_path.name + "_keys.bvh")) as (temp,):
             write_bvh(reconstruct(motion, keys), temp)
-            os.replace(temp, stem_path.with_name(stem_path.name + "_keys.bvh"))
-        finally:
-            temp.unlink(missing_ok=True)
     if options.get("blend"):
         failure = write_blend(source, stem_path, options["method"], len(keys))
         if failure:
             return {"file": source, "error": failure}
     entry = describe_clip(motion, source, keys, error, sheet=sheet.name)
     record = {"entry": json.loads(entry.line()), "options": options, "seconds": time.perf_counter() - start}
-    write_atomic(stem_path.with_suffix(".json"), json.dumps(record, indent=1).encode())
+    _files.write_json(stem_path.with_suffix(".json"), record)
     return record
 
 
@@ -304,11 +290,11 @@ def summarise(results: list[dict], out: Path, seconds: float, processed: int) ->
                   f"max {e['error_max']:.4g}{' (up to date)' if r.get('skipped') else ''}")  # fmt: skip
     for f in failures:
         print(f"  FAILED {f['file']}: {f['error']}")
-    write_atomic(out / "index.jsonl", "".join(e.line() + "\n" for e in entries).encode())
+    _files.write_text(out / "index.jsonl", "".join(e.line() + "\n" for e in entries))
     summary = {"clips": len(results), "processed": processed, "failed": len(failures), "seconds": seconds,
                "clips_per_minute": processed / seconds * 60.0 if seconds > 0 else None,
                "failures": failures}  # fmt: skip
-    write_atomic(out / "summary.json", json.dumps(summary, indent=1).encode())
+    _files.write_json(out / "summary.json", summary)
     print(f"{PROG}: {len(results) - len(failures)} of {len(results)} clips done, {len(failures)} failed; "
           f"{processed} processed in {seconds:.1f} s; index {out / 'index.jsonl'}")  # fmt: skip
     return 1 if failures else 0
@@ -350,7 +336,7 @@ def index(args: argparse.Namespace) -> int:
             if "error" in r:
                 print(f"  FAILED {r['file']}: {r['error']}")
         entries = [ClipEntry.parse(json.dumps(r["entry"])) for r in results if "entry" in r]
-    write_atomic(target, "".join(e.line() + "\n" for e in entries).encode())
+    _files.write_text(target, "".join(e.line() + "\n" for e in entries))
     searchable = sum(e.poses is not None for e in entries)
     print(f"{PROG}: {len(entries)} clips indexed ({searchable} searchable by pose) in {target}")
     return 0
@@ -419,7 +405,7 @@ def sheet(args: argparse.Namespace) -> int:
     keys, _ = summary_keys(motion, "simplify", {} if args.count is None else {"count": args.count})
     if Path(args.output).resolve() == Path(args.clip).resolve():
         raise UsageError("the output is the input clip; refusing to replace it")
-    write_atomic(Path(args.output), png_bytes(contact_sheet(motion, keys)))
+    _files.write_bytes(args.output, png_bytes(contact_sheet(motion, keys)))
     print(f"{PROG}: {len(keys)} keyframe poses drawn in {args.output}")
     return 0
 

@@ -174,11 +174,10 @@ def contact_sheet(
 
 def sheet_frames(motion: Motion, keys: np.ndarray | None = None, limit: int = MAX_POSES) -> np.ndarray:
     """The frames a sheet draws: ``keys`` (0-based) when there are 2 to ``limit`` of them, else a summary
-    of the clip (one pose a second within 4–24, :func:`core.library.catalogue.summary_count`, chosen
-    by curve simplification) — a hybrid's pose grid or a dense action holds too many to read."""
-    from .keyframes.extract import extract_keyframes
-    from .library.catalogue import summary_count
+    of the clip (one pose a second within 4–24, :func:`core.library.catalogue.summary_frames`) — a
+    hybrid's pose grid or a dense action holds too many to read."""
+    from .library.catalogue import summary_frames
 
     if keys is not None and 2 <= len(keys) <= limit:
         return np.asarray(keys, dtype=int)
-    return extract_keyframes(motion, "simplify", count=min(summary_count(motion), limit)).keys
+    return summary_frames(motion, limit)

@@ -68,6 +68,13 @@ def summary_count(motion: Motion) -> int:
     return int(min(motion.n_frames, max(lo, min(hi, per_time))))
 
 
+def summary_frames(motion: Motion, limit: int | None = None) -> np.ndarray:
+    """(K,) the frames that summarise a clip: :func:`summary_count` of them (at most ``limit``), chosen
+    by curve simplification (every bone's measured points)."""
+    count = summary_count(motion) if limit is None else min(summary_count(motion), limit)
+    return extract_keyframes(motion, "simplify", count=count).keys
+
+
 def describe_clip(motion: Motion, file: str | Path, keys: np.ndarray | None = None, error: dict | None = None,
                   sheet: str | None = None) -> ClipEntry:  # fmt: skip
     """The index entry of ``motion`` read from ``file``.
@@ -76,7 +83,7 @@ def describe_clip(motion: Motion, file: str | Path, keys: np.ndarray | None = No
     ``position_max``); default: the summary keyframes (curve simplification, :func:`summary_count`).
     """
     if keys is None:
-        keys = extract_keyframes(motion, "simplify", count=summary_count(motion)).keys
+        keys = summary_frames(motion)
     keys = np.asarray(keys, dtype=int)
     if error is None:
         error, _ = evaluate_keys(motion, keys, PoseMetric.for_motion(motion))
@@ -107,4 +114,12 @@ def read_index(path: str | Path) -> list[ClipEntry]:
     return entries
 
 
-__all__ = ["ClipEntry", "INDEX_FORMAT", "SEGMENT_NAMES", "describe_clip", "read_index", "summary_count"]
+__all__ = [
+    "ClipEntry",
+    "INDEX_FORMAT",
+    "SEGMENT_NAMES",
+    "describe_clip",
+    "read_index",
+    "summary_count",
+    "summary_frames",
+]

@@ -78,8 +78,27 @@ def pose_distances(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = No
 
     weights: (S,) summing to 1 (default uniform). Angles from the dot product, clipped to [−1, 1].
     """
-    a, b = np.asarray(a), np.asarray(b)
-    s = a.shape[1]
-    w = np.full(s, 1.0 / s) if weights is None else np.asarray(weights, dtype=float)
-    dots = np.einsum("asc,bsc->abs", a, b)
-    return np.arccos(np.clip(dots, -1.0, 1.0)) @ w.astype(dots.dtype)
+    b = np.asarray(b)
+    return segment_distances(np.asarray(a, dtype=b.dtype), b.transpose(1, 2, 0), weights)
+
+
+def segment_distances(
+    a: np.ndarray, columns: np.ndarray, weights: np.ndarray | None = None, chord: bool = False
+) -> np.ndarray:
+    """(A, N) pose distances (:func:`pose_distances`) from poses a (A, S, 3) to poses laid out segment by
+    segment, ``columns`` (S, 3, N), in ``columns``' dtype: S small matrix products, in place.
+
+    chord: Σ w·‖a_s − b_s‖ instead (no arccos): a lower bound of the distance (a chord is never longer
+    than its arc) and within π/2 of it.
+    """
+    n_seg = a.shape[1]
+    w = np.full(n_seg, 1.0 / n_seg) if weights is None else np.asarray(weights, dtype=float)
+    out = np.zeros((len(a), columns.shape[2]), dtype=columns.dtype)
+    for s in range(n_seg):
+        dots = a[:, s, :] @ columns[s]
+        if chord:
+            np.sqrt(np.maximum(2.0 - 2.0 * dots, 0.0, out=dots), out=dots)
+        else:
+            np.arccos(np.clip(dots, -1.0, 1.0, out=dots), out=dots)
+        out += w[s] * dots
+    return out

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .poses import segment_distances
+
 BLOCK = 1 << 15  # library poses per block of distances (Q × BLOCK floats a segment)
 
 
@@ -46,24 +48,14 @@ class PoseLibrary:
         self._by_segment = np.ascontiguousarray(np.asarray(self.poses, dtype=np.float32).transpose(1, 2, 0))
 
     def distances(self, query: np.ndarray, chord: bool = False, poses: np.ndarray | None = None) -> np.ndarray:
-        """(Q, N) pose distances (:func:`.poses.pose_distances`, uniform weights) from each query pose to
-        the library's poses (``poses``: (N,) indices, default all), radians; segment by segment, block by
-        block. chord: Σ w·‖a − b‖ instead (no arccos), a lower bound of the distance (a chord is never
-        longer than its arc) and within π/2 of it."""
+        """(Q, N) pose distances (:func:`.poses.segment_distances`, uniform weights; ``chord``: its lower
+        bound) from each query pose to the library's poses (``poses``: (N,) indices, default all),
+        radians, block by block."""
         query = np.asarray(query, dtype=np.float32)
-        n_seg = query.shape[1]
         columns = self._by_segment if poses is None else self._by_segment[:, :, poses]
-        out = np.zeros((len(query), columns.shape[2]), dtype=np.float32)
+        out = np.empty((len(query), columns.shape[2]), dtype=np.float32)
         for i in range(0, columns.shape[2], BLOCK):
-            block = out[:, i : i + BLOCK]
-            for s in range(n_seg):
-                dots = query[:, s, :] @ columns[s, :, i : i + BLOCK]
-                if chord:
-                    block += np.sqrt(np.maximum(2.0 - 2.0 * dots, 0.0, out=dots), out=dots)
-                else:
-                    np.clip(dots, -1.0, 1.0, out=dots)
-                    block += np.arccos(dots, out=dots)
-        out /= n_seg
+            out[:, i : i + BLOCK] = segment_distances(query, columns[:, :, i : i + BLOCK], chord=chord)
         return out
 
     @staticmethod
