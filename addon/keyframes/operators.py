@@ -7,9 +7,10 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from ...core.keyframes.channel_keys import HYBRID_GRID
 from ..common import jobs
 from ..common.library import linked_message
+
+HYBRID_GRID_DEFAULT = 8.0
 
 METHOD_ITEMS = [
     ("HYBRID", "Hybrid", "Whole-pose keys as a grid, then each channel keeps only the keys it needs (most accurate)"),
@@ -116,7 +117,9 @@ def settings_properties() -> dict:
         ),
         "grid": FloatProperty(
             name="Pose Grid",
-            default=HYBRID_GRID,
+            # core.keyframes.channel_keys.HYBRID_GRID, written out so registering the add-on does not
+            # import the core (it loads when an operator runs); a test checks that they agree
+            default=HYBRID_GRID_DEFAULT,
             min=1.0,
             soft_max=8.0,
             precision=1,

@@ -235,3 +235,11 @@ def test_hybrid_keeps_the_budget_and_the_grid():
     mixed = extract.extract_on_armature(obj, "hybrid", {"count": 20}, grid=3.0)
     assert mixed.playback_error["position_mean"] < plain.playback_error["position_mean"]
     assert mixed.playback_error["position_mean"] == pytest.approx(mixed.error["position_mean"], rel=0.02)
+
+
+def test_pose_grid_default_is_the_cores():
+    """The panel's Pose Grid default is written out (registering imports no core) and must be the core's."""
+    channel_keys = import_module(PACKAGE + ".core.keyframes.channel_keys")
+    props = bpy.context.scene.mocap_workbench.bl_rna.properties
+    assert props["grid"].default == channel_keys.HYBRID_GRID
+    assert bpy.ops.mocap.extract_keyframes.get_rna_type().properties["grid"].default == channel_keys.HYBRID_GRID
