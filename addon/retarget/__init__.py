@@ -1,4 +1,4 @@
-"""Retarget: the operators (Retarget, bone maps), their settings and panels, the physics report and
+"""Retarget: the operators (Retarget, bone maps and their presets), their settings and panels, the physics report and
 viewport overlay, and the bridge to the core (``retarget_action``)."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from bpy.props import PointerProperty
 
 from ..common.registration import feature_registration
-from . import operators, panels, physics_overlay
+from . import bone_map_presets, operators, panels, physics_overlay
 
 _register, _unregister = feature_registration(
-    (*panels.property_classes, *operators.classes, *panels.classes), panels.MENUS
+    (*panels.property_classes, *operators.classes, *bone_map_presets.classes, *panels.classes), panels.MENUS
 )
 
 
@@ -19,9 +19,11 @@ def scene_settings() -> dict:
 
 def register() -> None:
     _register()
+    bone_map_presets.register()
     physics_overlay.register()
 
 
 def unregister() -> None:
     physics_overlay.unregister()
+    bone_map_presets.unregister()
     _unregister()

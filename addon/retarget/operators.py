@@ -374,7 +374,7 @@ class MOCAP_OT_retarget_auto_map(_PairOperator, bpy.types.Operator):
 
 
 class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
-    """Load a bone map preset (JSON) for the active armature"""
+    """Load a bone map (JSON) for the active armature, its bones found by name as a preset's are"""
 
     bl_idname = "mocap.retarget_load_map"
     bl_label = "Load Bone Map"
@@ -391,27 +391,14 @@ class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
 
     @reported_errors
     def execute(self, context):
-        from ...core.retarget import load_preset
-        from .retarget_action import fill_bone_map
+        from ...core.retarget.presets import read_preset
+        from .bone_map_presets import apply_document
 
-        target = context.active_object
-        try:
-            mapping = load_preset(self.filepath)
-        except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
-        settings = context.scene.mocap_workbench.retarget
-        count = fill_bone_map(settings.bone_map, target, mapping)
-        settings.bone_map_target = target.name
-        missing = [name for name in mapping if name not in target.data.bones]
-        if missing:
-            self.report({"WARNING"}, f"{len(missing)} bones of the preset are not in '{target.name}': {missing[:3]}")
-        self.report({"INFO"}, f"Loaded {count} bone pairs")
-        return {"FINISHED"}
+        return apply_document(self, context, read_preset(self.filepath))  # a bad file: ValueError naming it
 
 
 class MOCAP_OT_retarget_save_map(bpy.types.Operator, ExportHelper):
-    """Save the bone map as a preset (JSON)"""
+    """Save the bone map as a JSON file, the document a bone map preset holds"""
 
     bl_idname = "mocap.retarget_save_map"
     bl_label = "Save Bone Map"

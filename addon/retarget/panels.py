@@ -6,6 +6,7 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProperty, StringProperty
 
 from ..common.panels import Sidebar, draw_report
+from .bone_map_presets import draw_preset_row
 from .operators import MOCAP_OT_retarget, draw_physics_options, draw_retarget_options, find_source, retarget_properties
 
 
@@ -108,6 +109,7 @@ class MOCAP_PT_retarget_bone_map(Sidebar, bpy.types.Panel):
             layout.label(text=f"Made for '{settings.bone_map_target}': Auto-Map again", icon="ERROR")
         elif not len(settings.bone_map):
             layout.label(text="Empty: Retarget maps the bones automatically", icon="INFO")
+        draw_preset_row(layout)
         row = layout.row()
         row.template_list("MOCAP_UL_bone_map", "", settings, "bone_map", settings, "bone_map_index", rows=8)
         column = row.column(align=True)

@@ -32,10 +32,8 @@ core body (:data:`CORE`) unmapped or pairs left with right, or a leg with an arm
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from pathlib import Path
 
 import numpy as np
 
@@ -328,24 +326,26 @@ def mapping_pairs(mapping: dict[str, str], source: Skeleton, target: Skeleton) -
 
 
 def save_preset(path: str | os.PathLike, mapping: dict[str, str], source: str = "", target: str = "") -> None:
-    """Write a bone map as a JSON preset (target bone → source bone, with optional armature names)."""
-    data = {"format": PRESET_FORMAT, "version": 1, "source": source, "target": target, "map": dict(mapping)}
-    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write a bone map as a preset (:mod:`.presets`: JSON for ``.json``, else a Python preset), with
+    optional armature names."""
+    from .presets import preset_document, write_preset
+
+    write_preset(path, preset_document(mapping, source=source, target=target))
 
 
 def load_preset(path: str | os.PathLike) -> dict[str, str]:
-    """Read a bone map preset written by :func:`save_preset` (or a plain JSON object target → source).
+    """The bone map target → source of a preset written by :func:`save_preset` (or a plain JSON object
+    target → source), as written (:func:`.presets.resolve_preset` matches it to two skeletons).
 
     Raises ValueError naming the file when it is not such a map.
     """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read bone map ({exc})") from None
-    mapping = data.get("map", data) if isinstance(data, dict) and data.get("format") == PRESET_FORMAT else data
-    if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
-        raise ValueError(f"{path}: a bone map is a JSON object of target bone names to source bone names")
-    return dict(mapping)
+    from .presets import read_preset
+
+    document = read_preset(path)
+    if document.get("convention") and not document["map"]:
+        raise ValueError(f"{path}: a naming-convention preset ({document['convention']}) holds no bone names; "
+                         "apply it to two armatures (Retarget › Bone Map)")  # fmt: skip
+    return document["map"]
 
 
 # The core body a retarget needs (the spine: any of spine, spine1, chest).

@@ -284,6 +284,11 @@ class FakeLayout:
         category, name = idname.split(".")
         assert hasattr(getattr(bpy.ops, category), name), idname
         self.calls.append(("operator", idname))
+        return type("OperatorProperties", (), {})()  # the buttons' properties, set by the panel
+
+    def menu(self, menu, **kwargs):
+        assert hasattr(bpy.types, menu), menu
+        self.calls.append(("menu", menu))
 
     def template_list(self, list_type, list_id, data, prop, active_data, active_prop, **kwargs):
         assert hasattr(bpy.types, list_type) and prop in data.bl_rna.properties
@@ -303,6 +308,10 @@ def test_panels_draw_everything_they_name():
         panel.draw(type("Panel", (), {"layout": FakeLayout(calls)})(), bpy.context)
         assert calls, name
     assert ("list", "bone_map") in calls and ("operator", "mocap.retarget_save_map") in calls
+    assert ("menu", "MOCAP_MT_bone_map_presets") in calls and (
+        "operator",
+        "mocap.retarget_bone_map_preset_add",
+    ) in calls
 
 
 def test_bone_map_list_filters_unmapped_rows():
