@@ -1,8 +1,9 @@
-"""Retarget: the operators (Retarget, bone maps and their presets), their settings and panels, the physics report and
-viewport overlay, and the bridge to the core (``retarget_action``)."""
+"""Retarget: the operators (Retarget, its batch, bone maps and their presets), their settings and panels, the
+physics report and viewport overlay, and the bridge to the core (``retarget_action``)."""
 
 from __future__ import annotations
 
+import bpy
 from bpy.props import PointerProperty
 
 from ..common.registration import feature_registration
@@ -19,6 +20,8 @@ def scene_settings() -> dict:
 
 def register() -> None:
     _register()
+    for name, prop in panels.ACTION_PROPERTIES.items():
+        setattr(bpy.types.Action, name, prop)
     bone_map_presets.register()
     physics_overlay.register()
 
@@ -26,4 +29,6 @@ def register() -> None:
 def unregister() -> None:
     physics_overlay.unregister()
     bone_map_presets.unregister()
+    for name in panels.ACTION_PROPERTIES:
+        delattr(bpy.types.Action, name)
     _unregister()

@@ -1,9 +1,9 @@
-"""Retarget operators: the retarget itself and the bone-map editor's buttons (thin: settings in, core out)."""
+"""Retarget operators: the retarget itself, its batch and the bone-map editor's buttons (thin: settings in, core out)."""
 
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..common import jobs
@@ -199,9 +199,9 @@ def find_source(context, name: str = ""):
     return others[0] if others else None
 
 
-def pair_poll_message(context, name: str = "", need_action: bool = True, writes: bool = True) -> str | None:
-    """Why retargeting cannot run on the current selection, or None when it can (writes: a new action
-    goes onto the target)."""
+def target_poll_message(context, writes: bool = True) -> str | None:
+    """Why the active object cannot take a retargeted action, or None when it can (writes: a new
+    action goes onto it)."""
     target = context.active_object
     if not _armature(target):
         return "Make the target armature active"
@@ -214,6 +214,15 @@ def pair_poll_message(context, name: str = "", need_action: bool = True, writes:
         return "Switch to Object or Pose Mode"
     if target.animation_data is not None and target.animation_data.use_tweak_mode:
         return f"Leave NLA tweak mode on '{target.name}' first"
+    return None
+
+
+def pair_poll_message(context, name: str = "", need_action: bool = True, writes: bool = True) -> str | None:
+    """Why retargeting cannot run on the current selection, or None when it can (writes: a new action
+    goes onto the target)."""
+    message = target_poll_message(context, writes)
+    if message:
+        return message
     source = find_source(context, name)
     if source is None:
         return "Choose a source armature in the Retarget panel, or select it together with the active target"
@@ -306,18 +315,7 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
             try:
                 return prepared.work(progress)
             except ValueError as exc:
-                from ...core.physics.errors import PhysicsError
-                from ...core.retarget import MappingError
-
-                if isinstance(exc, MappingError) and "unmapped" in str(exc):
-                    raise ValueError(
-                        f"{exc} (map those bones in the Retarget panel, or enable Allow Partial Map)"
-                    ) from exc
-                if mapping and not isinstance(exc, PhysicsError):
-                    raise ValueError(
-                        f"{exc} (the bone map in the Retarget panel does not fit: Auto-Map again)"
-                    ) from exc
-                raise
+                raise ValueError(explained(exc, mapping)) from exc
 
         def finish(context, done):
             report = prepared.write(done)
@@ -332,6 +330,146 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
             return {"FINISHED"}
 
         return jobs.Task(work, finish, "Retargeting with physics" if physics is not None else "Retargeting")
+
+
+def explained(exc: ValueError, mapping: dict[str, str] | None) -> str:
+    """A retarget's error with what the user can do about it (map the bones, or Auto-Map again)."""
+    from ...core.physics.errors import PhysicsError
+    from ...core.retarget import MappingError
+
+    if isinstance(exc, MappingError) and "unmapped" in str(exc):
+        return f"{exc} (map those bones in the Retarget panel, or enable Allow Partial Map)"
+    if mapping and not isinstance(exc, PhysicsError):
+        return f"{exc} (the bone map in the Retarget panel does not fit: Auto-Map again)"
+    return str(exc)
+
+
+BATCH_SOURCE_ITEMS = [
+    ("ACTIONS", "Actions", "The source armature's actions ticked in the list, else every action of its bones"),
+    ("FILES", "Folder", "The .bvh, .amc and .fbx files of a folder"),
+]
+
+
+def batch_properties() -> dict:
+    """What Retarget Batch reads, shared by the scene's Retarget settings and the operator."""
+    return {
+        "batch_source": EnumProperty(
+            name="Sources", items=BATCH_SOURCE_ITEMS, default="ACTIONS", description="What the batch retargets"
+        ),
+        "batch_folder": StringProperty(
+            name="Folder", subtype="DIR_PATH", default="", description="Folder of motion files to retarget"
+        ),
+    }
+
+
+class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
+    """Retarget several actions of the source armature, or a folder of motion files, onto the active armature"""
+
+    bl_idname = "mocap.retarget_batch"
+    bl_label = "Retarget Batch"
+    bl_options = {"REGISTER", "UNDO"}
+    __annotations__ = {
+        **retarget_properties(),
+        **batch_properties(),
+        "actions": CollectionProperty(
+            type=bpy.types.PropertyGroup,
+            name="Actions",
+            options={"HIDDEN", "SKIP_SAVE"},
+            description="Names of the source actions (default: those ticked in the list, else every action of "
+            "the source's bones)",
+        ),
+        "use_bone_map": BoolProperty(
+            name="Use Bone Map",
+            default=True,
+            description="Use the Retarget panel's bone map when it was made for this target (else map automatically)",
+        ),
+    }
+
+    @classmethod
+    def poll(cls, context):
+        message = target_poll_message(context)
+        if message:
+            cls.poll_message_set(message)
+        return message is None
+
+    def invoke(self, context, event):
+        settings = context.scene.mocap_workbench.retarget
+        for name in (*retarget_properties(), *batch_properties()):
+            if not self.properties.is_property_set(name):
+                setattr(self, name, getattr(settings, name))
+        return jobs.start(self, context)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.prop(self, "batch_source")
+        if self.batch_source == "FILES":
+            layout.prop(self, "batch_folder")
+        draw_retarget_options(layout, self)
+        layout.prop(self, "use_bone_map")
+        layout.prop(self, "use_physics")
+
+    def prepare(self, context):
+        """Read every source (:mod:`.batch`); the work retargets them in turn, the finish writes them all."""
+        import time
+
+        from ..keyframes.operators import extraction_options
+        from . import batch
+        from .retarget_action import bone_map_of, prepare_retarget
+
+        start = time.perf_counter()
+        target = context.active_object
+        settings = context.scene.mocap_workbench
+        mapping = None
+        if self.use_bone_map and settings.retarget.bone_map_target == target.name:
+            mapping = bone_map_of(settings.retarget.bone_map) or None
+        extract = extraction_options(settings, target) if self.extract_keyframes else None
+        try:
+            physics = physics_settings_of(self, context.scene)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        options = options_of(self)
+
+        def prepare(source, clip):
+            return prepare_retarget(source, target, mapping, options, extract, physics, self.plot_physics, clip=clip)
+
+        if self.batch_source == "FILES":
+            items = batch.read_files(context, batch.motion_files(self.batch_folder), prepare)
+        else:
+            source = find_source(context)
+            message = pair_poll_message(context, need_action=False)
+            if message or source is None:
+                self.report({"ERROR"}, message or "Choose a source armature")
+                return {"CANCELLED"}
+            names = [item.name for item in self.actions]
+            unknown = [n for n in names if n not in bpy.data.actions]
+            if unknown:
+                self.report({"ERROR"}, f"No action called {', '.join(map(repr, unknown[:3]))}")
+                return {"CANCELLED"}
+            actions = [bpy.data.actions[n] for n in names] if names else batch.source_actions(source)
+            if not actions:
+                self.report({"ERROR"}, f"No action animates the bones of '{source.name}'")
+                return {"CANCELLED"}
+            items = batch.read_actions(source, target, actions, prepare)
+
+        def finish(context, outcomes):
+            report = batch.write_batch(target, items, outcomes, start)
+            lines = report.lines()
+            context.scene.mocap_workbench.retarget.last_report = "\n".join(lines)
+            if not report.done:
+                raise ValueError("Nothing retargeted: " + "; ".join(lines[1:4]))
+            for line in lines[1:]:
+                if line.startswith("failed: "):
+                    self.report({"WARNING"}, line)
+            for done in report.done:
+                for note in done.notes:
+                    self.report({"WARNING"}, f"{done.source_action}: {note}")
+            self.report({"INFO"}, "; ".join(lines))
+            return {"FINISHED"}
+
+        label = f"Retargeting {len(items)} {'files' if self.batch_source == 'FILES' else 'actions'}"
+        return jobs.Task(batch.batch_work(items, explained), finish, label)
 
 
 def core_body_missing(source, target, mapping: dict[str, str]) -> str:
@@ -492,6 +630,7 @@ def draw_physics_options(layout, settings, target=None) -> None:
 
 classes = (
     MOCAP_OT_retarget,
+    MOCAP_OT_retarget_batch,
     MOCAP_OT_retarget_auto_map,
     MOCAP_OT_retarget_load_map,
     MOCAP_OT_retarget_save_map,

@@ -7,7 +7,15 @@ from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProp
 
 from ..common.panels import Sidebar, draw_report
 from .bone_map_presets import draw_preset_row
-from .operators import MOCAP_OT_retarget, draw_physics_options, draw_retarget_options, find_source, retarget_properties
+from .operators import (
+    MOCAP_OT_retarget,
+    MOCAP_OT_retarget_batch,
+    batch_properties,
+    draw_physics_options,
+    draw_retarget_options,
+    find_source,
+    retarget_properties,
+)
 
 
 class MOCAP_PG_bone_pair(bpy.types.PropertyGroup):
@@ -31,6 +39,8 @@ class MOCAP_PG_retarget(bpy.types.PropertyGroup):
 
     __annotations__ = {
         **retarget_properties(),
+        **batch_properties(),
+        "batch_action_index": IntProperty(name="Active Batch Action", default=0),
         "source": PointerProperty(
             name="Source",
             type=bpy.types.Object,
@@ -121,6 +131,57 @@ class MOCAP_PT_retarget_bone_map(Sidebar, bpy.types.Panel):
         column.prop(settings, "show_unmapped", text="", icon="HIDE_OFF" if settings.show_unmapped else "HIDE_ON")
 
 
+# Registered on bpy.types.Action: the tick of the Batch list (an action's own flag, like an object's selection).
+ACTION_PROPERTIES = {
+    "mocap_batch": BoolProperty(
+        name="Batch", default=False, description="Retarget this action when retargeting a batch of actions"
+    ),
+}
+
+
+class MOCAP_UL_batch_actions(bpy.types.UIList):
+    """The source armature's actions, each ticked or not for Retarget Batch"""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.prop(item, "mocap_batch", text="")
+        row.label(text=item.name, icon="ACTION")
+
+    def filter_items(self, context, data, propname):
+        from ..common.animdata import animates_bones
+
+        items = getattr(data, propname)
+        source = find_source(context)
+        flags = [self.bitflag_filter_item] * len(items)
+        if self.filter_name:
+            flags = bpy.types.UI_UL_list.filter_items_by_name(self.filter_name, self.bitflag_filter_item, items, "name")
+        bones = source.data.bones if source is not None else ()
+        return [f if f and animates_bones(item, bones) else 0 for f, item in zip(flags, items)], []
+
+
+class MOCAP_PT_retarget_batch(Sidebar, bpy.types.Panel):
+    bl_space_type = "VIEW_3D"
+    bl_label = "Batch"
+    bl_parent_id = "MOCAP_PT_retarget"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        settings = context.scene.mocap_workbench.retarget
+        layout.row().prop(settings, "batch_source", expand=True)
+        if settings.batch_source == "FILES":
+            layout.prop(settings, "batch_folder")
+        elif find_source(context) is None:
+            layout.label(text="Choose the source armature", icon="INFO")
+        else:
+            layout.label(text="Ticked actions (none: all of them)")
+            layout.template_list("MOCAP_UL_batch_actions", "", bpy.data, "actions", settings, "batch_action_index",
+                                 rows=4)  # fmt: skip
+        layout.operator(MOCAP_OT_retarget_batch.bl_idname, icon="ARMATURE_DATA")
+
+
 class MOCAP_PT_retarget_physics(Sidebar, bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_label = "Physics"
@@ -146,8 +207,10 @@ class MOCAP_PT_retarget_physics(Sidebar, bpy.types.Panel):
 def draw_animation_menu(self, context):
     self.layout.separator()
     self.layout.operator(MOCAP_OT_retarget.bl_idname, icon="ARMATURE_DATA")
+    self.layout.operator(MOCAP_OT_retarget_batch.bl_idname, icon="ARMATURE_DATA")
 
 
 property_classes = (MOCAP_PG_bone_pair, MOCAP_PG_retarget)
-classes = (MOCAP_UL_bone_map, MOCAP_PT_retarget, MOCAP_PT_retarget_bone_map, MOCAP_PT_retarget_physics)
+classes = (MOCAP_UL_bone_map, MOCAP_UL_batch_actions, MOCAP_PT_retarget, MOCAP_PT_retarget_bone_map,
+           MOCAP_PT_retarget_batch, MOCAP_PT_retarget_physics)  # fmt: skip
 MENUS = ((bpy.types.VIEW3D_MT_object_animation, draw_animation_menu),)

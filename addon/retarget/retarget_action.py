@@ -378,14 +378,15 @@ def prepare_retarget(
     plot: bool = False,
     source_unit: float | None = None,
     target_unit: float | None = None,
+    clip: ArmatureClip | None = None,
 ) -> PreparedRetarget:
     """Check the pair and read what the retarget needs from Blender; writes nothing. Arguments as
-    :func:`retarget_armatures`'s."""
+    :func:`retarget_armatures`'s; clip: the source's action already read (default its active action)."""
     start = time.perf_counter()
     if source == target:
         raise ValueError("the source and the target must be two different armatures")
     refuse_linked(target)  # its new action would be lost on reload
-    clip = read_clip(source)
+    clip = read_clip(source) if clip is None else clip
     skeleton = skeleton_from_armature(target)
     alignment = object_alignment(source, target)
     notes: list[str] = []

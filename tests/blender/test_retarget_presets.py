@@ -5,9 +5,11 @@ from pathlib import Path
 
 import addon_utils
 import bpy
+import numpy as np
 import pytest
 
 from tests.blender.conftest import PACKAGE
+from tests.blender.test_jobs import Driven, event, run_modal, stand_in_context
 from tests.conftest import shared_file
 
 bvh = import_module(PACKAGE + ".core.io.bvh")
@@ -15,6 +17,8 @@ presets = import_module(PACKAGE + ".core.retarget.presets")
 mapping_mod = import_module(PACKAGE + ".core.retarget.mapping")
 armature = import_module(PACKAGE + ".addon.common.armature")
 bone_map_presets = import_module(PACKAGE + ".addon.retarget.bone_map_presets")
+animdata = import_module(PACKAGE + ".addon.common.animdata")
+retarget_action = import_module(PACKAGE + ".addon.retarget.retarget_action")
 
 SUBDIR = "mocap_workbench/bone_maps"
 
@@ -25,7 +29,8 @@ def short_captures(tmp_path_factory):
     folder = tmp_path_factory.mktemp("short")
     out = {}
     for relative, n_frames in (("mixamo/Walk-In-Circle.bvh", 40), ("cmu_bvh_3dsmax/131_01.bvh", 40),
-                               ("cmu_bvh_cgspeed/02_01.bvh", 30), ("cmu_bvh_cgspeed/05_01.bvh", 24)):  # fmt: skip
+                               ("cmu_bvh_cgspeed/02_01.bvh", 30), ("cmu_bvh_cgspeed/05_01.bvh", 24),
+                               ("cmu_bvh_cgspeed/05_06.bvh", 20)):  # fmt: skip
         path = folder / Path(relative).name
         bvh.write_bvh(bvh.read_bvh(shared_file(relative)).frames(slice(0, n_frames)), path)
         out[Path(relative).stem] = path
@@ -153,3 +158,140 @@ def test_json_file_is_the_same_document(short_captures, tmp_path):
     with pytest.raises(RuntimeError, match="bad.json"):
         bpy.ops.mocap.retarget_load_map(filepath=str(tmp_path / "bad.json"))
     assert bone_map() == saved
+
+
+# --- batch ------------------------------------------------------------------------------------
+
+
+def keys_of(action):
+    """Every key (frame, value) of an action, by channel."""
+    out = {}
+    for curves in animdata.curve_lists(action):
+        for fc in curves:
+            keys = np.empty(2 * len(fc.keyframe_points))
+            fc.keyframe_points.foreach_get("co", keys)
+            out[(fc.data_path, fc.array_index)] = keys
+    return out
+
+
+def cmu_sources(short_captures):
+    """Three CMU captures (one bone naming): the first is the source armature, all three its actions."""
+    return [import_bvh(short_captures[name]) for name in ("02_01", "05_01", "05_06")]
+
+
+def data_state():
+    return ({a.as_pointer() for a in bpy.data.actions}, {o.as_pointer() for o in bpy.data.objects},
+            {a.as_pointer() for a in bpy.data.armatures}, bpy.context.scene.render.fps)  # fmt: skip
+
+
+def test_batch_of_actions_makes_one_new_action_each_as_retarget_would(short_captures):
+    sources = cmu_sources(short_captures)
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    make_pair(sources[0], target)
+    names = [o.animation_data.action.name for o in sources]
+    original = target.animation_data.action
+    assert bpy.ops.mocap.retarget_batch(batch_source="ACTIONS") == {"FINISHED"}
+    made = {n: bpy.data.actions.get(f"{n}_{target.name}") for n in names}
+    assert all(made.values()), made
+    for name, src in zip(names, sources):
+        keys = keys_of(made[name])
+        assert any(path.startswith('pose.bones["mixamorig7:LeftUpLeg"]') for path, _ in keys)
+        start, end = src.animation_data.action.frame_range
+        limbs = [
+            f'pose.bones["mixamorig7:{b}"]' for b in ("LeftUpLeg", "LeftLeg", "LeftFoot", "LeftArm", "LeftForeArm")
+        ]
+        mapped = [v for path, v in keys.items() if path[0].rsplit(".", 1)[0] in limbs]
+        assert len(mapped) >= 20 and {len(v) // 2 for v in mapped} == {round(end - start) + 1}  # a key a frame
+    assert original.use_fake_user and all(made[n].users for n in names)
+    report = bpy.context.scene.mocap_workbench.retarget.last_report.splitlines()
+    assert report[0].startswith(f"Retargeted 3 of 3 sources onto '{target.name}'")
+    assert all(any(f"'{made[n].name}'" in row and "bones mapped" in row for row in report) for n in names)
+    # The same keys as Retarget on that action alone (the first source's own action).
+    batch_keys = keys_of(made[names[0]])
+    made[names[0]].name = "batch result"
+    assert bpy.ops.mocap.retarget() == {"FINISHED"}
+    single = keys_of(bpy.data.actions[f"{names[0]}_{target.name}"])
+    assert single.keys() == batch_keys.keys()
+    assert all(np.allclose(single[k], batch_keys[k], atol=1e-5) for k in single)
+
+
+def test_batch_takes_the_ticked_actions_or_the_named_ones(short_captures):
+    sources = cmu_sources(short_captures)
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    make_pair(sources[0], target)
+    first, second, third = (o.animation_data.action for o in sources)
+    second.mocap_batch = True
+    before = set(bpy.data.actions)
+    assert bpy.ops.mocap.retarget_batch() == {"FINISHED"}
+    assert [a.name for a in set(bpy.data.actions) - before] == [f"{second.name}_{target.name}"]
+    before = set(bpy.data.actions)
+    assert bpy.ops.mocap.retarget_batch(actions=[{"name": first.name}, {"name": third.name}]) == {"FINISHED"}
+    assert {a.name for a in set(bpy.data.actions) - before} == {
+        f"{first.name}_{target.name}",
+        f"{third.name}_{target.name}",
+    }
+    with pytest.raises(RuntimeError, match="No action called 'nothing'"):
+        bpy.ops.mocap.retarget_batch(actions=[{"name": "nothing"}])
+
+
+def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_import(short_captures, tmp_path):
+    folder = tmp_path / "takes"
+    folder.mkdir()
+    for name in ("02_01", "05_01"):
+        (folder / f"{name}.bvh").write_bytes(short_captures[name].read_bytes())
+    (folder / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    (folder / "notes.txt").write_text("not a capture")
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    bpy.context.view_layer.objects.active = target
+    objects, fps = set(bpy.data.objects), bpy.context.scene.render.fps
+    before = set(bpy.data.actions)
+    assert bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(folder)) == {"FINISHED"}
+    made = {a.name for a in set(bpy.data.actions) - before}
+    assert made == {f"02_01_{target.name}", f"05_01_{target.name}"}
+    for name in made:
+        assert len(keys_of(bpy.data.actions[name])) > 50
+    assert set(bpy.data.objects) == objects and bpy.context.scene.render.fps == fps
+    assert bpy.context.view_layer.objects.active == target
+    report = bpy.context.scene.mocap_workbench.retarget.last_report
+    assert report.startswith(f"Retargeted 2 of 3 sources onto '{target.name}'")
+    assert "failed: broken.bvh:" in report
+    with pytest.raises(RuntimeError, match="No .bvh, .amc or .fbx files"):
+        bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(tmp_path))
+
+
+def test_batch_progress_covers_every_source(short_captures, tmp_path):
+    sources = cmu_sources(short_captures)
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    make_pair(sources[0], target)
+    op = Driven(bpy.types.MOCAP_OT_retarget_batch, batch_source="ACTIONS", actions=[])
+    task = op.prepare(stand_in_context())
+    assert task.label == "Retargeting 3 actions"
+    fractions = []
+    outcomes = task.work(fractions.append)
+    assert all(b >= a for a, b in zip(fractions, fractions[1:])) and fractions[-1] == 1.0
+    assert [min(f for f in fractions if f >= k / 3 - 1e-9) for k in (1, 2, 3)] == pytest.approx([1 / 3, 2 / 3, 1])
+    assert len([f for f in fractions if 0 < f < 1]) > 6  # inside each source's retarget too
+    assert task.finish(bpy.context, outcomes) == {"FINISHED"}
+
+
+@pytest.mark.parametrize("kind", ["ACTIONS", "FILES"])
+def test_cancelling_a_batch_leaves_the_file_as_it_was(short_captures, tmp_path, kind, monkeypatch):
+    import threading
+
+    sources = cmu_sources(short_captures)
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    make_pair(sources[0], target)
+    for name in ("02_01", "05_01"):
+        (tmp_path / f"{name}.bvh").write_bytes(short_captures[name].read_bytes())
+    before, keys = data_state(), {a.name: keys_of(a) for a in bpy.data.actions}
+    go, work = threading.Event(), retarget_action.PreparedRetarget.work
+    monkeypatch.setattr(retarget_action.PreparedRetarget, "work", lambda self, p=None: go.wait(60) and work(self, p))
+    context = stand_in_context()
+    op = Driven(bpy.types.MOCAP_OT_retarget_batch, batch_source=kind, batch_folder=str(tmp_path), actions=[])
+    results = run_modal(op, context, [event("TIMER"), event("ESC", "PRESS")])
+    go.set()
+    assert results[-1] == {"CANCELLED"} and op._job.wait(120) and op._job.cancelled
+    assert data_state() == before
+    assert {a.name: keys_of(a).keys() for a in bpy.data.actions} == {n: k.keys() for n, k in keys.items()}
+    assert op.reports == [("WARNING", f"Retargeting {2 if kind == 'FILES' else 3} "
+                                      f"{'files' if kind == 'FILES' else 'actions'} cancelled: nothing changed")]  # fmt: skip

@@ -1,0 +1,217 @@
+"""Retarget Batch: several actions of the source armature, or the motion files of a folder, onto one target.
+
+Like Retarget, in three steps (:mod:`..common.jobs`):
+
+1. read, on the main thread: each action of the source armature into the core
+   (:func:`.retarget_action.prepare_retarget` with that action's clip). A file is imported with
+   Blender's own importer (BVH, FBX; AMC with Import Acclaim, its .asf found beside it), its frames
+   spread to the scene's frame rate (*Scale FPS*), read, and everything the import made is removed
+   again at once (:class:`..common.guard.Changes`, the selection put back), so only plain data is
+   kept and the file is as it was;
+2. work, in the worker thread: each source's retarget in turn, the progress over the whole batch;
+   a source that fails (its map does not fit, a malformed file) is named in the report and the
+   others go on;
+3. write, at the end on the main thread: one new action per source, named after it
+   (``<action or file name>_<target>``); the target's earlier actions are kept (fake users).
+
+Cancelled, or failed as a whole, nothing is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import bpy
+
+from ..common import animdata, record
+from ..common.guard import Changes
+
+MOTION_SUFFIXES = (".bvh", ".amc", ".fbx")
+_IMPORTERS = {".bvh": ("IMPORT_ANIM_OT_bvh", "io_anim_bvh"), ".fbx": ("IMPORT_SCENE_OT_fbx", "io_scene_fbx")}
+
+
+@dataclass
+class BatchItem:
+    """One source of the batch: its name, its retarget once read (None: it could not be read), why it failed."""
+
+    name: str
+    prepared: Any = None  # .retarget_action.PreparedRetarget
+    error: str = ""
+
+
+@dataclass
+class BatchReport:
+    """What Retarget Batch did: each source's RetargetReport (None where it failed), with figures."""
+
+    target: str
+    items: list[BatchItem]
+    reports: list[Any] = field(default_factory=list)  # RetargetReport or None, in the items' order
+    seconds: float = 0.0
+
+    @property
+    def done(self) -> list[Any]:
+        return [r for r in self.reports if r is not None]
+
+    def lines(self) -> list[str]:
+        """A summary row, one row per new action, one per failure."""
+        done = self.done
+        frames = sum(len(r.frames) for r in done)
+        rows = [f"Retargeted {len(done)} of {len(self.items)} sources onto '{self.target}' "
+                f"({frames} frames) in {self.seconds:.1f} s"]  # fmt: skip
+        for report in done:
+            row = (f"'{report.result_action}': {len(report.frames)} frames, {report.mapped} of "
+                   f"{report.target_bones} bones mapped, root scale {report.scale:.3g}")  # fmt: skip
+            if "skating_before" in report.figures and report.speed is not None:
+                before, after = (report.speed(report.figures[k]) for k in ("skating_before", "skating_after"))
+                row += f", foot skating {before} → {after}"
+            rows.append(row)
+        rows.extend(f"failed: {item.name}: {item.error}" for item in self.items if item.error)
+        return rows
+
+    def summary(self) -> str:
+        return self.lines()[0]
+
+
+def source_actions(source: Any) -> list[Any]:
+    """The actions a batch retargets from ``source``: those ticked for the batch, else every action
+    that animates its bones, except Retarget's own results (named in the action's record)."""
+    matching = [a for a in bpy.data.actions if animdata.animates_bones(a, source.data.bones)]
+    ticked = [a for a in matching if getattr(a, "mocap_batch", False)]
+    return ticked or [a for a in matching if record.section(a, "retarget") is None]
+
+
+def motion_files(folder: str | Path) -> list[Path]:
+    """The .bvh, .amc and .fbx files of ``folder``, by name; ValueError when there are none."""
+    path = Path(bpy.path.abspath(str(folder))) if str(folder) else None
+    if path is None or not path.is_dir():
+        raise ValueError(f"Choose a folder of motion files (not found: '{folder}')" if folder else "Choose a folder")
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in MOTION_SUFFIXES)
+    if not files:
+        raise ValueError(f"No .bvh, .amc or .fbx files in {path}")
+    return files
+
+
+def _importer_ready(suffix: str) -> None:
+    """Enable Blender's bundled importer for ``suffix`` when it is not (without saving preferences)."""
+    name, module = _IMPORTERS.get(suffix, (None, None))
+    if name is not None and not hasattr(bpy.types, name):
+        import addon_utils
+
+        addon_utils.enable(module, default_set=False)
+
+
+def import_motion_file(path: Path) -> Any:
+    """Import a motion file as a user would (module notes) and return its animated armature; ValueError
+    naming the file when it cannot be read."""
+    suffix = path.suffix.lower()
+    _importer_ready(suffix)
+    before = set(bpy.data.objects)
+    try:
+        if suffix == ".bvh":
+            from ...core.io.bvh import read_bvh
+
+            read_bvh(path)  # a malformed file fails here with its line and problem
+            bpy.ops.import_anim.bvh(filepath=str(path), use_fps_scale=True, update_scene_fps=False,
+                                    update_scene_duration=False)  # fmt: skip
+        elif suffix == ".amc":
+            bpy.ops.import_anim.acclaim(filepath=str(path), use_fps_scale=True)
+        elif suffix == ".fbx":
+            bpy.ops.import_scene.fbx(filepath=str(path))
+        else:
+            raise ValueError(f"{path.name}: expected a .bvh, .amc or .fbx file")
+    except RuntimeError as exc:  # the importer's ERROR report
+        raise ValueError(f"{path.name}: {' '.join(str(exc).replace('Error:', '').split())}") from None
+    found = [o for o in bpy.data.objects if o not in before and o.type == "ARMATURE" and o.animation_data
+             and o.animation_data.action is not None]  # fmt: skip
+    if len(found) != 1:
+        raise ValueError(f"{path.name}: {len(found)} animated armatures in the file, expected one")
+    return found[0]
+
+
+def read_actions(source: Any, target: Any, actions: list[Any], prepare: Any) -> list[BatchItem]:
+    """Each action of ``source`` read for its retarget (``prepare(source, clip)`` → PreparedRetarget)."""
+    from ..common.clip import read_clip
+
+    items = []
+    for action in actions:
+        item = BatchItem(action.name)
+        try:
+            item.prepared = prepare(source, read_clip(source, animdata.action_channels(source, action)))
+        except ValueError as exc:
+            item.error = str(exc)
+        items.append(item)
+    return items
+
+
+def read_files(context: Any, files: list[Path], prepare: Any, progress: Any = None) -> list[BatchItem]:
+    """Each file imported, read for its retarget (``prepare(source, clip)``), and the import removed
+    again (module notes); progress(fraction) after each file."""
+    view_layer = context.view_layer
+    selected = [o for o in view_layer.objects if o.select_get()]
+    mode, active = context.mode, view_layer.objects.active
+    if mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    changes = Changes(context)
+    extra = [(c, {b.as_pointer() for b in c}) for c in (bpy.data.meshes, bpy.data.materials)]
+    items = []
+    try:
+        for i, path in enumerate(files):
+            item = BatchItem(path.name)
+            try:
+                source = import_motion_file(path)
+                prepared = prepare(source, None)
+                stand_in = SimpleNamespace(name=path.stem)  # the import is removed: the result is named after the file
+                prepared.source = stand_in
+                prepared.clip = dataclasses.replace(prepared.clip, obj=None, curves=None,
+                                                    channels=SimpleNamespace(action=stand_in))  # fmt: skip
+                item.prepared = prepared
+            except ValueError as exc:
+                item.error = str(exc)
+            items.append(item)
+            if progress is not None:
+                progress((i + 1) / len(files))
+    finally:
+        changes.undo()  # every datablock the imports made, the scene's frame rate and range
+        for collection, existing in extra:
+            for block in [b for b in collection if b.as_pointer() not in existing and not b.users]:
+                collection.remove(block)
+        for obj in view_layer.objects:
+            obj.select_set(obj in selected)
+        view_layer.objects.active = active
+        if mode == "POSE" and active is not None:
+            bpy.ops.object.mode_set(mode="POSE")
+    return items
+
+
+def batch_work(items: list[BatchItem], explain: Any) -> Any:
+    """The core's part of a batch: ``work(progress)`` → each item's outcome (None where it failed:
+    the item's error says why, ``explain(exc)``); progress over the whole batch."""
+
+    def work(progress):
+        outcomes = []
+        for i, item in enumerate(items):
+            outcome = None
+            if item.prepared is not None:
+                try:
+                    outcome = item.prepared.work(lambda x, i=i: progress((i + x) / len(items)))
+                except ValueError as exc:
+                    item.error = explain(exc, item.prepared.mapping)
+            outcomes.append(outcome)
+            progress((i + 1) / len(items))
+        return outcomes
+
+    return work
+
+
+def write_batch(target: Any, items: list[BatchItem], outcomes: list[Any], start: float) -> BatchReport:
+    """Write each retargeted source as a new action on ``target`` (main thread); the report."""
+    report = BatchReport(target.name, items)
+    for item, outcome in zip(items, outcomes):
+        report.reports.append(item.prepared.write(outcome) if outcome is not None else None)
+    report.seconds = time.perf_counter() - start
+    return report
