@@ -7,7 +7,8 @@
     blender -b -P scripts/retarget.py -- walk.bvh rig.blend --target-armature Rig -o out/walk.blend
 
 SOURCE: a .bvh or .amc file (its ASF found beside it), an .fbx or a .blend with an animated
-armature (--source-armature), or a folder of .bvh/.amc/.fbx files. TARGET: a .blend or .fbx
+armature (--source-armature), or a folder of .bvh/.amc/.fbx files; several SOURCEs (files or
+folders) make one batch. TARGET: a .blend or .fbx
 armature (--target-armature) or a .bvh/.asf file whose skeleton is used. FBX files are read with
 Blender's FBX importer (needs Blender). OUT: a .blend (needs Blender:
 the bpy module or ``blender -b``; the target gets a new action keyed on every frame) or a .bvh
@@ -23,6 +24,9 @@ standing height in file or scene units taken as metres — × the scene's Unit S
 gets the figures under "physics"; --plot writes the ZMP/torque plot (needs matplotlib; in a
 batch PATH is a folder for <name>_physics.png).
 
+--map takes a bone map preset: the JSON of --save-map (or of Save Bone Map in Blender) or a
+Blender preset (.py, e.g. a naming convention's shipped with the extension), matched to each
+source and the target by name as the Retarget panel's presets are (core/retarget/presets.py).
 The bone map (automatic or --map) must pair the core body — hips, spine, head, both upper and
 lower legs, feet, upper arms, forearms and hands — and never a left bone with a right one or a
 leg with an arm; otherwise the file fails with a message naming what is missing or crossed
@@ -54,12 +58,13 @@ BLENDER_SUFFIXES = (".fbx",)  # read through Blender's importer
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = A.Parser(prog="retarget.py", description=__doc__.split("\n")[0])
-    p.add_argument("source", help="a .bvh/.amc/.fbx file, a .blend file, or a folder of .bvh/.amc/.fbx files")
+    p.add_argument("source", nargs="+", metavar="SOURCE",
+                   help="a .bvh/.amc/.fbx file, a .blend file, or a folder of .bvh/.amc/.fbx files; several make a batch")  # fmt: skip
     p.add_argument("target", help="a .blend or .fbx file (with --target-armature) or a .bvh/.asf skeleton")
     p.add_argument("-o", "--output", required=True, help="output .blend or .bvh (single source) or folder (batch)")
     p.add_argument("--source-armature", help="armature object in the source .blend (default: the animated one)")
     p.add_argument("--target-armature", help="armature object in the target .blend (default: the only armature)")
-    p.add_argument("--map", help="bone map preset (JSON: target bone → source bone); default automatic")
+    p.add_argument("--map", help="bone map preset (.json or a Blender preset .py); default automatic")
     p.add_argument("--save-map", help="write the bone map used (single source) as a JSON preset")
     p.add_argument("--scale", type=A.positive, help="root motion scale (default: leg-length ratio)")
     p.add_argument("--in-place", action="store_true", help="remove the horizontal root travel")
@@ -157,17 +162,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(script_args(argv))
     args.physics_settings = physics_of(args)
     sources, out = _sources(args), Path(args.output)
-    batch = Path(args.source).is_dir()
+    batch = len(args.source) > 1 or Path(args.source[0]).is_dir()
     suffix = _output_suffix(args, out, batch)
     jobs = _plan(args, sources, out, batch, suffix)
     try:
-        mapping = _load_map(args.map)
+        preset = _load_map(args.map)
     except ValueError as exc:
         return A.fail("retarget.py", exc, 1)
     results, failures = [], 0
     for source, path, report_path, plot in jobs:
         try:
-            report = run_one(args, source, path, mapping, plot)
+            report = run_one(args, source, path, preset, plot)
             _files.write_json(report_path, report)
             if args.save_map and not batch:
                 from ..core.retarget import save_preset
@@ -213,17 +218,26 @@ def _line(report: dict) -> str:
 
 
 def _sources(args: argparse.Namespace) -> list[str]:
-    path = Path(args.source)
-    if path.is_dir():
-        files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in (*MOTION_SUFFIXES, *BLENDER_SUFFIXES))
-        if not files:
-            raise UsageError(f"no .bvh, .amc or .fbx files in {path}")
-        return files
-    if not path.exists():
-        raise UsageError(f"source not found: {path}")
+    """The source files: each SOURCE file, and the .bvh/.amc/.fbx files of each SOURCE folder."""
+    sources = []
+    for given in args.source:
+        path = Path(given)
+        if path.is_dir():
+            files = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in (*MOTION_SUFFIXES, *BLENDER_SUFFIXES))
+            if not files:
+                raise UsageError(f"no .bvh, .amc or .fbx files in {path}")
+            sources += files
+        elif not path.exists():
+            raise UsageError(f"source not found: {path}")
+        else:
+            sources.append(str(path))
     if not Path(args.target).exists():
         raise UsageError(f"target not found: {args.target}")
-    return [str(path)]
+    stems = [Path(s).stem for s in sources]
+    twice = sorted({s for s in stems if stems.count(s) > 1})
+    if len(sources) > 1 and twice:
+        raise UsageError(f"two sources are named {twice[0]!r}: their outputs would be the same file")
+    return sources
 
 
 def _output_suffix(args: argparse.Namespace, out: Path, batch: bool) -> str:
@@ -235,24 +249,38 @@ def _output_suffix(args: argparse.Namespace, out: Path, batch: bool) -> str:
 
 
 def _load_map(path: str | None) -> dict | None:
+    """The --map preset's document (core/retarget/presets.py), or None."""
     if not path:
         return None
-    from ..core.retarget import load_preset
+    from ..core.retarget.presets import read_preset
 
-    return load_preset(path)  # ValueError naming the file
+    return read_preset(path)  # ValueError naming the file
+
+
+def _resolved(preset: dict | None, source, target, notes: list[str]) -> dict | None:
+    """The --map preset matched to a source and target skeleton (None: automatic); names it does not
+    find are noted."""
+    if preset is None:
+        return None
+    from ..core.retarget.presets import resolve_preset
+
+    mapping, missing = resolve_preset(preset, source, target)
+    if missing:
+        notes.append(f"{len(missing)} bones of the bone map are not in these skeletons: {', '.join(missing[:5])}")
+    return mapping
 
 
 def _files_only(source: str, target: str) -> bool:
     return Path(source).suffix.lower() in MOTION_SUFFIXES and Path(target).suffix.lower() in (".bvh", ".asf")
 
 
-def run_one(args: argparse.Namespace, source: str, out: Path, mapping: dict | None, plot: Path | None = None) -> dict:
-    """Retarget one source; returns the JSON report."""
+def run_one(args: argparse.Namespace, source: str, out: Path, preset: dict | None, plot: Path | None = None) -> dict:
+    """Retarget one source (preset: the --map preset's document); returns the JSON report."""
     start = time.perf_counter()
     if out.suffix == ".bvh" and _files_only(source, args.target):
-        report, series = _run_core(args, source, out, mapping)
+        report, series = _run_core(args, source, out, preset)
     elif have_bpy():
-        report, series = _run_blender(args, source, out, mapping)
+        report, series = _run_blender(args, source, out, preset)
     else:
         raise ValueError(f"{source}: .blend or .fbx input or output needs Blender (the bpy module or blender -b)")
     if series and plot is not None:
@@ -289,14 +317,17 @@ def _target_skeleton(path: str):
     return motion.skeleton, detect_up(motion.skeleton, positions)
 
 
-def _run_core(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
+def _run_core(args: argparse.Namespace, source: str, out: Path, preset: dict | None) -> dict:
     from ..core.io.bvh import write_bvh
     from ..core.io.convert import load_motion
     from ..core.retarget import retarget, retarget_metrics
 
     motion = load_motion(source)
     skeleton, up = _target_skeleton(args.target)
+    notes: list[str] = []
+    mapping = _resolved(preset, motion.skeleton, skeleton, notes)
     result = retarget(motion, skeleton, mapping, options_of(args), target_up=up)
+    result.notes[:0] = notes
     extra, series = {}, {}
     if args.physics_settings is not None:
         from ..core.physics.apply import apply_physics
@@ -477,7 +508,7 @@ def _blender_units(args: argparse.Namespace, source: str, source_obj, target) ->
     return units, notes
 
 
-def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict | None) -> dict:
+def _run_blender(args: argparse.Namespace, source: str, out: Path, preset: dict | None) -> dict:
     import bpy
 
     from ..addon.common.armature import scene_fps
@@ -490,6 +521,12 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, mapping: dict
     _blend.warn(python, " and ".join(dict.fromkeys(blends)) or "input")
     extract = _keyframe_options.options_of(args, "extract-") if _keyframe_options.given(args, "extract-") else None
     units, notes = _blender_units(args, source, source_obj, target) if args.physics_settings else ({}, [])
+    if preset is not None:
+        from ..addon.common.armature import skeleton_from_armature
+
+        mapping = _resolved(preset, skeleton_from_armature(source_obj), skeleton_from_armature(target), notes)
+    else:
+        mapping = None
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
                                 physics=args.physics_settings, **units)  # fmt: skip
     report.notes[:0] = notes

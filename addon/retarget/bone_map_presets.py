@@ -129,6 +129,7 @@ class MOCAP_OT_retarget_bone_map_preset_add(AddPresetBase, Operator):
     def poll(cls, context):
         return _target_poll(cls, context)
 
+    @reported_errors
     def execute(self, context):
         removing = self.remove_active or self.remove_name
         if removing:

@@ -326,7 +326,7 @@ def mapping_pairs(mapping: dict[str, str], source: Skeleton, target: Skeleton) -
 
 
 def save_preset(path: str | os.PathLike, mapping: dict[str, str], source: str = "", target: str = "") -> None:
-    """Write a bone map as a preset (:mod:`.presets`: JSON for ``.json``, else a Python preset), with
+    """Write a bone map as a preset (:mod:`.presets`: a Python preset for ``.py``, else JSON), with
     optional armature names."""
     from .presets import preset_document, write_preset
 

@@ -93,8 +93,8 @@ def check_document(data: object, where: str) -> dict:
 
 
 def preset_text(document: dict, path: str | os.PathLike) -> str:
-    """The file text of ``document`` for ``path``: JSON for ``.json``, else a Python preset."""
-    if str(path).lower().endswith(".json"):
+    """The file text of ``document`` for ``path``: a Python preset for ``.py``, else JSON."""
+    if not str(path).lower().endswith(".py"):
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     compact = f"{PYTHON_NAME} = {json.dumps(document, ensure_ascii=False)}"
     body = compact if len(compact) <= 120 else f"{PYTHON_NAME} = {json.dumps(document, indent=4, ensure_ascii=False)}"

@@ -295,3 +295,30 @@ def test_cancelling_a_batch_leaves_the_file_as_it_was(short_captures, tmp_path, 
     assert {a.name: keys_of(a).keys() for a in bpy.data.actions} == {n: k.keys() for n, k in keys.items()}
     assert op.reports == [("WARNING", f"Retargeting {2 if kind == 'FILES' else 3} "
                                       f"{'files' if kind == 'FILES' else 'actions'} cancelled: nothing changed")]  # fmt: skip
+
+
+# --- the script: several sources, a preset as --map -------------------------------------------
+
+
+def test_script_takes_several_sources_and_a_shipped_preset(short_captures, tmp_path):
+    import json
+
+    cli_retarget = import_module(PACKAGE + ".cli.retarget")
+    folder = tmp_path / "more"
+    folder.mkdir()
+    (folder / "05_06.bvh").write_bytes(short_captures["05_06"].read_bytes())
+    out = tmp_path / "out"
+    argv = ["retarget.py", str(short_captures["02_01"]), str(short_captures["05_01"]), str(folder),
+            str(short_captures["Walk-In-Circle"]), "-o", str(out), "--format", "bvh", "--map", shipped("Mixamo")]  # fmt: skip
+    assert cli_retarget.main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["processed"] == 3 and summary["failed"] == 0
+    for name in ("02_01", "05_01", "05_06"):
+        report = json.loads((out / f"{name}.json").read_text())
+        assert report["mapping"]["mixamorig7:LeftUpLeg"] == "LeftUpLeg"
+        assert report["mapping"]["mixamorig7:RightForeArm"] == "RightForeArm"
+        assert bvh.read_bvh(out / f"{name}.bvh").skeleton.names[0] == "mixamorig7:Hips"
+    twice = ["retarget.py", str(short_captures["02_01"]), str(short_captures["02_01"]), str(short_captures["Walk-In-Circle"]),
+             "-o", str(tmp_path / "x")]  # fmt: skip
+    arguments = import_module(PACKAGE + ".cli._arguments")
+    assert arguments.status(lambda: cli_retarget.main(twice), "retarget.py") == 2  # one output for both
