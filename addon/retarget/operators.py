@@ -435,7 +435,12 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             return prepare_retarget(source, target, mapping, options, extract, physics, self.plot_physics, clip=clip)
 
         if self.batch_source == "FILES":
-            items = batch.read_files(context, batch.motion_files(self.batch_folder), prepare)
+            files, wm = batch.motion_files(self.batch_folder), context.window_manager
+            wm.progress_begin(0, 100)  # the imports, before the job starts (Blender's importers: main thread)
+            try:
+                items = batch.read_files(context, files, prepare, lambda x: wm.progress_update(int(100 * x)))
+            finally:
+                wm.progress_end()
         else:
             source = find_source(context)
             message = pair_poll_message(context, need_action=False)
