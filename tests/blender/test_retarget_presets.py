@@ -322,3 +322,35 @@ def test_script_takes_several_sources_and_a_shipped_preset(short_captures, tmp_p
              "-o", str(tmp_path / "x")]  # fmt: skip
     arguments = import_module(PACKAGE + ".cli._arguments")
     assert arguments.status(lambda: cli_retarget.main(twice), "retarget.py") == 2  # one output for both
+
+
+def test_batch_panel_lists_the_source_actions_with_their_ticks(short_captures, tmp_path):
+    from types import SimpleNamespace
+
+    from tests.blender.test_retarget import FakeLayout
+
+    sources = cmu_sources(short_captures)
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    make_pair(sources[0], target)
+    settings = bpy.context.scene.mocap_workbench.retarget
+    panel = bpy.types.MOCAP_PT_retarget_batch
+    for kind, shown in (("ACTIONS", ("list", "actions")), ("FILES", ("prop", "batch_folder"))):
+        settings.batch_source = kind
+        calls = []
+        panel.draw(type("Panel", (), {"layout": FakeLayout(calls)})(), bpy.context)
+        assert shown in calls and ("operator", "mocap.retarget_batch") in calls
+    ui_list = bpy.types.MOCAP_UL_batch_actions
+    fake = SimpleNamespace(filter_name="", bitflag_filter_item=1 << 30)
+    flags, _ = ui_list.filter_items(fake, bpy.context, bpy.data, "actions")
+    listed = {a.name for a, f in zip(bpy.data.actions, flags) if f}
+    assert listed == {o.animation_data.action.name for o in sources}  # not the Mixamo rig's own action
+    calls = []
+    ui_list.draw_item(fake, bpy.context, FakeLayout(calls), bpy.data, sources[1].animation_data.action, 0, None, "", 0)
+    assert calls == [("prop", "mocap_batch"), ("label", sources[1].animation_data.action.name)]
+    menu = []  # Object › Animation: Retarget, then Retarget Batch
+    draw = next(d for d in bpy.types.VIEW3D_MT_object_animation._dyn_ui_initialize() if "retarget" in d.__module__)
+    draw(type("Menu", (), {"layout": FakeLayout(menu)})(), bpy.context)
+    assert [c for c in menu if c[0] == "operator"] == [
+        ("operator", "mocap.retarget"),
+        ("operator", "mocap.retarget_batch"),
+    ]
