@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         import pstats
 
         cProfile.runctx(
-            "bpy.ops.mocap.retarget_batch(batch_source='FILES', batch_folder=str(folder))", globals(), locals(),
+            "bpy.ops.mocap.retarget_batch(batch_source='FILES', batch_folder=str(folder))",
+            globals(),
+            locals(),
             str(folder / "profile"),
         )
         pstats.Stats(str(folder / "profile")).sort_stats("cumulative").print_stats(25)
