@@ -71,7 +71,7 @@ def test_menu_registered_and_every_convention_shipped():
     assert str(bone_map_presets.SHIPPED) in [str(Path(p).resolve()) for p in bpy.utils.preset_paths(SUBDIR)]
     # The shipped files are exactly what CONVENTIONS generates (one source of truth).
     files = {p.name: p.read_text(encoding="utf-8") for p in bone_map_presets.SHIPPED.glob("*.py")}
-    assert files == presets.shipped_presets()
+    assert files == presets.shipped_presets(), "run scripts/make_bone_map_presets.py"
     conventions = {presets.read_preset(bone_map_presets.SHIPPED / name)["convention"] for name in files}
     assert conventions == set(mapping_mod.CONVENTIONS)
     for name in ("Mixamo", "Character_Creator", "Xsens_MVN", "Perception_Neuron", "Unreal_Mannequin",
