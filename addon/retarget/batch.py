@@ -133,7 +133,7 @@ def import_motion_file(path: Path) -> Any:
     return found[0]
 
 
-def read_actions(source: Any, target: Any, actions: list[Any], prepare: Any) -> list[BatchItem]:
+def read_actions(source: Any, actions: list[Any], prepare: Any) -> list[BatchItem]:
     """Each action of ``source`` read for its retarget (``prepare(source, clip)`` → PreparedRetarget)."""
     from ..common.clip import read_clip
 

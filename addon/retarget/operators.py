@@ -456,7 +456,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             if not actions:
                 self.report({"ERROR"}, f"No action animates the bones of '{source.name}'")
                 return {"CANCELLED"}
-            items = batch.read_actions(source, target, actions, prepare)
+            items = batch.read_actions(source, actions, prepare)
 
         def finish(context, outcomes):
             report = batch.write_batch(target, items, outcomes, start)
