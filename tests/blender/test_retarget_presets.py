@@ -240,20 +240,30 @@ def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_impor
     for name in ("02_01", "05_01"):
         (folder / f"{name}.bvh").write_bytes(short_captures[name].read_bytes())
     (folder / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    asf_amc = shared_file("cmu_asf_amc/01_01.amc")  # an Acclaim take, its first 30 frames, its .asf beside it
+    lines = asf_amc.read_text().splitlines()
+    (folder / "01_01.amc").write_text("\n".join(lines[: lines.index("31")]) + "\n")
+    (folder / "01.asf").write_bytes((asf_amc.parent / "01.asf").read_bytes())
     (folder / "notes.txt").write_text("not a capture")
+    addon_utils.enable("io_scene_fbx", default_set=True)  # an .fbx as an exporter writes it, then a fresh file
+    import_bvh(short_captures["05_06"])
+    assert bpy.ops.export_scene.fbx(filepath=str(folder / "05_06.fbx"), add_leaf_bones=False, bake_anim=True,
+                                    use_selection=True) == {"FINISHED"}  # fmt: skip
+    bpy.ops.wm.read_homefile(use_empty=True)
     target = import_bvh(short_captures["Walk-In-Circle"])
     bpy.context.view_layer.objects.active = target
     objects, fps = set(bpy.data.objects), bpy.context.scene.render.fps
-    before = set(bpy.data.actions)
+    before, meshes = set(bpy.data.actions), set(bpy.data.meshes)
     assert bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(folder)) == {"FINISHED"}
     made = {a.name for a in set(bpy.data.actions) - before}
-    assert made == {f"02_01_{target.name}", f"05_01_{target.name}"}
+    assert made == {f"{n}_{target.name}" for n in ("02_01", "05_01", "01_01", "05_06")}
     for name in made:
         assert len(keys_of(bpy.data.actions[name])) > 50
-    assert set(bpy.data.objects) == objects and bpy.context.scene.render.fps == fps
+    assert set(bpy.data.objects) == objects and set(bpy.data.meshes) == meshes
+    assert bpy.context.scene.render.fps == fps
     assert bpy.context.view_layer.objects.active == target
     report = bpy.context.scene.mocap_workbench.retarget.last_report
-    assert report.startswith(f"Retargeted 2 of 3 sources onto '{target.name}'")
+    assert report.startswith(f"Retargeted 4 of 5 sources onto '{target.name}'")
     assert "failed: broken.bvh:" in report
     with pytest.raises(RuntimeError, match="No .bvh, .amc or .fbx files"):
         bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(tmp_path))
