@@ -457,6 +457,9 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
                 self.report({"ERROR"}, f"No action animates the bones of '{source.name}'")
                 return {"CANCELLED"}
             items = batch.read_actions(source, actions, prepare)
+        if not any(item.prepared for item in items):
+            self.report({"ERROR"}, "Nothing to retarget: " + "; ".join(f"{i.name}: {i.error}" for i in items[:3]))
+            return {"CANCELLED"}
 
         def finish(context, outcomes):
             report = batch.write_batch(target, items, outcomes, start)

@@ -267,6 +267,13 @@ def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_impor
     assert "failed: broken.bvh:" in report
     with pytest.raises(RuntimeError, match="No .bvh, .amc or .fbx files"):
         bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(tmp_path))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    actions = set(bpy.data.actions)
+    with pytest.raises(RuntimeError, match="Nothing to retarget: broken.bvh: .*line"):
+        bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(broken))
+    assert set(bpy.data.actions) == actions and set(bpy.data.objects) == objects
 
 
 def test_batch_progress_covers_every_source(short_captures, tmp_path):
