@@ -11,6 +11,8 @@ Like Retarget, in three steps (:mod:`..common.jobs`):
 2. work, in the worker thread: each source's retarget in turn, the progress over the whole batch;
    a source that fails (its map does not fit, a malformed file) is named in the report and the
    others go on;
+   The Retarget panel's bone map applies to a file by name (as a preset does); a file of another
+   rig, lacking bones it names, is mapped automatically, noted in the report;
 3. write, at the end on the main thread: one new action per source, named after it
    (``<action or file name>_<target>``); the target's earlier actions are kept (fake users).
 
@@ -131,6 +133,22 @@ def import_motion_file(path: Path) -> Any:
     if len(found) != 1:
         raise ValueError(f"{path.name}: {len(found)} animated armatures in the file, expected one")
     return found[0]
+
+
+def map_for_file(mapping: dict[str, str], source: Any, target: Any) -> tuple[dict[str, str] | None, list[str]]:
+    """The Retarget panel's bone map for an imported file's armature, matched by name as a preset is
+    (:func:`core.retarget.presets.resolve_preset`); when the file lacks bones the map names (another
+    rig than the panel's source), None — automatic — with a note saying so."""
+    from ...core.retarget.presets import preset_document, resolve_preset
+    from ..common.armature import skeleton_from_armature
+
+    resolved, missing = resolve_preset(
+        preset_document(mapping), skeleton_from_armature(source), skeleton_from_armature(target)
+    )
+    if not missing:
+        return resolved, []
+    shown = ", ".join(missing[:3])
+    return None, [f"the bone map names bones this file lacks ({shown}): mapped automatically"]
 
 
 def read_actions(source: Any, actions: list[Any], prepare: Any) -> list[BatchItem]:

@@ -432,7 +432,12 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
         options = options_of(self)
 
         def prepare(source, clip):
-            return prepare_retarget(source, target, mapping, options, extract, physics, self.plot_physics, clip=clip)
+            used, notes = mapping, []
+            if mapping and self.batch_source == "FILES":  # a file's rig may not be the panel's source
+                used, notes = batch.map_for_file(mapping, source, target)
+            prepared = prepare_retarget(source, target, used, options, extract, physics, self.plot_physics, clip=clip)
+            prepared.notes.extend(notes)
+            return prepared
 
         if self.batch_source == "FILES":
             files, wm = batch.motion_files(self.batch_folder), context.window_manager

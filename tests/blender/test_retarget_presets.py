@@ -252,13 +252,19 @@ def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_impor
     bpy.ops.wm.read_homefile(use_empty=True)
     target = import_bvh(short_captures["Walk-In-Circle"])
     bpy.context.view_layer.objects.active = target
+    settings = bpy.context.scene.mocap_workbench.retarget  # a map made with a source of 3ds Max names
+    retarget_action.fill_bone_map(
+        settings.bone_map, target, {"mixamorig7:Hips": "Hips", "mixamorig7:LeftUpLeg": "LeftHip"}
+    )
+    settings.bone_map_target = target.name
     objects, fps = set(bpy.data.objects), bpy.context.scene.render.fps
     before, meshes = set(bpy.data.actions), set(bpy.data.meshes)
     assert bpy.ops.mocap.retarget_batch(batch_source="FILES", batch_folder=str(folder)) == {"FINISHED"}
     made = {a.name for a in set(bpy.data.actions) - before}
     assert made == {f"{n}_{target.name}" for n in ("02_01", "05_01", "01_01", "05_06")}
-    for name in made:
+    for name in made:  # the files lack LeftHip: each mapped automatically, the core body and more
         assert len(keys_of(bpy.data.actions[name])) > 50
+        assert bpy.data.actions[name]["mocap_workbench"]["retarget"]["mapped_bones"] > 20
     assert set(bpy.data.objects) == objects and set(bpy.data.meshes) == meshes
     assert bpy.context.scene.render.fps == fps
     assert bpy.context.view_layer.objects.active == target
