@@ -43,6 +43,8 @@ DRIVING = {"COPY_ROTATION", "COPY_TRANSFORMS", "DAMPED_TRACK", "LOCKED_TRACK", "
 SPINE = {"spine": "hips", "spine.001": "", "spine.002": "", "spine.003": "chest", "spine.004": "neck", "spine.005": "",
          "spine.006": "head"}  # fmt: skip
 TORSO = "torso"
+# Controls that span a chain Rigify blends (the neck's two bones): aimed at the next control's bone.
+AIMS = {"neck": "head"}
 SWITCH, FK = "IK_FK", 1.0  # Rigify's IK/FK blend: 0 IK, 1 FK
 ORG, DEF = "ORG-", "DEF-"
 _SIDE = re.compile(r"^(.*?)((?:[._-][LRlr])?(?:\.\d{3})?)$")
@@ -144,6 +146,8 @@ class ControlPlan:
     corrected_targets: np.ndarray
     switches: list[str]
     unreached: list[str] = field(default_factory=list)
+    aims: dict[int, int] = field(default_factory=dict)  # control index → corrected bone its chain reaches
+    still: set[str] = field(default_factory=set)  # controls keyed in rotation only (the aimed controls place them)
 
 
 def read_control_rig(obj: Any) -> ControlRig | None:
@@ -172,11 +176,25 @@ def read_control_rig(obj: Any) -> ControlRig | None:
         [b.name for b in orgs],
         np.array([b.matrix_local for b in orgs], dtype=float),
         np.array([b.length for b in orgs]),
-        [[index[p.name] for p in b.parent_recursive if p.name in index] for b in orgs],
+        [[index[o] for p in b.parent_recursive if (o := _as_org(p.name, index))] for b in orgs],
+        np.array([b.parent is not None and _as_org(b.parent.name, index) is not None for b in orgs]),
     )
     return ControlRig(obj.name, [c for c, _ in pairs], [o for _, o in pairs], rest, chains, modes, no_location,
                       switches, lengths, float(np.ptp(heads[:, 2])) or 1.0, skeleton,
                       set(driving_constraints(obj)) | {b.name for b in bones if not b.use_inherit_rotation})  # fmt: skip
+
+
+def _as_org(name: str, orgs: dict) -> str | None:
+    """The ORG bone a rig bone stands for: itself, or for a DEF bone (a twist segment ``DEF-x.001``
+    included) its ORG bone; None for controls and mechanism bones."""
+    if name in orgs:
+        return name
+    if not name.startswith(DEF):
+        return None
+    org = ORG + name[len(DEF) :]
+    while org not in orgs and re.search(r"\.\d{3}$", org):
+        org = org[:-4]
+    return org if org in orgs else None
 
 
 def body_map(mapping: dict[str, str] | None, rig: ControlRig) -> dict[str, str] | None:
@@ -228,8 +246,11 @@ def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
                 break
     switches = sorted({s for d in corrected for s in rig.switches.get(d, ())})
     unreached = sorted(b for b in mapped if b not in corrected)
+    aims = {chosen.index(c): corrected.index(driven[chosen.index(t)]) for c, t in AIMS.items()
+            if c in chosen and t in chosen}  # fmt: skip
     stacked = np.stack(targets, axis=1)
-    return ControlPlan(chosen, driven, ancestors, corrected, stacked, stacked[:, 1:], switches, unreached)
+    still = {chosen[t + 1] for t in aims.values()}
+    return ControlPlan(chosen, driven, ancestors, corrected, stacked, stacked[:, 1:], switches, unreached, aims, still)
 
 
 def refuse_driven(result: Any, driven: dict[str, str]) -> None:
@@ -279,7 +300,7 @@ class _Writer:
             values = core_channels.quaternion_to_rotation(mode, rotation)
             for i in range(width):
                 animdata.write_keys(self.curve(control, prop, i), frames, values[:, i])
-            if control not in self.rig.no_location:
+            if control not in self.rig.no_location and control not in self.plan.still:
                 for i in range(3):
                     animdata.write_keys(self.curve(control, "location", i), frames, location[:, i])
 
@@ -303,8 +324,9 @@ def key_controls(
     writer = _Writer(obj, channels, rig, plan)
     writer.switches(frames)
     basis = np.tile(np.eye(4), (t, n, 1, 1))
-    fixed = np.array([c in rig.no_location for c in plan.controls])
+    fixed = np.array([c in rig.no_location or c in plan.still for c in plan.controls])
     lengths = np.array([rig.lengths[d] for d in plan.corrected])
+    aimed = np.array([i + 1 in plan.aims for i in range(len(plan.corrected))])  # their own bones bend as Rigify blends
     names = plan.controls + plan.corrected
     tolerance = 1e-4 * rig.height
     try:
@@ -312,13 +334,17 @@ def key_controls(
             writer.write(basis, frames)
             evaluated = _evaluate(obj, frames, names)
             now, bones = evaluated[:, :n], evaluated[:, n:]
-            residual = controls.position_errors(bones, plan.corrected_targets, lengths)
+            residual = controls.position_errors(bones[:, ~aimed], plan.corrected_targets[:, ~aimed], lengths[~aimed])
             step(min(1.0, (iteration + 1) / (MAX_STEPS + 1)))
             if residual.max() < tolerance or iteration == MAX_STEPS:
                 break
             wanted = np.empty_like(now)
             wanted[:, 0] = plan.targets[:, 0]
             wanted[:, 1:] = controls.wanted_poses(now[:, 1:], bones, plan.corrected_targets)
+            for c, tip in plan.aims.items():
+                base, goal = bones[:, c - 1, :3, 3], plan.corrected_targets[:, c - 1, :3, 3]
+                wanted[:, c] = controls.aimed_poses(now[:, c], base, bones[:, tip, :3, 3], goal,
+                                                    plan.corrected_targets[:, tip, :3, 3])  # fmt: skip
             corrections = plan.corrected_targets @ controls.rigid_inverse(controls.orthonormal(bones))
             basis, _ = controls.control_step(basis, now, wanted, corrections, plan.ancestors)
             basis[:, fixed, :3, 3] = 0.0

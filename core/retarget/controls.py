@@ -23,23 +23,35 @@ from ..skeleton import Skeleton
 from .root_motion import heading
 
 
-def body_skeleton(names: list[str], rest: np.ndarray, lengths: np.ndarray, ancestors: list[list[int]]) -> Skeleton:
+def body_skeleton(
+    names: list[str], rest: np.ndarray, lengths: np.ndarray, ancestors: list[list[int]], direct: np.ndarray
+) -> Skeleton:
     """The skeleton of a control rig's copy of its body (Rigify's ``ORG-`` bones), with the body's
-    hierarchy: a bone's parent is the bone whose tail meets its head (a chain, as in the metarig),
-    an ancestor in the rig first, else its nearest ancestor among ``names`` in the rig.
+    hierarchy: a bone's parent is its parent in the rig when that is among ``names``, else (a bone
+    the rig hangs under its controls: Rigify's ``ORG-spine.001``, ``ORG-palm.01.L``) the bone whose
+    tail meets its head, else the bone its head lies on, else its nearest ancestor among ``names``.
 
     rest: (J, 4, 4) armature-space rest transforms (bone axes, Y along the bone); lengths: (J,);
-    ancestors: per bone, the indices (into ``names``) of its ancestors in the rig, nearest first.
+    ancestors: per bone, the indices (into ``names``) of its ancestors in the rig, nearest first;
+    direct: (J,) bool, whether the bone's parent in the rig is among ``names``.
     Joints come out with parents first; leaf bones get an End Site at their tail.
     """
     j = len(names)
     heads, tails = rest[:, :3, 3], rest[:, :3, 3] + rest[:, :3, 1] * lengths[:, None]
     tolerance = 1e-4 * max(float(np.ptp(heads, axis=0).max()), 1e-9)
     parents = np.full(j, -1)
+    along = tails - heads
     for b in range(j):
-        meets = [k for k in np.flatnonzero(np.linalg.norm(tails - heads[b], axis=-1) < tolerance) if k != b]
-        own = [k for k in meets if k in ancestors[b]]
-        parents[b] = (own or meets or ancestors[b] or [-1])[0]
+        if direct[b] and ancestors[b]:
+            parents[b] = ancestors[b][0]
+            continue
+        # hung under the rig's controls: the bone its head lies on (a chain's tail first), as in the metarig
+        share = np.clip(np.sum((heads[b] - heads) * along, -1) / np.maximum(np.sum(along * along, -1), 1e-18), 0, 1)
+        gap = np.linalg.norm(heads + share[:, None] * along - heads[b], axis=-1)
+        gap[np.linalg.norm(tails - heads[b], axis=-1) < tolerance] = -1.0
+        gap[[k for k in range(j) if b in ancestors[k] or k == b]] = np.inf
+        k = int(np.argmin(gap))
+        parents[b] = k if gap[k] < 0.25 * max(lengths[k], tolerance) else (ancestors[b] or [-1])[0]
     order: list[int] = []
     state = np.zeros(j, dtype=int)  # 0 new, 1 visiting, 2 placed
 
@@ -164,6 +176,23 @@ def wanted_poses(evaluated: np.ndarray, driven: np.ndarray, targets: np.ndarray)
     each control and its driven bone taken from the current evaluation (``evaluated`` controls and
     ``driven`` bones, (T, n, 4, 4)): targets · driven⁻¹ · evaluated."""
     return targets @ rigid_inverse(orthonormal(driven)) @ orthonormal(evaluated)
+
+
+def aimed_poses(
+    evaluated: np.ndarray, base: np.ndarray, tip: np.ndarray, base_target: np.ndarray, tip_target: np.ndarray
+) -> np.ndarray:
+    """(T, 4, 4) poses of a control that spans a chain it cannot bend (Rigify's ``neck``, whose
+    middle bones the rig blends): the chain's base put on ``base_target`` and the line from its base
+    to ``tip`` turned by the shortest arc onto the line to ``tip_target``; the twist about it kept.
+
+    evaluated: (T, 4, 4) the control's evaluated pose; base, tip, base_target, tip_target: (T, 3)
+    evaluated and wanted positions of the chain's base and of the bone past its end.
+    """
+    swing = quat.to_matrix(quat.between(tip - base, tip_target - base_target))
+    out = np.array(orthonormal(evaluated), copy=True)
+    out[:, :3, :3] = swing @ out[:, :3, :3]
+    out[:, :3, 3] = base_target + (swing @ (evaluated[:, :3, 3] - base)[..., None])[..., 0]
+    return out
 
 
 def basis_channels(basis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
