@@ -49,7 +49,8 @@ SWITCH, FK = "IK_FK", 1.0  # Rigify's IK/FK blend: 0 IK, 1 FK
 ORG, DEF = "ORG-", "DEF-"
 _SIDE = re.compile(r"^(.*?)((?:[._-][LRlr])?(?:\.\d{3})?)$")
 _PROPERTY = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\["((?:[^"\\]|\\.)*)"\]$')
-MAX_STEPS = 6
+MAX_STEPS = 6  # fixed-point steps at most (each one evaluates every frame)
+TOLERANCE = 1e-3  # ORG bones within this share of the rig's height end the steps
 
 
 def _matrices(bones: Any) -> dict[str, np.ndarray]:
@@ -328,7 +329,7 @@ def key_controls(
     lengths = np.array([rig.lengths[d] for d in plan.corrected])
     aimed = np.array([i + 1 in plan.aims for i in range(len(plan.corrected))])  # their own bones bend as Rigify blends
     names = plan.controls + plan.corrected
-    tolerance = 1e-4 * rig.height
+    tolerance = TOLERANCE * rig.height
     try:
         for iteration in range(MAX_STEPS + 1):
             writer.write(basis, frames)
@@ -359,7 +360,7 @@ def summary(figures: dict) -> str:
     """The report's row for a control rig: controls keyed, switches, how close the ORG bones came."""
     switches = f", {SWITCH} keyed to FK on {len(figures['switches'])} limbs" if figures["switches"] else ""
     return (
-        f"keyed {figures['controls']} controls ({figures['keys']} keys){switches}; "
+        f"keyed {figures['controls']} controls ({figures['keys']} keys, {figures['steps'] + 1} passes){switches}; "
         f"bones within {100 * figures['residual_share']:.2g}% of height of the retarget"
     )
 
@@ -371,7 +372,7 @@ def notes(plan: ControlPlan, figures: dict, extract: bool) -> list[str]:
     if plan.unreached:
         out.append(f"no control sets {len(plan.unreached)} mapped bones, left as the rig poses them: "
                    + ", ".join(plan.unreached[:6]) + ("…" if len(plan.unreached) > 6 else ""))  # fmt: skip
-    if figures["residual_share"] > 1e-3:
+    if figures["residual_share"] > TOLERANCE:
         out.append(f"the controls leave a bone {100 * figures['residual_share']:.2g}% of height from the retarget")
     if extract:
         out.append("Extract Keyframes is not applied on a control rig: its controls keep a key on every frame")
