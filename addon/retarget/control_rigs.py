@@ -112,16 +112,21 @@ def _switches(obj: Any, driven: str) -> list[str]:
 class ControlRig:
     """What a control rig needs from Blender, read before the retarget (no Blender data in it).
 
-    controls: every control found, with the ORG bone it sets (``driven``; "" for the torso), in the
-    armature's bone order (parents first); rest: (4, 4) rest transforms (armature space) of the
-    controls, the ORG bones and their DEF counterparts; parents: each bone's parent chain names
-    (for :func:`_ancestors`); modes, connected, locked: per control; switches: ORG bone → the
-    bones holding its IK/FK switch; height: the rig's rest height (armature units).
+    controls: every control found, parents first, each with the bone whose evaluated pose it sets
+    (``driven``) and the ORG bone whose retargeted pose that bone must take (``goals``): an FK control
+    sets its ORG bone (``thigh_fk.L`` → ``ORG-thigh.L``), an IK control the bone the ORG bone copies
+    in IK (``hand_ik.L`` → ``MCH-upper_arm_ik_target.L``, goal ``ORG-hand.L``); the torso and the
+    poles have no driven bone (their poses are computed); poles: pole control → (upper, lower, end)
+    ORG bones of its limb; rest: (4, 4) rest transforms (armature space); chains: each control's
+    rig ancestors; modes, no_location (connected or locked), parent_space (controls whose location
+    is in the parent's space: the rotation (3, 3) taking bone-frame offsets there); switches: ORG
+    bone → the bones holding its IK/FK switch; lengths: ORG bone lengths; height: rest height.
     """
 
     name: str
     controls: list[str]
     driven: list[str]
+    goals: list[str]
     rest: dict[str, np.ndarray]
     chains: dict[str, list[str]]
     modes: dict[str, str]
@@ -131,13 +136,16 @@ class ControlRig:
     height: float
     skeleton: Any = None  # core Skeleton of the ORG bones with the body's hierarchy (the retarget's target)
     blocked: set[str] = field(default_factory=set)  # bones whose rotation constraints set (or not inherited)
+    poles: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    parent_space: dict[str, np.ndarray] = field(default_factory=dict)
     pelvis: str = "ORG-spine"
 
 
 @dataclass
 class ControlPlan:
-    """The controls one retarget keys (:meth:`ControlRig.plan`): names, their ORG bones, the nearest
-    corrected ancestor of each, and their targets (T, n, 4, 4) (the core's part, no Blender data)."""
+    """The controls one retarget keys (:func:`plan_controls`): names, the bones they set, the nearest
+    corrected ancestor of each, and their targets (T, n, 4, 4) (the core's part, no Blender data).
+    Controls with no driven bone (torso, poles) take their target pose outright."""
 
     controls: list[str]
     driven: list[str]
@@ -149,6 +157,35 @@ class ControlPlan:
     unreached: list[str] = field(default_factory=list)
     aims: dict[int, int] = field(default_factory=dict)  # control index → corrected bone its chain reaches
     still: set[str] = field(default_factory=set)  # controls keyed in rotation only (the aimed controls place them)
+    ik: list[str] = field(default_factory=list)  # the IK controls matched to the FK pose
+
+
+def _ik_of(obj: Any, org: str, fk: str) -> tuple[str, str] | None:
+    """(IK control, the bone ``org`` copies in IK) by Rigify's naming (``<name>_ik<side>``) and the
+    ORG bone's own Copy Transforms, or None."""
+    bones = obj.data.bones
+    base, suffix = _SIDE.match(org[len(ORG) :]).groups()
+    control = f"{base}_ik{suffix}"
+    if control not in bones:
+        return None
+    for constraint in obj.pose.bones[org].constraints:
+        target = getattr(constraint, "subtarget", "")
+        if constraint.type == "COPY_TRANSFORMS" and target and target != fk and target in bones:
+            # an IK chain's root (upper_arm_ik.L) is posed by the IK solver: not matched here
+            solved = any(c.type == "IK" for b in bones[target].children for c in obj.pose.bones[b.name].constraints)
+            return None if solved else (control, target)
+    return None
+
+
+def _limb_of(bones: Any, org: str) -> tuple[str, str, str] | None:
+    """(upper, lower, end) ORG bones of the limb starting at ``org``: its connected ORG child and that one's."""
+    chain = [org]
+    for _ in range(2):
+        nxt = [c.name for c in bones[chain[-1]].children if c.use_connect and c.name.startswith(ORG)]
+        if not nxt:
+            return None
+        chain.append(nxt[0])
+    return chain[0], chain[1], chain[2]
 
 
 def read_control_rig(obj: Any) -> ControlRig | None:
@@ -156,21 +193,42 @@ def read_control_rig(obj: Any) -> ControlRig | None:
     if not is_rigify(obj):
         return None
     bones = obj.data.bones
-    found = [(c, org) for org in (b.name for b in bones if b.name.startswith(ORG)) if (c := _control_of(org, bones))]
+    triples, poles = [], {}
+    for org in (b.name for b in bones if b.name.startswith(ORG)):
+        control = _control_of(org, bones)
+        if control is None:
+            continue
+        triples.append((control, org, org))
+        if control.endswith(_SIDE.match(org[len(ORG) :]).group(2)) and "_fk" in control:
+            if ik := _ik_of(obj, org, control):
+                triples.append((ik[0], ik[1], org))
+            base, suffix = _SIDE.match(org[len(ORG) :]).groups()
+            pole, limb = f"{base}_ik_target{suffix}", _limb_of(bones, org)
+            if pole in bones and limb is not None and f"{base}_ik{suffix}" in bones:
+                poles[pole] = limb
+                triples.append((pole, "", org))
     order = {b.name: i for i, b in enumerate(bones)}
     depth = {b.name: len(b.parent_recursive) for b in bones}
-    found.sort(key=lambda p: (depth[p[0]], order[p[0]]))
-    pairs = [(TORSO, "")] + found
-    names = {c for c, _ in pairs} | {o for _, o in found} | {DEF + o[len(ORG) :] for _, o in found}
-    names &= set(bones.keys())
+    triples.sort(key=lambda p: (depth[p[0]], order[p[0]]))
+    triples = [(TORSO, "", "")] + triples
+    names = {c for c, _, _ in triples} | {g for _, _, g in triples if g}
     rest = {n: np.array(bones[n].matrix_local, dtype=float) for n in names}
-    chains = {c: [p.name for p in bones[c].parent_recursive] for c, _ in pairs}
+    chains = {c: [p.name for p in bones[c].parent_recursive] for c, _, _ in triples}
     pose = obj.pose.bones
-    modes = {c: pose[c].rotation_mode for c, _ in pairs}
-    no_location = {c for c, _ in pairs if bones[c].use_connect or all(pose[c].lock_location)}
+    modes = {c: pose[c].rotation_mode for c, _, _ in triples}
+    no_location = {c for c, _, _ in triples if bones[c].use_connect or all(pose[c].lock_location)}
+    parent_space = {}
+    for c, _, _ in triples:
+        if not bones[c].use_local_location:
+            parent = bones[c].parent
+            local = np.array(bones[c].matrix_local, dtype=float)
+            if parent is not None:
+                local = np.linalg.inv(np.array(parent.matrix_local, dtype=float)) @ local
+            parent_space[c] = local[:3, :3]
     heads = np.array([b.head_local for b in bones])
-    switches = {o: _switches(obj, o) for _, o in found}
-    lengths = {o: bones[o].length for _, o in found}
+    goals = {g for _, _, g in triples if g}
+    switches = {o: _switches(obj, o) for o in goals}
+    lengths = {o: bones[o].length for o in goals}
     orgs = [b for b in bones if b.name.startswith(ORG)]
     index = {b.name: i for i, b in enumerate(orgs)}
     skeleton = controls.body_skeleton(
@@ -180,9 +238,10 @@ def read_control_rig(obj: Any) -> ControlRig | None:
         [[index[o] for p in b.parent_recursive if (o := _as_org(p.name, index))] for b in orgs],
         np.array([b.parent is not None and _as_org(b.parent.name, index) is not None for b in orgs]),
     )
-    return ControlRig(obj.name, [c for c, _ in pairs], [o for _, o in pairs], rest, chains, modes, no_location,
-                      switches, lengths, float(np.ptp(heads[:, 2])) or 1.0, skeleton,
-                      set(driving_constraints(obj)) | {b.name for b in bones if not b.use_inherit_rotation})  # fmt: skip
+    return ControlRig(obj.name, [c for c, _, _ in triples], [d for _, d, _ in triples], [g for _, _, g in triples],
+                      rest, chains, modes, no_location, switches, lengths, float(np.ptp(heads[:, 2])) or 1.0, skeleton,
+                      set(driving_constraints(obj)) | {b.name for b in bones if not b.use_inherit_rotation}, poles,
+                      parent_space)  # fmt: skip
 
 
 def _as_org(name: str, orgs: dict) -> str | None:
@@ -211,28 +270,34 @@ def body_map(mapping: dict[str, str] | None, rig: ControlRig) -> dict[str, str] 
 
 
 def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
-    """The controls to key for a retarget ``result`` (core RetargetResult on the rig's skeleton) and
-    their targets: the mapped ORG bones, the torso from the pelvis. Raises ValueError when the pelvis is not reached."""
+    """The controls to key for a retarget ``result`` (core RetargetResult on the rig's body skeleton)
+    and their targets: the controls of the mapped ORG bones, the torso from the pelvis, the poles
+    from their limbs. Raises ValueError when the pelvis is not mapped."""
     sk = result.motion.skeleton
     mapped = set(result.mapping)
     pos, rot = forward_kinematics(sk, result.motion.translations, result.motion.rotations)
     world = controls.matrices(pos, rot)
+    if rig.pelvis not in mapped:
+        raise ValueError(f"'{rig.name}': the pelvis ('{rig.pelvis}') is not mapped, so its controls cannot be placed")
 
-    def target(org: str) -> np.ndarray | None:
-        return world[:, sk.index(org)] if org in mapped else None
+    def target(control: str, goal: str) -> np.ndarray | None:
+        if control == TORSO:
+            pelvis = world[:, sk.index(rig.pelvis)]
+            return controls.torso_targets(pelvis, rig.rest[rig.pelvis], rig.rest[TORSO], result.up)
+        if control in rig.poles:
+            limb = rig.poles[control]
+            if not all(b in mapped for b in limb):
+                return None
+            upper, lower, end = (world[:, sk.index(b)] for b in limb)
+            return controls.pole_targets(upper, lower, end, rig.rest[limb[0]], rig.rest[limb[1]], rig.rest[control])
+        return world[:, sk.index(goal)] if goal in mapped else None
 
     chosen, driven, targets = [], [], []
-    for control, org in zip(rig.controls, rig.driven):
-        if org and (t := target(org)) is not None:
+    for control, bone, goal in zip(rig.controls, rig.driven, rig.goals):
+        if (t := target(control, goal)) is not None:
             chosen.append(control)
-            driven.append(org)
+            driven.append(bone)
             targets.append(t)
-    if rig.pelvis not in driven:
-        raise ValueError(f"'{rig.name}': the pelvis ('{rig.pelvis}') is not mapped, so its "
-                         "controls cannot be placed")  # fmt: skip
-    pelvis = targets[driven.index(rig.pelvis)]
-    torso = controls.torso_targets(pelvis, rig.rest[rig.pelvis], rig.rest[TORSO], result.up)
-    chosen, driven, targets = [TORSO, *chosen], ["", *driven], [torso, *targets]
     corrected = [d for d in driven if d]
     ancestors = np.full(len(chosen), -1)
     for i, control in enumerate(chosen):  # the nearest corrected ancestor the control follows rigidly
@@ -245,13 +310,18 @@ def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
                 break
             if bone in rig.blocked:
                 break
-    switches = sorted({s for d in corrected for s in rig.switches.get(d, ())})
-    unreached = sorted(b for b in mapped if b not in corrected)
+    goals = {g for c, g in zip(rig.controls, rig.goals) if c in chosen and g}
+    switches = sorted({s for g in goals for s in rig.switches.get(g, ())})
+    unreached = sorted(b for b in mapped if b not in goals)
     aims = {chosen.index(c): corrected.index(driven[chosen.index(t)]) for c, t in AIMS.items()
             if c in chosen and t in chosen}  # fmt: skip
     stacked = np.stack(targets, axis=1)
-    still = {chosen[t + 1] for t in aims.values()}
-    return ControlPlan(chosen, driven, ancestors, corrected, stacked, stacked[:, 1:], switches, unreached, aims, still)
+    has = np.array([bool(d) for d in driven])
+    still = {chosen[[i for i, d in enumerate(driven) if d][t]] for t in aims.values()}
+    ik = [c for c, d, g in zip(chosen, driven, [rig.goals[rig.controls.index(c)] for c in chosen])
+          if c in rig.poles or (d and d != g and c != TORSO)]  # fmt: skip
+    return ControlPlan(chosen, driven, ancestors, corrected, stacked, stacked[:, has], switches, unreached, aims,
+                       still, ik)  # fmt: skip
 
 
 def refuse_driven(result: Any, driven: dict[str, str]) -> None:
@@ -296,6 +366,8 @@ class _Writer:
     def write(self, basis: np.ndarray, frames: np.ndarray) -> None:
         for c, control in enumerate(self.plan.controls):
             location, rotation = controls.basis_channels(basis[:, c])
+            if control in self.rig.parent_space:  # a location in the parent's space, not the bone's
+                location = location @ self.rig.parent_space[control].T
             mode = self.rig.modes[control]
             prop, width = core_channels.rotation_property(mode)
             values = core_channels.quaternion_to_rotation(mode, rotation)
@@ -326,8 +398,13 @@ def key_controls(
     writer.switches(frames)
     basis = np.tile(np.eye(4), (t, n, 1, 1))
     fixed = np.array([c in rig.no_location or c in plan.still for c in plan.controls])
-    lengths = np.array([rig.lengths[d] for d in plan.corrected])
-    aimed = np.array([i + 1 in plan.aims for i in range(len(plan.corrected))])  # their own bones bend as Rigify blends
+    has = np.array([bool(d) for d in plan.driven])
+    goals = [rig.goals[rig.controls.index(c)] for c, d in zip(plan.controls, plan.driven) if d]
+    lengths = np.array([rig.lengths[g] for g in goals])
+    aimed = np.zeros(len(plan.corrected), dtype=bool)  # their own bones bend as Rigify blends
+    aimed[[int(np.sum(has[:c])) for c in plan.aims]] = True
+    matched = np.array([c in plan.ik for c, d in zip(plan.controls, plan.driven) if d], dtype=bool)  # IK, not played
+    playing = ~aimed & ~matched
     names = plan.controls + plan.corrected
     tolerance = TOLERANCE * rig.height
     try:
@@ -335,15 +412,16 @@ def key_controls(
             writer.write(basis, frames)
             evaluated = _evaluate(obj, frames, names)
             now, bones = evaluated[:, :n], evaluated[:, n:]
-            residual = controls.position_errors(bones[:, ~aimed], plan.corrected_targets[:, ~aimed], lengths[~aimed])
+            errors = controls.position_errors(bones, plan.corrected_targets, lengths)
+            residual, ik_residual = errors[:, playing], errors[:, matched]
             step(min(1.0, (iteration + 1) / (MAX_STEPS + 1)))
             if residual.max() < tolerance or iteration == MAX_STEPS:
                 break
-            wanted = np.empty_like(now)
-            wanted[:, 0] = plan.targets[:, 0]
-            wanted[:, 1:] = controls.wanted_poses(now[:, 1:], bones, plan.corrected_targets)
+            wanted = np.array(plan.targets, copy=True)  # the torso and the poles: their poses outright
+            wanted[:, has] = controls.wanted_poses(now[:, has], bones, plan.corrected_targets)
             for c, tip in plan.aims.items():
-                base, goal = bones[:, c - 1, :3, 3], plan.corrected_targets[:, c - 1, :3, 3]
+                own = int(np.sum(has[:c]))  # the control's own bone among the corrected ones
+                base, goal = bones[:, own, :3, 3], plan.corrected_targets[:, own, :3, 3]
                 wanted[:, c] = controls.aimed_poses(now[:, c], base, bones[:, tip, :3, 3], goal,
                                                     plan.corrected_targets[:, tip, :3, 3])  # fmt: skip
             corrections = plan.corrected_targets @ controls.rigid_inverse(controls.orthonormal(bones))
@@ -353,12 +431,15 @@ def key_controls(
         scene.frame_set(current)
     keys = sum(len(fc.keyframe_points) for fc in writer.curves.values())
     return {"steps": iteration, "residual": float(residual.max()), "residual_share": float(residual.max() / rig.height),
-            "keys": keys, "controls": n, "curves": len(writer.curves), "switches": list(plan.switches)}  # fmt: skip
+            "keys": keys, "controls": n, "curves": len(writer.curves), "switches": list(plan.switches),
+            "ik": list(plan.ik), "ik_residual_share": float(ik_residual.max(initial=0.0) / rig.height)}  # fmt: skip
 
 
 def summary(figures: dict) -> str:
     """The report's row for a control rig: controls keyed, switches, how close the ORG bones came."""
     switches = f", {SWITCH} keyed to FK on {len(figures['switches'])} limbs" if figures["switches"] else ""
+    if figures.get("ik"):
+        switches += f" ({len(figures['ik'])} IK controls matched to it)"
     return (
         f"keyed {figures['controls']} controls ({figures['keys']} keys, {figures['steps'] + 1} passes){switches}; "
         f"bones within {100 * figures['residual_share']:.2g}% of height of the retarget"

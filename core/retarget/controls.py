@@ -195,6 +195,32 @@ def aimed_poses(
     return out
 
 
+def pole_targets(
+    upper: np.ndarray,
+    lower: np.ndarray,
+    end: np.ndarray,
+    upper_rest: np.ndarray,
+    lower_rest: np.ndarray,
+    pole_rest: np.ndarray,
+) -> np.ndarray:
+    """(T, 4, 4) poses of an IK pole control matched to a limb's pose (upper, lower, end: (T, 4, 4)
+    the limb's bones): out from the middle joint, away from the line between the limb's ends, at its
+    rest distance; where the limb is straight, its rest offset turned with the upper bone. The pole
+    keeps its rest orientation."""
+    mid, top, tip = lower[:, :3, 3], upper[:, :3, 3], end[:, :3, 3]
+    offset = pole_rest[:3, 3] - lower_rest[:3, 3]
+    line = tip - top
+    share = np.sum((mid - top) * line, -1) / np.maximum(np.sum(line * line, -1), 1e-18)
+    out_dir = mid - (top + share[:, None] * line)
+    turned = ((upper @ rigid_inverse(upper_rest))[:, :3, :3] @ offset[:, None])[..., 0]
+    norm = np.linalg.norm(out_dir, axis=-1, keepdims=True)
+    straight = norm < 1e-3 * np.linalg.norm(line, axis=-1, keepdims=True)
+    direction = np.where(straight, turned, out_dir / np.maximum(norm, 1e-18) * np.linalg.norm(offset))
+    out = np.repeat(pole_rest[None], len(upper), axis=0)
+    out[:, :3, 3] = mid + direction
+    return out
+
+
 def basis_channels(basis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(locations (T, 3), quaternions (T, 4) kept in one hemisphere) of local poses (T, 4, 4)."""
     return basis[:, :3, 3].copy(), quat.make_continuous(quat.from_matrix(basis[:, :3, :3]))

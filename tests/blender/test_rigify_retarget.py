@@ -83,6 +83,15 @@ def retargeted():
     out["meta_points"] = world_points(metarig, frames, [p[0] for p in pairs])
     heads, tails = world_points(rig, frames, [p[1] for p in pairs]), world_points(rig, frames, [p[2] for p in pairs])
     out["rig_points"] = np.stack((heads[:, :, 0], tails[:, :, 1]), axis=2)
+    switches = [fc for fc in animdata.object_channels(rig).fcurves if fc.data_path.endswith('["IK_FK"]')]
+    for fc in switches:  # the animator switches the limbs to IK: the matched IK controls play
+        fc.keyframe_points.foreach_set("co", [v for k in animdata.read_keys(fc) for v in (k[0], 0.0)])
+        fc.update()
+    heads, tails = world_points(rig, frames, [p[1] for p in pairs]), world_points(rig, frames, [p[2] for p in pairs])
+    out["ik_points"] = np.stack((heads[:, :, 0], tails[:, :, 1]), axis=2)
+    for fc in switches:
+        fc.keyframe_points.foreach_set("co", [v for k in animdata.read_keys(fc) for v in (k[0], 1.0)])
+        fc.update()
     heads = np.array([b.head_local for b in metarig.data.bones] + [b.tail_local for b in metarig.data.bones])
     out["height"] = float(np.ptp(heads[:, 2]))
     return out
@@ -115,14 +124,15 @@ def test_controls_are_keyed_and_switched_to_fk(retargeted):
     named = {"torso", "hips", "chest", "neck", "head"}
     for side in "LR":
         named |= {f"{b}_fk.{side}" for b in ("upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe")}
-        named.add(f"shoulder.{side}")
+        named |= {f"{b}.{side}" for b in ("shoulder", "hand_ik", "foot_ik", "toe_ik", "upper_arm_ik_target")}
+        named.add(f"thigh_ik_target.{side}")
     assert named <= keyed, named - keyed
     assert not {b for b in keyed if b.startswith(("DEF-", "ORG-", "MCH-"))}  # nothing keyed that constraints drive
     for bone in ("thigh_parent.L", "thigh_parent.R", "upper_arm_parent.L", "upper_arm_parent.R"):
         fcurve = paths[f'pose.bones["{bone}"]["IK_FK"]']
         assert animdata.read_keys(fcurve)[:, 1].min() == pytest.approx(1.0)  # FK: the keyed FK controls play
     report = retargeted["rig_report"]
-    assert "controls" in report and "IK_FK keyed to FK on 4 limbs" in report
+    assert "IK_FK keyed to FK on 4 limbs (10 IK controls matched to it)" in report
     print(report)
     print(f"seconds: metarig {retargeted['meta_seconds']:.1f}, rig {retargeted['rig_seconds']:.1f}")
 
@@ -145,3 +155,15 @@ def test_constraint_driven_bones_are_refused(retargeted):
     assert after.keys() == before.keys() and all(np.array_equal(before[k], after[k]) for k in before)
     constraint.mute = True  # a muted constraint drives nothing
     assert bpy.ops.mocap.retarget("INVOKE_DEFAULT") == {"FINISHED"}
+
+
+def test_switching_to_ik_keeps_hands_and_feet(retargeted):
+    """The IK hand and foot controls are matched to the FK pose: switched to IK, the hands and feet
+    stay where FK put them (the elbows and knees may turn about the limb: the IK chain's own
+    rotation is not matched)."""
+    fk, ik, pairs = retargeted["rig_points"], retargeted["ik_points"], retargeted["pairs"]
+    distance = np.linalg.norm(fk - ik, axis=-1) / retargeted["height"]
+    ends = [i for i, p in enumerate(pairs) if p[0].split(".")[0] in ("hand", "foot")]
+    print(f"IK vs FK: hands and feet within {100 * distance[:, ends, 0].max():.2f}% of height, every bone "
+          f"{100 * distance.max():.2f}%")  # fmt: skip
+    assert distance[:, ends, 0].max() < 0.01
