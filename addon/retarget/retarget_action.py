@@ -91,8 +91,10 @@ class RetargetReport:
 
 
 def auto_bone_map(source: Any, target: Any) -> dict[str, str]:
-    """Automatic bone map target bone → source bone of two armature objects."""
-    return auto_map(skeleton_from_armature(source), skeleton_from_armature(target))
+    """Automatic bone map target bone → source bone of two armature objects (on a control rig, of
+    the body Retarget solves on: :mod:`.control_rigs`)."""
+    rig = control_rigs.read_control_rig(target)
+    return auto_map(skeleton_from_armature(source), skeleton_from_armature(target) if rig is None else rig.skeleton)
 
 
 def fill_bone_map(collection: Any, target: Any, mapping: dict[str, str]) -> int:

@@ -123,12 +123,6 @@ def orthonormal(m: np.ndarray) -> np.ndarray:
     return out
 
 
-def follow(world: np.ndarray, rest_from: np.ndarray, rest_to: np.ndarray) -> np.ndarray:
-    """Transforms (T, 4, 4) of a bone rigidly attached to another: the other's transforms ``world``
-    (T, 4, 4), both bones' rest transforms (4, 4). (An ORG bone from its DEF bone's pose.)"""
-    return world @ (rigid_inverse(rest_from) @ rest_to)
-
-
 def torso_targets(pelvis: np.ndarray, pelvis_rest: np.ndarray, torso_rest: np.ndarray, up: np.ndarray) -> np.ndarray:
     """(T, 4, 4) poses of a torso control: its rest pivot carried by the pelvis (``pelvis`` (T, 4, 4),
     ``pelvis_rest`` (4, 4)) and its rest orientation turned by the pelvis's heading about ``up`` (3,)

@@ -131,6 +131,10 @@ def test_controls_are_keyed_and_switched_to_fk(retargeted):
     for bone in ("thigh_parent.L", "thigh_parent.R", "upper_arm_parent.L", "upper_arm_parent.R"):
         fcurve = paths[f'pose.bones["{bone}"]["IK_FK"]']
         assert animdata.read_keys(fcurve)[:, 1].min() == pytest.approx(1.0)  # FK: the keyed FK controls play
+    # the Bone Map panel's Auto-Map pairs the body's ORG bones, and the map then retargets the same
+    source, rig = retargeted["source"], retargeted["rig"]
+    mapping = import_module(PACKAGE + ".addon.retarget.retarget_action").auto_bone_map(source, rig)
+    assert mapping["ORG-thigh.L"] == "LeftUpLeg" and all(b.startswith("ORG-") for b in mapping)
     report = retargeted["rig_report"]
     assert "IK_FK keyed to FK on 4 limbs (10 IK controls matched to it)" in report
     print(report)
