@@ -8,7 +8,8 @@ Labelling a skeleton, in order (later steps only fill labels still missing, neve
 
 1. the naming convention that matches the most names, on a tie the largest share of its
    table (:data:`CONVENTIONS`: CMU cgspeed, CMU 3ds Max, CMU ASF, Bandai Namco, Mixamo,
-   Rigify (``DEF-``, ``ORG-`` or metarig names), Unreal UE4/UE5 mannequin, Character
+   Rigify (``ORG-``, ``DEF-`` or metarig names; a generated rig's ``ORG-`` bones first, its copy of
+   the metarig that the controls are keyed from), Unreal UE4/UE5 mannequin, Character
    Creator / iClone, Xsens MVN, Perception Neuron, Unity humanoid, VRM, Daz Genesis, 3ds Max
    Biped; Blender's BVH importer keeps the file's names). Names compare without case,
    without a namespace (``mixamorig:``, ``mixamorig7_``) and with Biped's ``Bip001`` read as

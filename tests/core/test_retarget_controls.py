@@ -111,3 +111,21 @@ def test_forward_kinematics_and_matrices_agree():
     local = np.linalg.inv(m[:, p]) @ m[:, child]
     assert np.allclose(local[:, :3, 3], sk.rest_translations[child], atol=1e-12)
     assert np.allclose(controls.rigid_inverse(m) @ m, np.eye(4), atol=1e-12)
+
+
+def test_pole_goes_out_from_the_bent_joint_at_its_rest_distance():
+    y_to = lambda d: quat.between(np.array([0.0, 1.0, 0.0]), np.asarray(d, dtype=float))  # noqa: E731
+    upper_rest = transform(y_to([0, 0, -1]), [0.0, 0.0, 1.0])
+    lower_rest = transform(y_to([0, 0, -1]), [0.0, 0.0, 0.55])
+    pole_rest = transform(quat.identity(), [0.0, -0.4, 0.55])  # in front of the knee
+    # a bent knee (forward), and a straight leg turned by 90° about the vertical
+    knee = np.array([[0.0, -0.2, 0.55], [0.0, 0.0, 0.55]])
+    turn = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array([0.0, np.pi / 2]))
+    upper = transform(quat.multiply(turn, y_to([0, 0, -1])), [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    upper[0, :3, :3] = quat.to_matrix(y_to(knee[0] - [0.0, 0.0, 1.0]))
+    lower = transform(quat.multiply(turn, y_to([0, 0, -1])), knee)
+    end = transform(quat.multiply(turn, y_to([0, 0, -1])), [[0.0, 0.0, 0.1], [0.0, 0.0, 0.1]])
+    poles = controls.pole_targets(upper, lower, end, upper_rest, lower_rest, pole_rest)
+    assert np.allclose(poles[0, :3, 3], knee[0] + [0.0, -0.4, 0.0], atol=1e-12)  # out from the bend
+    assert np.allclose(poles[1, :3, 3], knee[1] + [0.4, 0.0, 0.0], atol=1e-12)  # the rest offset, turned
+    assert np.allclose(poles[:, :3, :3], pole_rest[:3, :3])
