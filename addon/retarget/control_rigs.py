@@ -141,6 +141,8 @@ class ControlRig:
     blocked: set[str] = field(default_factory=set)  # bones whose rotation constraints set (or not inherited)
     poles: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     parent_space: dict[str, np.ndarray] = field(default_factory=dict)
+    twists: dict[str, str] = field(default_factory=dict)  # IK chain root → the ORG bone at the limb's end
+    parents: dict[str, str] = field(default_factory=dict)  # IK chain root → its parent (its pose before the IK)
     pelvis: str = "ORG-spine"
 
 
@@ -161,11 +163,14 @@ class ControlPlan:
     aims: dict[int, int] = field(default_factory=dict)  # control index → corrected bone its chain reaches
     still: set[str] = field(default_factory=set)  # controls keyed in rotation only (the aimed controls place them)
     ik: list[str] = field(default_factory=list)  # the IK controls matched to the FK pose
+    twists: dict[int, np.ndarray] = field(default_factory=dict)  # IK chain root → (T, 3) its limb's end
 
 
-def _ik_of(obj: Any, org: str, fk: str) -> tuple[str, str] | None:
-    """(IK control, the bone ``org`` copies in IK) by Rigify's naming (``<name>_ik<side>``) and the
-    ORG bone's own Copy Transforms, or None."""
+def _ik_of(obj: Any, org: str, fk: str) -> tuple[str, str, bool] | None:
+    """(IK control, the bone it sets, whether it is an IK chain's root) by Rigify's naming
+    (``<name>_ik<side>``) and the ORG bone's own Copy Transforms, or None. The bone it sets is the
+    one ``org`` copies in IK; for a chain's root (``upper_arm_ik.L``, which the IK solver swings),
+    the next bone of the chain (``MCH-forearm_ik.L``): the root's rotation turns the chain's plane."""
     bones = obj.data.bones
     base, suffix = _SIDE.match(org[len(ORG) :]).groups()
     control = f"{base}_ik{suffix}"
@@ -174,9 +179,10 @@ def _ik_of(obj: Any, org: str, fk: str) -> tuple[str, str] | None:
     for constraint in obj.pose.bones[org].constraints:
         target = getattr(constraint, "subtarget", "")
         if constraint.type == "COPY_TRANSFORMS" and target and target != fk and target in bones:
-            # an IK chain's root (upper_arm_ik.L) is posed by the IK solver: not matched here
-            solved = any(c.type == "IK" for b in bones[target].children for c in obj.pose.bones[b.name].constraints)
-            return None if solved else (control, target)
+            for child in bones[target].children:
+                if any(c.type == "IK" for c in obj.pose.bones[child.name].constraints):
+                    return control, child.name, True
+            return control, target, False
     return None
 
 
@@ -196,17 +202,21 @@ def read_control_rig(obj: Any) -> ControlRig | None:
     if not is_rigify(obj):
         return None
     bones = obj.data.bones
-    triples, poles = [], {}
+    triples, poles, twists = [], {}, {}
     for org in (b.name for b in bones if b.name.startswith(ORG)):
         control = _control_of(org, bones)
         if control is None:
             continue
         triples.append((control, org, org))
         if control.endswith(_SIDE.match(org[len(ORG) :]).group(2)) and "_fk" in control:
-            if ik := _ik_of(obj, org, control):
-                triples.append((ik[0], ik[1], org))
             base, suffix = _SIDE.match(org[len(ORG) :]).groups()
             pole, limb = f"{base}_ik_target{suffix}", _limb_of(bones, org)
+            if ik := _ik_of(obj, org, control):
+                if not ik[2]:
+                    triples.append((ik[0], ik[1], org))
+                elif limb is not None:  # the chain's root: its next bone on the lower ORG bone, turned about the limb
+                    triples.append((ik[0], ik[1], limb[1]))
+                    twists[ik[0]] = limb[2]
             if pole in bones and limb is not None and f"{base}_ik{suffix}" in bones:
                 poles[pole] = limb
                 triples.append((pole, "", org))
@@ -215,6 +225,7 @@ def read_control_rig(obj: Any) -> ControlRig | None:
     triples.sort(key=lambda p: (depth[p[0]], order[p[0]]))
     triples = [(TORSO, "", "")] + triples
     names = {c for c, _, _ in triples} | {g for _, _, g in triples if g}
+    names |= {bones[c].parent.name for c in twists if bones[c].parent is not None}
     rest = {n: np.array(bones[n].matrix_local, dtype=float) for n in names}
     chains = {c: [p.name for p in bones[c].parent_recursive] for c, _, _ in triples}
     pose = obj.pose.bones
@@ -244,7 +255,7 @@ def read_control_rig(obj: Any) -> ControlRig | None:
     return ControlRig(obj.name, [c for c, _, _ in triples], [d for _, d, _ in triples], [g for _, _, g in triples],
                       rest, chains, modes, no_location, switches, lengths, float(np.ptp(heads[:, 2])) or 1.0, skeleton,
                       set(driving_constraints(obj)) | {b.name for b in bones if not b.use_inherit_rotation}, poles,
-                      parent_space)  # fmt: skip
+                      parent_space, twists, {c: bones[c].parent.name for c in twists})  # fmt: skip
 
 
 def _as_org(name: str, orgs: dict) -> str | None:
@@ -302,6 +313,8 @@ def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
                 return None
             upper, lower, end = (world[:, sk.index(b)] for b in limb)
             return controls.pole_targets(upper, lower, end, rig.rest[limb[0]], rig.rest[limb[1]], rig.rest[control])
+        if control in rig.twists and rig.twists[control] not in mapped:
+            return None
         return world[:, sk.index(goal)] if goal in mapped else None
 
     chosen, driven, targets = [], [], []
@@ -332,8 +345,9 @@ def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
     still = {chosen[[i for i, d in enumerate(driven) if d][t]] for t in aims.values()}
     ik = [c for c, d, g in zip(chosen, driven, [rig.goals[rig.controls.index(c)] for c in chosen])
           if c in rig.poles or (d and d != g and c != TORSO)]  # fmt: skip
+    twists = {chosen.index(c): world[:, sk.index(end), :3, 3] for c, end in rig.twists.items() if c in chosen}
     return ControlPlan(chosen, driven, ancestors, corrected, stacked, stacked[:, has], switches, unreached, aims,
-                       still, ik)  # fmt: skip
+                       still, ik, twists)  # fmt: skip
 
 
 def refuse_driven(result: Any, driven: dict[str, str]) -> None:
@@ -417,13 +431,19 @@ def key_controls(
     aimed[[int(np.sum(has[:c])) for c in plan.aims]] = True
     matched = np.array([c in plan.ik for c, d in zip(plan.controls, plan.driven) if d], dtype=bool)  # IK, not played
     playing = ~aimed & ~matched
-    names = plan.controls + plan.corrected
+    roots = [c for c in plan.twists]  # IK chain roots: their pose before the IK comes from their parents
+    parents = [rig.parents[plan.controls[c]] for c in roots]
+    names = plan.controls + plan.corrected + parents
     tolerance = TOLERANCE * rig.height
     try:
         for iteration in range(MAX_STEPS + 1):
             writer.write(basis, frames)
             evaluated = _evaluate(obj, frames, names)
-            now, bones = evaluated[:, :n], evaluated[:, n:]
+            now, bones = evaluated[:, :n], evaluated[:, n : n + len(plan.corrected)]
+            for k, c in enumerate(roots):  # the IK solver moved the root: take its pose before the IK
+                control = plan.controls[c]
+                above = evaluated[:, n + len(plan.corrected) + k] @ np.linalg.inv(rig.rest[parents[k]])
+                now[:, c] = above @ rig.rest[control] @ basis[:, c]
             errors = controls.position_errors(bones, plan.corrected_targets, lengths)
             residual, ik_residual = errors[:, playing], errors[:, matched]
             step(min(1.0, (iteration + 1) / (MAX_STEPS + 1)))
@@ -436,6 +456,10 @@ def key_controls(
                 base, goal = bones[:, own, :3, 3], plan.corrected_targets[:, own, :3, 3]
                 wanted[:, c] = controls.aimed_poses(now[:, c], base, bones[:, tip, :3, 3], goal,
                                                     plan.corrected_targets[:, tip, :3, 3])  # fmt: skip
+            for c, end in plan.twists.items():
+                own = int(np.sum(has[:c]))
+                wanted[:, c] = controls.turned_poses(now[:, c], now[:, c, :3, 3], end, bones[:, own, :3, 3],
+                                                     plan.corrected_targets[:, own, :3, 3])  # fmt: skip
             corrections = plan.corrected_targets @ controls.rigid_inverse(controls.orthonormal(bones))
             basis, _ = controls.control_step(basis, now, wanted, corrections, plan.ancestors)
             basis[:, fixed, :3, 3] = 0.0

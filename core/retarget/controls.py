@@ -189,6 +189,26 @@ def aimed_poses(
     return out
 
 
+def turned_poses(
+    evaluated: np.ndarray, pivot: np.ndarray, end: np.ndarray, joint: np.ndarray, joint_target: np.ndarray
+) -> np.ndarray:
+    """(T, 4, 4) poses of an IK chain's root turned about the line from ``pivot`` to ``end`` (T, 3)
+    so that the chain's middle joint (``joint`` (T, 3), as evaluated) comes round to the side of
+    ``joint_target`` (T, 3): the IK solver keeps the ends, the turn chooses the chain's plane."""
+    axis = end - pivot
+    axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), 1e-18)
+
+    def across(p: np.ndarray) -> np.ndarray:
+        v = p - pivot
+        return v - np.sum(v * axis, -1, keepdims=True) * axis
+
+    turn = quat.to_matrix(quat.between(across(joint), across(joint_target)))
+    out = np.array(orthonormal(evaluated), copy=True)
+    out[:, :3, :3] = turn @ out[:, :3, :3]
+    out[:, :3, 3] = pivot + (turn @ (evaluated[:, :3, 3] - pivot)[..., None])[..., 0]
+    return out
+
+
 def pole_targets(
     upper: np.ndarray,
     lower: np.ndarray,

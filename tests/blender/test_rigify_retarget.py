@@ -136,7 +136,7 @@ def test_controls_are_keyed_and_switched_to_fk(retargeted):
     mapping = import_module(PACKAGE + ".addon.retarget.retarget_action").auto_bone_map(source, rig)
     assert mapping["ORG-thigh.L"] == "LeftUpLeg" and all(b.startswith("ORG-") for b in mapping)
     report = retargeted["rig_report"]
-    assert "IK_FK keyed to FK on 4 limbs (10 IK controls matched to it)" in report
+    assert "IK_FK keyed to FK on 4 limbs (14 IK controls matched to it)" in report
     print(report)
     print(f"seconds: metarig {retargeted['meta_seconds']:.1f}, rig {retargeted['rig_seconds']:.1f}")
 
@@ -162,12 +162,13 @@ def test_constraint_driven_bones_are_refused(retargeted):
 
 
 def test_switching_to_ik_keeps_hands_and_feet(retargeted):
-    """The IK hand and foot controls are matched to the FK pose: switched to IK, the hands and feet
-    stay where FK put them (the elbows and knees may turn about the limb: the IK chain's own
-    rotation is not matched)."""
+    """The IK controls are matched to the FK pose: switched to IK, the hands and feet stay where FK
+    put them, and the IK chains turn so the elbows and knees come close (measured 3 % of height at
+    worst: a knee on 02_01)."""
     fk, ik, pairs = retargeted["rig_points"], retargeted["ik_points"], retargeted["pairs"]
     distance = np.linalg.norm(fk - ik, axis=-1) / retargeted["height"]
     ends = [i for i, p in enumerate(pairs) if p[0].split(".")[0] in ("hand", "foot")]
     print(f"IK vs FK: hands and feet within {100 * distance[:, ends, 0].max():.2f}% of height, every bone "
           f"{100 * distance.max():.2f}%")  # fmt: skip
     assert distance[:, ends, 0].max() < 0.01
+    assert distance.max() < 0.05
