@@ -129,3 +129,19 @@ def test_pole_goes_out_from_the_bent_joint_at_its_rest_distance():
     assert np.allclose(poles[0, :3, 3], knee[0] + [0.0, -0.4, 0.0], atol=1e-12)  # out from the bend
     assert np.allclose(poles[1, :3, 3], knee[1] + [0.4, 0.0, 0.0], atol=1e-12)  # the rest offset, turned
     assert np.allclose(poles[:, :3, :3], pole_rest[:3, :3])
+
+
+def test_turned_root_brings_the_middle_joint_round_and_keeps_the_ends():
+    t = 3
+    root = transform(random_rotations(t), RNG.normal(size=(t, 3)))
+    pivot, end = root[:, :3, 3], RNG.normal(size=(t, 3))
+    joint = pivot + RNG.normal(size=(t, 3))
+    # the wanted joint: the joint turned about the pivot–end line by some angle
+    axis = (end - pivot) / np.linalg.norm(end - pivot, axis=-1, keepdims=True)
+    spin = quat.to_matrix(quat.from_axis_angle(axis, np.array([0.5, -2.0, 3.0])))
+    goal = pivot + (spin @ (joint - pivot)[..., None])[..., 0]
+    turned = controls.turned_poses(root, pivot, end, joint, goal)
+    moved = turned @ np.linalg.inv(root)
+    carried = (moved @ np.append(joint, np.ones((t, 1)), 1)[..., None])[..., :3, 0]
+    assert np.allclose(carried, goal, atol=1e-9)
+    assert np.allclose((moved @ np.append(end, np.ones((t, 1)), 1)[..., None])[..., :3, 0], end, atol=1e-9)
