@@ -337,7 +337,8 @@ def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
                 break
     goals = {g for c, g in zip(rig.controls, rig.goals) if c in chosen and g}
     switches = sorted({s for g in goals for s in rig.switches.get(g, ())})
-    unreached = sorted(b for b in mapped if b not in goals)
+    blended = {ORG + name for name, control in SPINE.items() if not control}  # Rigify places them between
+    unreached = sorted(b for b in mapped if b not in goals and b not in blended)
     aims = {chosen.index(c): corrected.index(driven[chosen.index(t)]) for c, t in AIMS.items()
             if c in chosen and t in chosen}  # fmt: skip
     stacked = np.stack(targets, axis=1)
