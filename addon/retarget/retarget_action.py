@@ -36,6 +36,7 @@ from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
 from ..common.spaces import metres_per_unit, object_alignment
+from . import control_rigs
 
 
 @dataclass
@@ -62,6 +63,7 @@ class RetargetReport:
     speed: Any = None  # writes a speed in the target's armature units per second (the scene's units)
     kilograms: Any = None  # writes a mass in kg in the scene's units
     metres: Any = None  # writes a length in metres in the scene's units
+    controls: dict = field(default_factory=dict)  # control_rigs.key_controls figures (empty: bones keyed)
 
     def lines(self) -> list[str]:
         """The report as rows: what was retargeted, foot skating, the action written, physics, keyframes."""
@@ -74,6 +76,8 @@ class RetargetReport:
             before, after = (speed(self.figures[k]) for k in ("skating_before", "skating_after"))
             rows.append(f"foot skating {before} → {after}")
         rows.append(f"new action '{self.result_action}'")
+        if self.controls:
+            rows.append(control_rigs.summary(self.controls))
         if self.physics:
             rows.extend(physics_lines(self.physics, self.kilograms, self.metres))
         if self.physics_image:
@@ -87,8 +91,10 @@ class RetargetReport:
 
 
 def auto_bone_map(source: Any, target: Any) -> dict[str, str]:
-    """Automatic bone map target bone → source bone of two armature objects."""
-    return auto_map(skeleton_from_armature(source), skeleton_from_armature(target))
+    """Automatic bone map target bone → source bone of two armature objects (on a control rig, of
+    the body Retarget solves on: :mod:`.control_rigs`)."""
+    rig = control_rigs.read_control_rig(target)
+    return auto_map(skeleton_from_armature(source), skeleton_from_armature(target) if rig is None else rig.skeleton)
 
 
 def fill_bone_map(collection: Any, target: Any, mapping: dict[str, str]) -> int:
@@ -279,6 +285,7 @@ class RetargetOutcome:
     physics: Any = None  # core.physics.apply outcome (None: no physics)
     values: dict | None = None  # the target's channel values (T,) (with keyframes to extract)
     keys: Any = None  # core.keyframes ChannelExtraction of the result (None: a key on every frame)
+    controls: Any = None  # control_rigs.ControlPlan on a control rig (None: the bones are keyed)
 
 
 @dataclass
@@ -301,6 +308,8 @@ class PreparedRetarget:
     layout: Any = None  # the target's channel layout and held channels (with keyframes to extract)
     held: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # found while reading, for the report
+    controls: Any = None  # control_rigs.ControlRig of a control rig (Rigify's), else None
+    driven: dict = field(default_factory=dict)  # bones constraints drive on any other rig (control_rigs)
 
     def work(self, progress: Callable[[float], None] | None = None) -> RetargetOutcome:
         """Retarget, then the physics when asked, then the figures; progress: share done, 0–1."""
@@ -308,6 +317,8 @@ class PreparedRetarget:
         motion = self.clip.motion
         result = retarget(motion, self.skeleton, self.mapping, self.options, alignment=self.alignment)
         result.notes[:0] = self.notes
+        if self.controls is None:
+            control_rigs.refuse_driven(result, self.driven)  # before anything is written
         step(0.3)
         outcome = None
         if self.physics is not None:
@@ -317,7 +328,9 @@ class PreparedRetarget:
         step(0.9)
         figures = retarget_metrics(motion, result)
         done = RetargetOutcome(result, figures, outcome)
-        if self.extract is not None:  # distil the motion in memory, not the curves to be written
+        if self.controls is not None:
+            done.controls = control_rigs.plan_controls(self.controls, result)
+        elif self.extract is not None:  # distil the motion in memory, not the curves to be written
             keyed = {self.skeleton.names[j] for j in result.keyed}  # the others keep their own curves
             values = result_values(result.motion, self.layout, self.held)
             done.values = {key: v for key, v in values.items() if key[0] in keyed}
@@ -335,14 +348,22 @@ class PreparedRetarget:
         if target.data.bones[root].use_connect:
             result.notes.append(f"root bone '{root}' is connected to its parent: its location is ignored by Blender")
         keyed = {skeleton.names[j] for j in result.keyed} if len(result.keyed) else set(skeleton.names)
-        channels, values = write_result(target, result.motion, clip.frames,
-                                        f"{clip.channels.action.name}_{target.name}", done.values, keyed)  # fmt: skip
+        name = f"{clip.channels.action.name}_{target.name}"
+        controlled = {}
+        if done.controls is not None:  # a control rig: an action for the controls, keyed on Blender's evaluation
+            keyed = set(done.controls.controls) | set(done.controls.switches)
+            channels, values = write_result(target, result.motion, clip.frames, name, {}, keyed)
+            controlled = control_rigs.key_controls(target, self.controls, done.controls, channels, clip.frames,
+                                                   lambda x: step(0.4 * x))  # fmt: skip
+            result.notes.extend(control_rigs.notes(done.controls, controlled, self.extract is not None))
+        else:
+            channels, values = write_result(target, result.motion, clip.frames, name, done.values, keyed)
         _record(channels.action, source, clip.channels.action.name, result, figures,
                 outcome.figures if outcome else {})  # fmt: skip
         step(0.4)
         report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name,
                                 clip.frames, len(result.pairs[0]), len(skeleton.names), result.scale, figures,
-                                result.mapping, result.notes)  # fmt: skip
+                                result.mapping, result.notes, controls=controlled)  # fmt: skip
         scene = bpy.context.scene
         report.speed = lambda v: units.armature_speed(target, v if abs(v) > 1e-9 else 0.0)  # rounding noise as 0
         report.kilograms, report.metres = (lambda kg: units.kilograms(scene, kg)), (lambda m: units.metres(scene, m))
@@ -387,12 +408,15 @@ def prepare_retarget(
         raise ValueError("the source and the target must be two different armatures")
     refuse_linked(target)  # its new action would be lost on reload
     clip = read_clip(source) if clip is None else clip
-    skeleton = skeleton_from_armature(target)
+    controls = control_rigs.read_control_rig(target)  # a control rig: retarget onto its body, key its controls
+    skeleton = skeleton_from_armature(target) if controls is None else controls.skeleton
+    mapping = mapping if controls is None else control_rigs.body_map(mapping, controls)
     alignment = object_alignment(source, target)
     notes: list[str] = []
     physics_args = _physics_args(source, target, clip, (source_unit, target_unit), notes) if physics else {}
     prepared = PreparedRetarget(source, target, clip, skeleton, mapping, options, alignment, physics, physics_args,
-                                extract, plot, start, notes=notes)  # fmt: skip
+                                extract, plot, start, notes=notes, controls=controls,
+                                driven=control_rigs.driving_constraints(target))  # fmt: skip
     if extract is not None:
         prepared.layout, prepared.held = channel_layout(target), _held_channels(target)
     return prepared

@@ -8,7 +8,8 @@ Labelling a skeleton, in order (later steps only fill labels still missing, neve
 
 1. the naming convention that matches the most names, on a tie the largest share of its
    table (:data:`CONVENTIONS`: CMU cgspeed, CMU 3ds Max, CMU ASF, Bandai Namco, Mixamo,
-   Rigify (``DEF-``, ``ORG-`` or metarig names), Unreal UE4/UE5 mannequin, Character
+   Rigify (``ORG-``, ``DEF-`` or metarig names; a generated rig's ``ORG-`` bones first, its copy of
+   the metarig that the controls are keyed from), Unreal UE4/UE5 mannequin, Character
    Creator / iClone, Xsens MVN, Perception Neuron, Unity humanoid, VRM, Daz Genesis, 3ds Max
    Biped; Blender's BVH importer keeps the file's names). Names compare without case,
    without a namespace (``mixamorig:``, ``mixamorig7_``) and with Biped's ``Bip001`` read as
@@ -82,20 +83,20 @@ CONVENTIONS: dict[str, dict[str, str | tuple[str, ...]]] = {
         "index": "{Left}HandIndex1", "thumb": "{Left}HandThumb1",
     },
     "rigify": {
-        "hips": ("DEF-spine", "ORG-spine", "spine"), "spine": ("DEF-spine.001", "ORG-spine.001", "spine.001"),
-        "spine1": ("DEF-spine.002", "ORG-spine.002", "spine.002"),
-        "chest": ("DEF-spine.003", "ORG-spine.003", "spine.003"),
-        "neck": ("DEF-spine.004", "ORG-spine.004", "spine.004"),
-        "neck1": ("DEF-spine.005", "ORG-spine.005", "spine.005"),
-        "head": ("DEF-spine.006", "ORG-spine.006", "spine.006"),
-        "shoulder": ("DEF-shoulder.{L}", "ORG-shoulder.{L}", "shoulder.{L}"),
-        "upper_arm": ("DEF-upper_arm.{L}", "ORG-upper_arm.{L}", "upper_arm.{L}"),
-        "forearm": ("DEF-forearm.{L}", "ORG-forearm.{L}", "forearm.{L}"),
-        "hand": ("DEF-hand.{L}", "ORG-hand.{L}", "hand.{L}"), "upper_leg": ("DEF-thigh.{L}", "ORG-thigh.{L}", "thigh.{L}"),
-        "lower_leg": ("DEF-shin.{L}", "ORG-shin.{L}", "shin.{L}"), "foot": ("DEF-foot.{L}", "ORG-foot.{L}", "foot.{L}"),
-        "toe": ("DEF-toe.{L}", "ORG-toe.{L}", "toe.{L}"),
-        "index": ("DEF-f_index.01.{L}", "ORG-f_index.01.{L}", "f_index.01.{L}"),
-        "thumb": ("DEF-thumb.01.{L}", "ORG-thumb.01.{L}", "thumb.01.{L}"),
+        "hips": ("ORG-spine", "DEF-spine", "spine"), "spine": ("ORG-spine.001", "DEF-spine.001", "spine.001"),
+        "spine1": ("ORG-spine.002", "DEF-spine.002", "spine.002"),
+        "chest": ("ORG-spine.003", "DEF-spine.003", "spine.003"),
+        "neck": ("ORG-spine.004", "DEF-spine.004", "spine.004"),
+        "neck1": ("ORG-spine.005", "DEF-spine.005", "spine.005"),
+        "head": ("ORG-spine.006", "DEF-spine.006", "spine.006"),
+        "shoulder": ("ORG-shoulder.{L}", "DEF-shoulder.{L}", "shoulder.{L}"),
+        "upper_arm": ("ORG-upper_arm.{L}", "DEF-upper_arm.{L}", "upper_arm.{L}"),
+        "forearm": ("ORG-forearm.{L}", "DEF-forearm.{L}", "forearm.{L}"),
+        "hand": ("ORG-hand.{L}", "DEF-hand.{L}", "hand.{L}"), "upper_leg": ("ORG-thigh.{L}", "DEF-thigh.{L}", "thigh.{L}"),
+        "lower_leg": ("ORG-shin.{L}", "DEF-shin.{L}", "shin.{L}"), "foot": ("ORG-foot.{L}", "DEF-foot.{L}", "foot.{L}"),
+        "toe": ("ORG-toe.{L}", "DEF-toe.{L}", "toe.{L}"),
+        "index": ("ORG-f_index.01.{L}", "DEF-f_index.01.{L}", "f_index.01.{L}"),
+        "thumb": ("ORG-thumb.01.{L}", "DEF-thumb.01.{L}", "thumb.01.{L}"),
     },
     "unreal": {
         "hips": "pelvis", "spine": "spine_01", "spine1": "spine_02", "chest": ("spine_05", "spine_04", "spine_03"),
