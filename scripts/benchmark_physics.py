@@ -111,6 +111,7 @@ def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
         "frames_per_wall_second": motion.n_frames / wall,
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "torque_worse": rep["torque_worse"],
+        "torque_causes": rep["torque_causes"],
         "after_worst_joint_ratios": {
             body.skeleton.names[j]: float(ratios[:, j].max()) for j in np.flatnonzero(ratios.max(axis=0) > 1.0)
         },
@@ -143,6 +144,16 @@ def markdown(results: dict) -> str:
     loads = [r["load_average"] for r in results.values() if r.get("load_average") is not None]
     if loads:
         lines.append(f"\nLoad average during the runs: {min(loads):.1f}–{max(loads):.1f} (2-core machine).")
+    for name, r in results.items():
+        causes = r.get("torque_causes", [])
+        if causes:
+            kinds = {}
+            for c in causes:
+                kinds.setdefault(c["cause"], []).append(
+                    f"{c['frame']} {c['joint']} {c['ratio']:.2f} (still {c['static']:.2f})"
+                )
+            text = "; ".join(f"{k} ({len(v)}): {', '.join(v)}" for k, v in kinds.items())
+            lines.append(f"\n{name}: joint-frames still over a torque limit, by cause: {text}")
     for name, r in results.items():
         worse = r.get("torque_worse", [])
         if worse:

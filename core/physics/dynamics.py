@@ -65,6 +65,7 @@ class Kinematics(NamedTuple):
     alpha: np.ndarray
     inertia_local: np.ndarray
     fps: float
+    spin: np.ndarray | None = None  # Ḣ (T, J, 3) N·m when computed (:func:`body_torques`)
 
     @property
     def inertia(self) -> np.ndarray:
@@ -75,7 +76,10 @@ class Kinematics(NamedTuple):
     def inertia_times(self, v: np.ndarray, local: bool = False) -> np.ndarray:
         """I·v (T, J, 3) for world vectors v (T, J, 3) (local=True: v already in the joint frames, result too)."""
         vl = v if local else quat.rotate(quat.conjugate(self.joint_rot), v)
-        out = np.einsum("jab,...jb->...ja", self.inertia_local, vl)
+        i = self.inertia_local
+        out = np.stack(
+            [i[:, a, 0] * vl[..., 0] + i[:, a, 1] * vl[..., 1] + i[:, a, 2] * vl[..., 2] for a in range(3)], -1
+        )
         return out if local else quat.rotate(self.joint_rot, out)
 
 
@@ -100,11 +104,14 @@ def segment_kinematics(
     conj = quat.conjugate(q)
     omega = 2.0 * quat.multiply(dq, conj)[..., 1:]
     alpha = 2.0 * quat.multiply(ddq, conj)[..., 1:]
-    return Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps)
+    kin = Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps)
+    return kin._replace(spin=body_torques(kin))
 
 
 def body_torques(kin: Kinematics) -> np.ndarray:
     """Ḣ = Iα + ω × Iω (T, J, 3), N·m: rate of change of each body's spin angular momentum."""
+    if kin.spin is not None:
+        return kin.spin
     inverse = quat.conjugate(kin.joint_rot)
     omega, alpha = quat.rotate(inverse, kin.omega), quat.rotate(inverse, kin.alpha)  # in the joint frames
     local = kin.inertia_times(alpha, local=True) + np.cross(omega, kin.inertia_times(omega, local=True))
@@ -170,7 +177,9 @@ def zmp(kin: Kinematics, body: BodyModel, ground: float, free_fall: float = FREE
 
 def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dict[int, tuple[int | None, np.ndarray]]:
     """Per foot joint: its toe joint (or None) and the toe tip (T, 3): the toe's End Site, else the
-    toe joint, else the foot's own End Site or the foot joint (feet from :func:`core.limbs.find_feet`)."""
+    point of the toe's subtree (joints and End Sites: toe ends, single toes) farthest ahead of the
+    foot (a rig whose toe ends are bones, as Mixamo's and Character Creator's), else the foot's own
+    End Site or the foot joint (feet from :func:`core.limbs.find_feet`)."""
     try:
         feet = list(find_feet(skeleton, up).values())
     except ValueError:
@@ -184,10 +193,25 @@ def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dic
                 tip = ends[:, int(np.flatnonzero(skeleton.end_site_parents == j)[0])]
                 break
             if j is not None and j == toe:
-                tip = pos[:, toe]
+                tip = _farthest_below(skeleton, pos, ends, toe, pos[:, foot], up)
                 break
         out[int(foot)] = (toe, tip)
     return out
+
+
+def _farthest_below(
+    skeleton, pos: np.ndarray, ends: np.ndarray | None, joint: int, origin: np.ndarray, up
+) -> np.ndarray:
+    """(T, 3) the point of ``joint``'s subtree (its joints and End Sites) farthest from ``origin``
+    (T, 3) along the ground on average over the frames (one point for the whole clip)."""
+    below = skeleton.subtree(joint)
+    points = [pos[:, below]]
+    if ends is not None and len(skeleton.end_site_parents):
+        points.append(ends[:, below[skeleton.end_site_parents]])
+    points = np.concatenate(points, axis=1)  # (T, P, 3)
+    d = points - origin[:, None]
+    d -= (d @ up)[..., None] * up
+    return points[:, int(np.argmax(np.linalg.norm(d, axis=-1).mean(axis=0)))]
 
 
 def ground_height(motion: Motion, contacts: Contacts, world=None) -> float:

@@ -204,6 +204,30 @@ def torque_regressions(before: Analysis, after: Analysis, body: BodyModel, toler
     ]
 
 
+def torque_causes(after: Analysis, body: BodyModel, edge: int, free_fall: float = FREE_FALL) -> list[dict]:
+    """Why each joint-frame still over its torque limit is over it, computed on the result.
+
+    Returns one dict per joint-frame over its limit, in frame order: ``frame``, ``joint``, ``ratio``
+    (|τ|/limit), ``static`` (the ratio of the same pose held still: gravity and the ground alone,
+    no velocity or acceleration) and ``cause``: "gravity alone" when ``static`` is over 1 (no motion
+    near this pose helps), "clip edge" within ``edge`` frames of the clip's first or last frame
+    (derivatives from a one-sided window: the accelerations extrapolate), else "dynamics" (the
+    accelerations of the motion, which the solver traded against balance and closeness).
+    """
+    kin = after.kin
+    zero = np.zeros_like(kin.vel)
+    still = kin._replace(vel=zero, acc=zero, omega=zero, alpha=zero, spin=zero)
+    static = torque_ratios(inverse_dynamics(still, body, after.support, free_fall).torques, body)
+    ratios = torque_ratios(after.torques, body)
+    t = len(ratios)
+    out = []
+    for f, j in zip(*np.nonzero(ratios > 1.0)):
+        cause = "gravity alone" if static[f, j] > 1.0 else "clip edge" if min(f, t - 1 - f) < edge else "dynamics"
+        out.append({"frame": int(f), "joint": body.skeleton.names[j], "ratio": float(ratios[f, j]),
+                    "static": float(static[f, j]), "cause": cause})  # fmt: skip
+    return out
+
+
 def combine_reports(reports: list[dict]) -> dict:
     """The figures of several stretches of one clip (each a :func:`report`) as one :func:`report`.
 

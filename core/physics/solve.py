@@ -53,6 +53,11 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    objective. Joint-frames still over a torque limit and further over than in the input are
    named in the report (``torque_worse``: the guard on the torque constraint).
 
+7. Torque guard (:func:`_guard_torques`): joint-frames over their limit and further over than in
+   the input are blended back towards the (planted) input with a smooth 0.3 s bump, a quarter more
+   each round, kept only while that leaves fewer such frames and no fewer contact frames with the
+   ZMP inside; what remains is reported with its cause (:func:`.metrics.torque_causes`).
+
 Speed: the plans' Jacobians dominate. Each is C·D finite-difference columns (C colours, D = 2),
 realised and measured in batches (:class:`_Batch`: the copies one after another, planted in one
 call, analysed with ``clips``), and a plan computes one Jacobian for all its Gauss–Newton steps
@@ -92,7 +97,16 @@ from .derivatives import window_half
 from .displacement import bspline_basis, displace, displacement_curve, evaluate, n_controls
 from .dynamics import FREE_FALL, body_torques, torque_ratios
 from .errors import PhysicsError
-from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report, torque_regressions
+from .metrics import (
+    Analysis,
+    analyse,
+    ballistic_bridge,
+    ballistic_fit,
+    flight_phases,
+    report,
+    torque_causes,
+    torque_regressions,
+)
 from .metrics import series as physics_series
 from .progress import as_progress
 from .support import to_ground
@@ -120,6 +134,8 @@ class PhysicsOptions:
     plan_jacobian_every: int = 6  # Gauss–Newton iterations per fresh Jacobian (between: the last one, new residuals)
     polish_iterations: int = 4  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
     polish_torque_weight: float = 0.1  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
+    torque_guard: int = 4  # rounds of the torque guard (0: none): worse joint-frames blended back to the input
+    guard_width: float = 0.3  # seconds of the guard's blend around such a frame
     polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
@@ -333,6 +349,7 @@ class _Goals:
         self.zmp_valid = sup.any & ~an.free_fall & opts.balance
         self.zmp_plan = np.where(self.zmp_valid[:, None], to_ground(an.zmp, sup.basis), 0.0)
         self.zmp_goal = np.where(self.zmp_valid[:, None], sup.project(self.zmp_plan, 0.0), 0.0)
+        self.zmp_valid &= np.all(np.isfinite(self.zmp_goal), axis=1)  # a degenerate polygon (a toe box of no size)
         # Reduced torque measure: body and ground forces of the reference held fixed.
         limited = [j for r in ("hip", "knee", "ankle", "spine") for j in body.roles.get(r, [])]
         self.tau_joints = np.array(sorted(set(limited)), dtype=int)
@@ -470,8 +487,12 @@ class _Filter:
         if not h_rows:
             return x, P
         h = np.concatenate(h_rows, axis=1)
-        r = np.diag(np.concatenate(r_rows)) * opts.stiffness
-        return self.ukf.update_sigmas(x, P, sigmas, h, np.concatenate(z_rows), r)
+        z = np.concatenate(z_rows)
+        use = np.isfinite(z) & np.all(np.isfinite(h), axis=0)  # a goal that cannot be measured is left out
+        if not use.any():
+            return x, P
+        r = np.diag(np.concatenate(r_rows)[use]) * opts.stiffness
+        return self.ukf.update_sigmas(x, P, sigmas, h[:, use], z[use], r)
 
     def _torque_rows(self, t: int, pos: np.ndarray, com_parts: np.ndarray, rows) -> None:
         g, u = self.goals, self.body.unit
@@ -601,6 +622,52 @@ def _turn_about_com(motion: Motion, com: np.ndarray, rotvec: np.ndarray) -> Moti
     return out
 
 
+def _guard_torques(
+    motion: Motion, an: Analysis, planted: Motion, before: Analysis, contacts, feet, body, opts, measure: dict
+) -> tuple[Motion, Analysis]:
+    """Module step 7, the guard on the torque constraint: around every joint-frame over its limit
+    and further over than in the input (:func:`.metrics.torque_regressions`), the result is
+    blended back towards the input (``planted``, its feet planted the same way) with a smooth bump
+    ``guard_width`` seconds wide, a quarter more each round, until no such frame is left or
+    ``torque_guard`` rounds are done; a round is kept only when it leaves fewer such frames and no
+    fewer contact frames with the ZMP inside."""
+    t = motion.n_frames
+    half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
+    bump = smoothstep_bump(half)
+    level = np.zeros(t)
+    best, best_an = motion, an
+    worse = torque_regressions(before, an, body)
+    inside = report(an, body, motion)["zmp_inside_share"]
+    for _ in range(opts.torque_guard):
+        if not worse:
+            break
+        want = np.zeros(t)
+        for w in worse:
+            f = w["frame"]
+            lo, hi = max(f - half, 0), min(f + half + 1, t)
+            want[lo:hi] = np.maximum(want[lo:hi], bump[lo - f + half : hi - f + half])
+        level = np.minimum(level + 0.25 * want, 1.0)
+        trial = planted.copy()
+        trial.translations = motion.translations + level[:, None, None] * (planted.translations - motion.translations)
+        trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
+        if opts.plant:
+            trial = plant_feet(trial, feet)
+        trial_an = analyse(trial, contacts, body, **measure)
+        trial_worse = torque_regressions(before, trial_an, body)
+        trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
+        if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9:
+            best, best_an, worse = trial, trial_an, trial_worse
+        else:
+            break
+    return best, best_an
+
+
+def smoothstep_bump(half: int) -> np.ndarray:
+    """(2·half + 1,) weights rising from 0 to 1 at the centre and back, smoothstep-shaped."""
+    x = 1.0 - np.abs(np.arange(-half, half + 1)) / (half + 1)
+    return x * x * (3 - 2 * x)
+
+
 def _final_flight(
     motion: Motion, an: Analysis, contacts, feet, body: BodyModel, opts: PhysicsOptions, measure: dict, rounds: int = 2
 ) -> tuple[Motion, Analysis]:
@@ -672,7 +739,8 @@ def physics_retarget(
     from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
     filter, smoothing; not the final metrics), the key frames filtered and the options, and
     ``torque_worse``: the joint-frames over a torque limit that the input had under it or less far
-    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held).
+    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
+    ``torque_causes``: every joint-frame still over its limit with why (:func:`.metrics.torque_causes`).
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
@@ -694,6 +762,7 @@ def physics_retarget(
             out = plant_feet(motion, feet)
             step.tick()
             an = analyse(out, contacts, body, **measure)
+        planted = out
         passes = max(opts.passes, 1)
         polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
         end = 0.75 if polish else 0.97
@@ -716,12 +785,15 @@ def physics_retarget(
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
             out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99), boost)
             an = analyse(out, contacts, body, **measure)
+        if opts.torques and opts.torque_guard:
+            out, an = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
     seconds = time.perf_counter() - start
     after = an
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
         "torque_worse": torque_regressions(before, after, body),
+        "torque_causes": torque_causes(after, body, window_half(opts.smooth, motion.fps, 3), opts.free_fall),
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),
