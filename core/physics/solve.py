@@ -134,6 +134,7 @@ class PhysicsOptions:
     plan_jacobian_every: int = 6  # Gauss–Newton iterations per fresh Jacobian (between: the last one, new residuals)
     polish_iterations: int = 4  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
     polish_torque_weight: float = 0.1  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
+    zmp_target: float = 0.99  # below this share of contact frames with the ZMP inside, the final plan runs once more
     torque_guard: int = 4  # rounds of the torque guard (0: none): worse joint-frames blended back to the input
     guard_width: float = 0.3  # seconds of the guard's blend around such a frame
     polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
@@ -783,8 +784,17 @@ def physics_retarget(
             ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
             worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99), boost)
+            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost)
             an = analyse(out, contacts, body, **measure)
+            if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
+                # Balance not yet where it must be: one more final plan on a fresh Jacobian, kept if better.
+                again, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(0.95, 0.99), boost)
+                again_an = analyse(again, contacts, body, **measure)
+                was, now = report(an, body, out), report(again_an, body, again)
+                if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(
+                    was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
+                ):
+                    out, an = again, again_an
         if opts.torques and opts.torque_guard:
             out, an = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
     seconds = time.perf_counter() - start
