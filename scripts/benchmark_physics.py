@@ -1,15 +1,21 @@
-"""Benchmark of physics-aware retargeting on real captures (plain Python, no Blender).
+"""Benchmark of physics-aware retargeting on real captures and rigs (plain Python, no Blender).
 
-    python scripts/benchmark_physics.py RESULTS_DIR [--mocap ../shared/mocap] [--clips walk jump ...]
+    python scripts/benchmark_physics.py RESULTS_DIR [--mocap ../shared/mocap] [--clips walk_02_01 mixamo_02_01 ...]
 
 The paper's setting (Jin et al. 2014): a 60 kg source retargeted to a 1.4× taller, 90 kg
-character. Until the geometric retargeter lands, the "retargeted" motion is the capture with
-its skeleton offsets and root path scaled by 1.4 (same timing). For each clip it runs
-:func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
+character. The CMU rows are the capture with its skeleton offsets and root path scaled by 1.4
+(same timing); the rig rows retarget the CMU walk onto the Mixamo and Character Creator
+skeletons of the shared captures (:func:`core.retarget.pipeline.retarget`, the rig's own size:
+its unit read from its size by :func:`core.physics.units.likely_unit`, 90 kg). For each clip it
+runs :func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
 
-- ``summary.json`` and ``summary.md``: ZMP-inside share over contact frames, torque-limit
-  violations (count, frames, worst ratio), CoM flight-path error, jerk and deviation, before
-  and after, with frames per second of the solve on one core (BLAS threads pinned to 1);
+- ``summary.json`` and ``summary.md``: every figure of issue 16, before → after: ZMP inside the
+  support polygon (share of contact frames), frames over a torque limit and the worst
+  |τ|/limit, the CoM's distance from its ballistic path in flight and the change of the angular
+  momentum in flight (RMS over its mean), jerk (and after / before), deviation (mean joint
+  displacement / stature), the joint-frames over a limit that physics made worse, and speed:
+  frames per second of the solve on one core (BLAS threads pinned to 1), per CPU second (what
+  the solve costs, whatever else the machine runs) and per wall second, with the load average;
 - ``<clip>_zmp.png``: the ZMP path over the support polygons, before and after;
 - ``<clip>_torques.png``: hip, knee and ankle torque norms against their limits, before and after.
 """
@@ -34,53 +40,78 @@ sys.path.insert(0, str(ROOT))
 
 from core.contacts import detect_contacts  # noqa: E402
 from core.io.bvh import read_bvh  # noqa: E402
+from core.limbs import standing_height  # noqa: E402
+from core.motion import Motion  # noqa: E402
 from core.physics.apply import FIGURES  # noqa: E402
 from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
 from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
 from core.physics.solve import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
+from core.physics.units import likely_unit  # noqa: E402
+from core.retarget.pipeline import retarget  # noqa: E402
 
 CMU_UNIT = 0.0254 / 0.45  # metres per CMU scene unit (ASF "length 0.45", inches)
-# name: (file, first frame, stop frame); frame 0 of the cgspeed files is a synthetic T-pose.
+# name: (file, first frame, stop frame, rig or None); frame 0 of the cgspeed files is a synthetic T-pose.
 CLIPS = {
-    "walk_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None),
-    "walk_05_01": ("cmu_bvh_cgspeed/05_01.bvh", 1, None),
-    "jump_01_01": ("cmu_bvh_cgspeed/01_01.bvh", 1, 800),
-    "dance_05_02": ("cmu_bvh_cgspeed/05_02.bvh", 1, None),
+    "walk_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None, None),
+    "walk_05_01": ("cmu_bvh_cgspeed/05_01.bvh", 1, None, None),
+    "jump_01_01": ("cmu_bvh_cgspeed/01_01.bvh", 1, 800, None),
+    "dance_05_02": ("cmu_bvh_cgspeed/05_02.bvh", 1, None, None),
+    "mixamo_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None, "mixamo/Walk-In-Circle.bvh"),
+    "cc_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None, "iclone_cc/005_06.bvh"),
 }
 
 
-def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
-    rel, first, stop = spec
+def prepare(spec: tuple, mocap: Path, args) -> tuple[Motion, Motion, float, float]:
+    """(retargeted motion, source clip, metres per unit of each) of a benchmark clip."""
+    rel, first, stop, rig = spec
     source = read_bvh(mocap / rel).frames(slice(first, stop))
-    motion = source.scaled(args.scale)
-    source_body = body_model(source.skeleton, args.source_mass, unit=CMU_UNIT)
-    body = body_model(motion.skeleton, args.target_mass, unit=CMU_UNIT)
+    if rig is None:
+        return source.scaled(args.scale), source, CMU_UNIT, CMU_UNIT
+    target = read_bvh(mocap / rig).skeleton
+    motion = retarget(source, target).motion
+    fit = likely_unit(standing_height(target, detect_contacts(motion).up))
+    if fit is None:
+        raise SystemExit(f"{rig}: no unit makes its skeleton human-sized")
+    return motion, source, fit[0], CMU_UNIT
+
+
+def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
+    motion, source, unit, source_unit = prepare(spec, mocap, args)
     contacts = detect_contacts(motion)
+    body = body_model(motion.skeleton, args.target_mass, unit=unit, up=contacts.up)
     source_contacts = with_toes(source, detect_contacts(source))
+    source_body = body_model(source.skeleton, args.source_mass, unit=source_unit, up=source_contacts.up)
     source_report = report(analyse(source, source_contacts, source_body), source_body, source)
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     result, rep = physics_retarget(motion, contacts, body, PhysicsOptions(), series=True)
-    total = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     runs = rep.pop("series")
     plot_zmp(out_dir / f"{name}_zmp.png", name, runs)
     plot_torques(out_dir / f"{name}_torques.png", name, runs)
     after = analyse(result, with_toes(motion, contacts), body, ground=runs["after"].ground)
     ratios = torque_ratios(after.torques, body)
     return {
-        "clip": rel,
+        "clip": spec[0],
+        "rig": spec[3],
+        "joints": motion.skeleton.n_joints,
         "frames": motion.n_frames,
         "fps": motion.fps,
         "source_height_m": source_body.height,
         "target_height_m": body.height,
+        "target_unit_m": body.unit,
+        "target_mass_kg": float(body.masses.sum()),
         "source_60kg": {k: source_report.get(k) for k in FIGURES},
         "before": {k: rep["before"].get(k) for k in FIGURES},
         "after": {k: rep["after"].get(k) for k in FIGURES},
         "solve_seconds": rep["seconds"],
         "frames_per_second": rep["frames_per_second"],
-        "frames_per_second_with_metrics": motion.n_frames / total,
+        "frames_per_cpu_second": motion.n_frames / cpu,
+        "frames_per_wall_second": motion.n_frames / wall,
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "torque_worse": rep["torque_worse"],
+        "torque_causes": rep["torque_causes"],
         "after_worst_joint_ratios": {
             body.skeleton.names[j]: float(ratios[:, j].max()) for j in np.flatnonzero(ratios.max(axis=0) > 1.0)
         },
@@ -89,19 +120,40 @@ def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
 
 def markdown(results: dict) -> str:
     lines = [
-        "| clip | frames | ZMP inside before → after | torque violations (frames) before → after | worst ratio "
-        "before → after | flight error m before → after | jerk m/s³ before → after | deviation | frames/s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| clip | joints | frames | ZMP inside | torque frames | worst \\|τ\\|/limit | flight CoM error mm "
+        "| flight momentum change | jerk m/s³ (after / before) | deviation | frames/s (CPU, wall) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
         b, a = r["before"], r["after"]
+        flight = b["flight_frames"] > 0
         lines.append(
-            f"| {name} | {r['frames']} | {100 * b['zmp_inside_share']:.1f} % → {100 * a['zmp_inside_share']:.1f} % "
+            f"| {name} | {r['joints']} | {r['frames']} "
+            f"| {100 * b['zmp_inside_share']:.1f} % → {100 * a['zmp_inside_share']:.1f} % "
             f"| {b['torque_violation_frames']} → {a['torque_violation_frames']} "
             f"| {b['torque_worst_ratio']:.2f} → {a['torque_worst_ratio']:.2f} "
-            f"| {b['flight_error_m']:.4f} → {a['flight_error_m']:.4f} "
-            f"| {b['jerk_m_s3']:.0f} → {a['jerk_m_s3']:.0f} | {a['deviation']:.4f} | {r['frames_per_second']:.0f} |"
+            + (
+                f"| {1000 * b['flight_error_m']:.2f} → {1000 * a['flight_error_m']:.2f} "
+                f"| {100 * b['flight_momentum_change']:.1f} % → {100 * a['flight_momentum_change']:.1f} % "
+                if flight
+                else "| — | — "
+            )
+            + f"| {b['jerk_m_s3']:.0f} → {a['jerk_m_s3']:.0f} ({a['jerk_m_s3'] / b['jerk_m_s3']:.3f}) "
+            f"| {100 * a['deviation']:.2f} % | {r['frames_per_cpu_second']:.0f}, {r['frames_per_wall_second']:.0f} |"
         )
+    loads = [r["load_average"] for r in results.values() if r.get("load_average") is not None]
+    if loads:
+        lines.append(f"\nLoad average during the runs: {min(loads):.1f}–{max(loads):.1f} (2-core machine).")
+    for name, r in results.items():
+        causes = r.get("torque_causes", [])
+        if causes:
+            kinds = {}
+            for c in causes:
+                kinds.setdefault(c["cause"], []).append(
+                    f"{c['frame']} {c['joint']} {c['ratio']:.2f} (still {c['static']:.2f})"
+                )
+            text = "; ".join(f"{k} ({len(v)}): {', '.join(v)}" for k, v in kinds.items())
+            lines.append(f"\n{name}: joint-frames still over a torque limit, by cause: {text}")
     for name, r in results.items():
         worse = r.get("torque_worse", [])
         if worse:
@@ -125,14 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     args.results.mkdir(parents=True, exist_ok=True)
     results = {}
     for name in args.clips:
-        results[name] = run_clip(name, CLIPS[name], args.mocap, args.results, args)
-        r = results[name]
+        results[name] = r = run_clip(name, CLIPS[name], args.mocap, args.results, args)
+        b, a = r["before"], r["after"]
         print(
-            f"{name}: ZMP inside {100 * r['before']['zmp_inside_share']:.1f} % → {100 * r['after']['zmp_inside_share']:.1f} %, "
-            f"torque-violation frames {r['before']['torque_violation_frames']} → {r['after']['torque_violation_frames']}, "
-            f"worst {r['before']['torque_worst_ratio']:.2f} → {r['after']['torque_worst_ratio']:.2f}, "
-            f"flight error {r['before']['flight_error_m']:.4f} → {r['after']['flight_error_m']:.4f} m, "
-            f"deviation {r['after']['deviation']:.4f}, {r['frames_per_second']:.0f} frames/s, "
+            f"{name}: ZMP inside {100 * b['zmp_inside_share']:.1f} % → {100 * a['zmp_inside_share']:.1f} %, "
+            f"torque frames {b['torque_violation_frames']} → {a['torque_violation_frames']}, "
+            f"worst {b['torque_worst_ratio']:.2f} → {a['torque_worst_ratio']:.2f}, "
+            f"flight CoM {1000 * b['flight_error_m']:.2f} → {1000 * a['flight_error_m']:.2f} mm, "
+            f"momentum change {100 * b['flight_momentum_change']:.1f} → {100 * a['flight_momentum_change']:.1f} %, "
+            f"jerk ×{a['jerk_m_s3'] / b['jerk_m_s3']:.3f}, deviation {100 * a['deviation']:.2f} %, "
+            f"{r['frames_per_cpu_second']:.0f} frames/s (CPU), {r['frames_per_wall_second']:.0f} (wall), "
             f"{len(r['torque_worse'])} joint-frames over a limit and worse than before",
             flush=True,
         )

@@ -46,6 +46,7 @@ FIGURES = (
     "flight_frames",
     "flight_error_m",
     "flight_momentum_drift",
+    "flight_momentum_change",
     "jerk_m_s3",
     "deviation",
 )

@@ -22,7 +22,11 @@ accelerate (k₀ δ̈ in length units, k₀ a CoM height over g), which keeps fl
 The Jacobians come from finite differences with colouring (as in sparse-Jacobian estimation):
 a control moves only the frames within two spacings plus the measures' derivative window
 (``reach``), so controls further apart than twice that are perturbed together and each frame's
-change is credited to the one control of that colour near it.
+change is credited to the one control of that colour near it. The caller may evaluate all the
+perturbed plans of a Jacobian in batches (``measure_many``: one realisation and one analysis of
+many copies of the clip, far less interpreter overhead per evaluation), and a Jacobian may be
+reused for several steps (``SolverOptions.jacobian_every``): each step still evaluates the exact
+measures of its trial, so the reuse costs convergence speed, never correctness of the merit.
 
 The error metric (:class:`BalanceObjective`: residuals, weights, regularisers) is kept apart
 from the algorithm that minimises it (:func:`gauss_newton`), as ACL keeps its error metric
@@ -74,31 +78,41 @@ class BalancePlan(NamedTuple):
 
 
 def coloured_jacobian(
-    f: Callable[[np.ndarray], np.ndarray], controls: np.ndarray, spacing: float, reach: float, eps: float
+    f: Callable[[np.ndarray], np.ndarray],
+    controls: np.ndarray,
+    spacing: float,
+    reach: float,
+    eps: float,
+    many: Callable[[np.ndarray], np.ndarray] | None = None,
+    base: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Finite-difference Jacobian of per-frame outputs f(controls) (T, M) with respect to B-spline
     controls (n, D) whose effect on a frame stays within ``reach`` frames of the control's peak.
 
     Returns index (T, C): the control of each colour that acts on each frame (−1: none), and
     jac (T, M, C, D): ∂f[t] / ∂controls[index[t, c], d]. Costs C·D + 1 evaluations of f, with
-    C = ⌊2·reach / spacing⌋ + 1 colours.
+    C = ⌊2·reach / spacing⌋ + 1 colours; ``many`` (E, n, D) → (E, T, M), when given, makes them
+    all in batches (the same values as f, one call per batch: far less overhead per evaluation);
+    base: f(controls) when already known (one evaluation fewer).
     """
     n, dims = controls.shape
     colours = min(int(2 * reach // spacing) + 1, n)
-    base = f(controls)
+    moved = np.repeat(controls[None], colours * dims, axis=0)
+    for c in range(colours):
+        for d in range(dims):
+            moved[c * dims + d, c::colours, d] += eps
+    if base is None:
+        base = f(controls)
+    values = many(moved) if many is not None else np.stack([f(m) for m in moved])
     t = len(base)
     peak = np.arange(n) - 1.0  # control i of the uniform cubic B-spline peaks at frame (i − 1)·spacing
     u = np.arange(t) / spacing
     index = np.empty((t, colours), dtype=int)
-    jac = np.zeros((t, base.shape[1], colours, dims))
+    jac = (values - base).reshape(colours, dims, t, -1).transpose(2, 3, 0, 1) / eps
     for c in range(colours):
         i = np.clip(np.round((u - peak[c]) / colours) * colours + c, c, None).astype(int)
         i = np.where(i >= n, i - colours, i)
         index[:, c] = np.where(np.abs(u - peak[i]) * spacing <= reach, i, -1)
-        for d in range(dims):
-            moved = controls.copy()
-            moved[c::colours, d] += eps
-            jac[:, :, c, d] = (f(moved) - base) / eps
     jac *= (index >= 0)[:, None, :, None]
     return index, jac
 
@@ -140,14 +154,20 @@ class PlanGoals:
 
 @dataclass(frozen=True)
 class SolverOptions:
-    """How the plan is solved: iterations: Gauss–Newton steps (each costs C·D + 2 evaluations,
-    see :func:`coloured_jacobian`); inner: active-set rounds per step on the linear model;
-    eps: finite-difference step, scene units; backtracks: halvings of a step before giving up."""
+    """How the plan is solved: iterations: Gauss–Newton steps (each costs one evaluation, or more
+    when the line search backtracks, plus C·D for a fresh Jacobian, see :func:`coloured_jacobian`);
+    jacobian_every: steps per fresh Jacobian (the steps between reuse the last one with the new
+    residuals and active sets: a chord method, whose line search still measures exactly);
+    inner: active-set rounds per step on the linear model; eps: finite-difference step, scene
+    units; backtracks: halvings of a step before giving up; batch_frames: frames per batched
+    evaluation of the Jacobian's columns (when the caller can batch)."""
 
     iterations: int = 3
     inner: int = 5
     eps: float = 1e-3
     backtracks: int = 4
+    batch_frames: int = 2048
+    jacobian_every: int = 1
 
 
 class BalanceObjective:
@@ -235,12 +255,15 @@ def gauss_newton(
     reach: float,
     options: SolverOptions,
     progress: Callable[[float], None] | Progress | None = None,
+    evaluate_many: Callable[[np.ndarray], list[Measures]] | None = None,
 ) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int]:
     """Minimise ``objective`` over the controls (n, D) from zero: Gauss–Newton steps on coloured
     finite-difference Jacobians, active sets that only grow (first from the measures, then from
     what the linear model says a step would push out), a backtracking line search on the merit.
 
-    evaluate_measures(controls) → :class:`Measures`; spacing, reach: see :func:`coloured_jacobian`.
+    evaluate_measures(controls) → :class:`Measures`; spacing, reach: see :func:`coloured_jacobian`;
+    evaluate_many(controls (E, n, D)) → E :class:`Measures`, the same values in one call (batches of
+    ``options.batch_frames`` frames), for the Jacobians.
     progress: called with the share done after every evaluation (the shares only grow), so a
     callback that raises stops the solve within one evaluation of the clip.
     Returns (controls, their measures, active sets, iterations run).
@@ -252,13 +275,26 @@ def gauss_newton(
 
     def measured(controls: np.ndarray) -> Measures:
         m = evaluate_measures(controls)
-        counter[1] += 1
-        share = min(counter[1] / expected, 0.99)
-        report((max(counter[0] - 1, 0) + share) / options.iterations)
+        measured_report()
         return m
 
     def flat(controls: np.ndarray) -> np.ndarray:
         return measured(controls).flat()
+
+    def flat_many(controls: np.ndarray) -> np.ndarray:
+        out = []
+        size = max(1, options.batch_frames // max(len(current.zmp), 1))
+        for start in range(0, len(controls), size):
+            ms = evaluate_many(controls[start : start + size])
+            out += [m.flat() for m in ms]
+            counter[1] += len(ms) - 1
+            measured_report()
+        return np.stack(out)
+
+    def measured_report() -> None:
+        counter[1] += 1
+        share = min(counter[1] / expected, 0.99)
+        report((max(counter[0] - 1, 0) + share) / options.iterations)
 
     def grown(active, new):
         return tuple(a | b for a, b in zip(active, new))
@@ -272,7 +308,9 @@ def gauss_newton(
         active = grown(active, objective.violations(current))
         if not any(a.any() for a in active):
             break
-        index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps)
+        if (done - 1) % max(options.jacobian_every, 1) == 0:  # else the last Jacobian, at the new residuals
+            many = flat_many if evaluate_many is not None else None
+            index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps, many, current.flat())
         for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
             a, b = objective.linearise(current, index, jac, active)
             report.tick()  # each of these is about one evaluation's work on a long clip
@@ -314,6 +352,7 @@ def plan_balance(
     fps: float = 120.0,
     dims: int = 2,
     progress: Callable[[float], None] | Progress | None = None,
+    measure_many: Callable[[np.ndarray], list[Measures]] | None = None,
 ) -> BalancePlan:
     """The :class:`BalancePlan` of a clip (module notes): :class:`BalanceObjective` minimised by
     :func:`gauss_newton`.
@@ -321,11 +360,19 @@ def plan_balance(
     realise(controls (n, D)) → motion; measure(motion) → :class:`Measures`; support: the
     clip's polygons (the feet stay planted, so they do not move with the shift); limits (L,)
     N·m of the measured torques; spacing: control spacing in frames; reach: how far in frames
-    a control's effect spreads past its peak (two spacings plus the derivative window).
+    a control's effect spreads past its peak (two spacings plus the derivative window);
+    measure_many(controls (E, n, D)) → E :class:`Measures`: realise and measure a batch at once
+    (optional, for the Jacobians; see :func:`gauss_newton`).
     """
     objective = BalanceObjective(support, limits, goals, spacing, fps, dims)
     controls, current, (zmp_active, torque_active), done = gauss_newton(
-        objective, lambda c: measure(realise(c)), spacing, reach, solver or SolverOptions(), progress
+        objective,
+        lambda c: measure(realise(c)),
+        spacing,
+        reach,
+        solver or SolverOptions(),
+        progress,
+        measure_many,
     )
     shift = evaluate(controls, len(support.flags), spacing)
     return BalancePlan(controls, shift, zmp_active, torque_active, done, current)

@@ -56,12 +56,27 @@ def savgol(x: np.ndarray, half: int, order: int, deriv: int = 0, dt: float = 1.0
     return out.reshape(x.shape)
 
 
-def derivatives(x: np.ndarray, fps: float, smooth: float = 0.1, order: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def derivatives(
+    x: np.ndarray, fps: float, smooth: float = 0.1, order: int = 3, clips: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
     """First and second time derivatives (per second, per second²) of x (T, ...) sampled at ``fps``.
 
-    smooth: Savitzky–Golay span in seconds (0: central differences, window 3, order 2).
+    smooth: Savitzky–Golay span in seconds (0: central differences, window 3, order 2);
+    clips: x holds that many clips of T / clips frames one after another, each differentiated on its own.
     """
     half = 1 if smooth <= 0 else window_half(smooth, fps, order)
     order = 2 if smooth <= 0 else order
     dt = 1.0 / fps
-    return savgol(x, half, order, 1, dt), savgol(x, half, order, 2, dt)
+    x = by_clip(np.asarray(x, dtype=float), clips)
+    return tuple(from_clips(savgol(x, half, order, k, dt)) for k in (1, 2))
+
+
+def by_clip(x: np.ndarray, clips: int) -> np.ndarray:
+    """(T / clips, clips, ...) view of x (T, ...) holding ``clips`` equal clips one after another:
+    frames along axis 0, clips along axis 1 (what :func:`savgol` and a frame scan work along)."""
+    return np.moveaxis(x.reshape(clips, len(x) // clips, *x.shape[1:]), 0, 1)
+
+
+def from_clips(x: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`by_clip`: (T / clips, clips, ...) → (T, ...)."""
+    return np.moveaxis(x, 1, 0).reshape(-1, *x.shape[2:])

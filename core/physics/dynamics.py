@@ -40,7 +40,7 @@ from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import find_feet
 from ..motion import Motion
 from .body import BodyModel, G
-from .derivatives import derivatives
+from .derivatives import by_clip, derivatives, from_clips
 from .errors import PhysicsError
 from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
 
@@ -52,7 +52,8 @@ class Kinematics(NamedTuple):
 
     joint_pos (T, J, 3) m; joint_rot (T, J, 4) world orientation; com (T, J, 3) m; vel, acc
     (T, J, 3) m/s, m/s² of each CoM; omega, alpha (T, J, 3) rad/s, rad/s² (world frame);
-    inertia (T, J, 3, 3) kg·m² world frame about each CoM; fps.
+    inertia_local (J, 3, 3) kg·m² about each CoM in the joint's frame (:attr:`inertia`: the world
+    tensors, :meth:`inertia_times`: their products with vectors without forming them); fps.
     """
 
     joint_pos: np.ndarray
@@ -62,35 +63,59 @@ class Kinematics(NamedTuple):
     acc: np.ndarray
     omega: np.ndarray
     alpha: np.ndarray
-    inertia: np.ndarray
+    inertia_local: np.ndarray
     fps: float
+    spin: np.ndarray | None = None  # Ḣ (T, J, 3) N·m when computed (:func:`body_torques`)
+
+    @property
+    def inertia(self) -> np.ndarray:
+        """(T, J, 3, 3) kg·m² world-frame inertia tensors about each CoM."""
+        r = quat.to_matrix(self.joint_rot)
+        return r @ self.inertia_local @ np.swapaxes(r, -1, -2)
+
+    def inertia_times(self, v: np.ndarray, local: bool = False) -> np.ndarray:
+        """I·v (T, J, 3) for world vectors v (T, J, 3) (local=True: v already in the joint frames, result too)."""
+        vl = v if local else quat.rotate(quat.conjugate(self.joint_rot), v)
+        i = self.inertia_local
+        out = np.stack(
+            [i[:, a, 0] * vl[..., 0] + i[:, a, 1] * vl[..., 1] + i[:, a, 2] * vl[..., 2] for a in range(3)], -1
+        )
+        return out if local else quat.rotate(self.joint_rot, out)
 
 
 def segment_kinematics(
-    motion: Motion, body: BodyModel, smooth: float = 0.1, world: tuple[np.ndarray, np.ndarray] | None = None
+    motion: Motion,
+    body: BodyModel,
+    smooth: float = 0.1,
+    world: tuple[np.ndarray, np.ndarray] | None = None,
+    clips: int = 1,
 ) -> Kinematics:
     """:class:`Kinematics` of every body of ``motion``; smooth: derivative span in seconds (0: central differences).
 
-    world: (positions (T, J, 3), rotations (T, J, 4)) from forward kinematics, if already computed.
+    world: (positions (T, J, 3), rotations (T, J, 4)) from forward kinematics, if already computed;
+    clips: the motion is that many equal clips one after another (a batch), differentiated each on its own.
     """
     pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations) if world is None else world
     pos = pos * body.unit
     com = pos + quat.rotate(rot, body.com_local * body.unit)
-    vel, acc = derivatives(com, motion.fps, smooth)
-    q = quat.make_continuous(rot, axis=0)
-    dq, ddq = derivatives(q, motion.fps, smooth)
+    vel, acc = derivatives(com, motion.fps, smooth, clips=clips)
+    q = from_clips(quat.make_continuous(by_clip(rot, clips), axis=0))
+    dq, ddq = derivatives(q, motion.fps, smooth, clips=clips)
     conj = quat.conjugate(q)
     omega = 2.0 * quat.multiply(dq, conj)[..., 1:]
     alpha = 2.0 * quat.multiply(ddq, conj)[..., 1:]
-    r = quat.to_matrix(rot)
-    inertia = r @ body.inertia_local @ np.swapaxes(r, -1, -2)
-    return Kinematics(pos, rot, com, vel, acc, omega, alpha, inertia, motion.fps)
+    kin = Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps)
+    return kin._replace(spin=body_torques(kin))
 
 
 def body_torques(kin: Kinematics) -> np.ndarray:
     """Ḣ = Iα + ω × Iω (T, J, 3), N·m: rate of change of each body's spin angular momentum."""
-    i_omega = np.einsum("...ij,...j->...i", kin.inertia, kin.omega)
-    return np.einsum("...ij,...j->...i", kin.inertia, kin.alpha) + np.cross(kin.omega, i_omega)
+    if kin.spin is not None:
+        return kin.spin
+    inverse = quat.conjugate(kin.joint_rot)
+    omega, alpha = quat.rotate(inverse, kin.omega), quat.rotate(inverse, kin.alpha)  # in the joint frames
+    local = kin.inertia_times(alpha, local=True) + np.cross(omega, kin.inertia_times(omega, local=True))
+    return quat.rotate(kin.joint_rot, local)
 
 
 def center_of_mass(kin: Kinematics, body: BodyModel) -> np.ndarray:
@@ -105,7 +130,7 @@ def momentum(kin: Kinematics, body: BodyModel) -> tuple[np.ndarray, np.ndarray]:
     linear = np.einsum("j,tjc->tc", m, kin.vel)
     c = center_of_mass(kin, body)
     v = linear / total
-    spin = np.einsum("...ij,...j->...i", kin.inertia, kin.omega).sum(axis=1)
+    spin = kin.inertia_times(kin.omega).sum(axis=1)
     orbital = np.einsum("j,tjc->tc", m, np.cross(kin.com - c[:, None], kin.vel - v[:, None]))
     return linear, orbital + spin
 
@@ -152,7 +177,9 @@ def zmp(kin: Kinematics, body: BodyModel, ground: float, free_fall: float = FREE
 
 def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dict[int, tuple[int | None, np.ndarray]]:
     """Per foot joint: its toe joint (or None) and the toe tip (T, 3): the toe's End Site, else the
-    toe joint, else the foot's own End Site or the foot joint (feet from :func:`core.limbs.find_feet`)."""
+    point of the toe's subtree (joints and End Sites: toe ends, single toes) farthest ahead of the
+    foot (a rig whose toe ends are bones, as Mixamo's and Character Creator's), else the foot's own
+    End Site or the foot joint (feet from :func:`core.limbs.find_feet`)."""
     try:
         feet = list(find_feet(skeleton, up).values())
     except ValueError:
@@ -166,10 +193,25 @@ def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dic
                 tip = ends[:, int(np.flatnonzero(skeleton.end_site_parents == j)[0])]
                 break
             if j is not None and j == toe:
-                tip = pos[:, toe]
+                tip = _farthest_below(skeleton, pos, ends, toe, pos[:, foot], up)
                 break
         out[int(foot)] = (toe, tip)
     return out
+
+
+def _farthest_below(
+    skeleton, pos: np.ndarray, ends: np.ndarray | None, joint: int, origin: np.ndarray, up
+) -> np.ndarray:
+    """(T, 3) the point of ``joint``'s subtree (its joints and End Sites) farthest from ``origin``
+    (T, 3) along the ground on average over the frames (one point for the whole clip)."""
+    below = skeleton.subtree(joint)
+    points = [pos[:, below]]
+    if ends is not None and len(skeleton.end_site_parents):
+        points.append(ends[:, below[skeleton.end_site_parents]])
+    points = np.concatenate(points, axis=1)  # (T, P, 3)
+    d = points - origin[:, None]
+    d -= (d @ up)[..., None] * up
+    return points[:, int(np.argmax(np.linalg.norm(d, axis=-1).mean(axis=0)))]
 
 
 def ground_height(motion: Motion, contacts: Contacts, world=None) -> float:

@@ -57,12 +57,15 @@ def analyse(
     heel: float = 0.25,
     width: float = 0.5,
     support: Support | None = None,
+    clips: int = 1,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
-    support: the polygons, when known (a motion whose planted feet did not move); else from the contacts.
+    support: the polygons, when known (a motion whose planted feet did not move); else from the
+    contacts. clips: the motion is that many equal clips one after another (a batch of variants
+    of one clip, ``support`` given for all of them), each differentiated on its own.
     """
-    kin = segment_kinematics(motion, body, smooth)
+    kin = segment_kinematics(motion, body, smooth, clips=clips)
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)
@@ -201,6 +204,30 @@ def torque_regressions(before: Analysis, after: Analysis, body: BodyModel, toler
     ]
 
 
+def torque_causes(after: Analysis, body: BodyModel, edge: int, free_fall: float = FREE_FALL) -> list[dict]:
+    """Why each joint-frame still over its torque limit is over it, computed on the result.
+
+    Returns one dict per joint-frame over its limit, in frame order: ``frame``, ``joint``, ``ratio``
+    (|τ|/limit), ``static`` (the ratio of the same pose held still: gravity and the ground alone,
+    no velocity or acceleration) and ``cause``: "gravity alone" when ``static`` is over 1 (no motion
+    near this pose helps), "clip edge" within ``edge`` frames of the clip's first or last frame
+    (derivatives from a one-sided window: the accelerations extrapolate), else "dynamics" (the
+    accelerations of the motion, which the solver traded against balance and closeness).
+    """
+    kin = after.kin
+    zero = np.zeros_like(kin.vel)
+    still = kin._replace(vel=zero, acc=zero, omega=zero, alpha=zero, spin=zero)
+    static = torque_ratios(inverse_dynamics(still, body, after.support, free_fall).torques, body)
+    ratios = torque_ratios(after.torques, body)
+    t = len(ratios)
+    out = []
+    for f, j in zip(*np.nonzero(ratios > 1.0)):
+        cause = "gravity alone" if static[f, j] > 1.0 else "clip edge" if min(f, t - 1 - f) < edge else "dynamics"
+        out.append({"frame": int(f), "joint": body.skeleton.names[j], "ratio": float(ratios[f, j]),
+                    "static": float(static[f, j]), "cause": cause})  # fmt: skip
+    return out
+
+
 def combine_reports(reports: list[dict]) -> dict:
     """The figures of several stretches of one clip (each a :func:`report`) as one :func:`report`.
 
@@ -228,6 +255,7 @@ def combine_reports(reports: list[dict]) -> dict:
     out["torque_worst_ratio"], out["torque_worst_joint"] = worst["torque_worst_ratio"], worst["torque_worst_joint"]
     out["flight_error_m"] = weighted("flight_error_m", "flight_frames", rms=True)
     out["flight_momentum_drift"] = weighted("flight_momentum_drift", "flight_frames", rms=True)
+    out["flight_momentum_change"] = weighted("flight_momentum_change", "flight_frames", rms=True)
     out["jerk_m_s3"] = weighted("jerk_m_s3", "frames")
     if all("deviation" in r for r in reports):
         out["deviation"] = weighted("deviation", "frames")
@@ -244,6 +272,8 @@ def report(
     with |τ| above the limit, torque_violation_frames, torque_worst_ratio (and its joint);
     flight_error_m: RMS distance of the CoM from its best ballistic parabola over flight phases;
     flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s);
+    flight_momentum_change: the same RMS over each phase's mean |L̄| (its own momentum; RMS over
+    the phases' frames): 0.05 is "constant within 5 %";
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
     against ``source`` divided by the stature.
     """
@@ -255,11 +285,14 @@ def report(
     ratios = torque_ratios(a.torques, body)
     worst = np.unravel_index(np.argmax(ratios), ratios.shape) if ratios.size else (0, 0)
     phases = flight_phases(sup.any, min_flight)
-    flight_err, drift = [], []
+    flight_err, drift, change = [], [], []
     for start, stop in phases:
         com = a.com[start:stop]
         flight_err.append(np.linalg.norm(com - ballistic_fit(com, motion.fps, body.up), axis=1))
-        drift.append(a.angular_momentum[start:stop] - a.angular_momentum[start:stop].mean(axis=0))
+        momentum = a.angular_momentum[start:stop]
+        drift.append(momentum - momentum.mean(axis=0))
+        scale = max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
+        change.append(np.linalg.norm(drift[-1], axis=1) / scale)
     pos = a.kin.joint_pos
     jerk = np.linalg.norm(np.diff(pos, 3, axis=0), axis=-1) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
     out = {
@@ -278,6 +311,7 @@ def report(
         "flight_momentum_drift": (
             float(np.sqrt(np.mean(np.concatenate(drift) ** 2)) / (body.mass * body.height**2)) if drift else 0.0
         ),
+        "flight_momentum_change": float(np.sqrt(np.mean(np.concatenate(change) ** 2))) if change else 0.0,
         "jerk_m_s3": float(jerk.mean()),
     }
     if source is not None:

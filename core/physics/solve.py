@@ -40,12 +40,31 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    with a penalised cubic B-spline (control every key, ``smoothing`` the second-difference
    weight), which removes frame-to-frame jitter, and the reference motion is warped by it
    (q·exp(v/2), p + v) on every frame.
-5. Final plan: the filter's corrections and the final planting move the ZMP and the torques the
+5. Flight, once more (:func:`_final_flight`): the filter and the smoothing bend the flight paths
+   the reference had, so in each flight phase the whole body is turned about its CoM to hold the
+   angular momentum about the CoM at its phase mean (θ̇ = I⁻¹(L̄ − L), :func:`_flight_spin`), then
+   shifted so the CoM follows the parabola bridging take-off and landing, twice. The final plan
+   after it keeps flight ballistic (its regulariser penalises the shift's acceleration in flight,
+   and a shift does not change the momentum about the CoM).
+6. Final plan: the filter's corrections and the final planting move the ZMP and the torques the
    plan had set (they cannot see the accelerations they cause), so the balance plan runs once
    more on the result (``polish_iterations`` Gauss–Newton steps): the motion returned is the one
    whose exact measures that plan evaluated, and its line search only takes steps that lower the
    objective. Joint-frames still over a torque limit and further over than in the input are
    named in the report (``torque_worse``: the guard on the torque constraint).
+
+7. Torque guard (:func:`_guard_torques`): joint-frames over their limit and further over than in
+   the input are blended back towards the (planted) input with a smooth 0.3 s bump, a quarter more
+   each round, kept only while that leaves fewer such frames and no fewer contact frames with the
+   ZMP inside; what remains is reported with its cause (:func:`.metrics.torque_causes`).
+
+Speed: the plans' Jacobians dominate. Each is C·D finite-difference columns (C colours, D = 2),
+realised and measured in batches (:class:`_Batch`: the copies one after another, planted in one
+call, analysed with ``clips``), and a plan computes one Jacobian for all its Gauss–Newton steps
+(``plan_jacobian_every``); the colouring reach is two control spacings plus twice the derivative
+window, leaving out planting's blend (a contact's last frame moves the swing frames after it;
+measured on the four CMU clips of the benchmark, the plans with and without that coupling in the
+reach agree to three decimals of every figure).
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
@@ -75,10 +94,19 @@ from ..motion import Motion
 from .balance import BalancePlan, Measures, PlanGoals, SolverOptions, plan_balance
 from .body import BodyModel, G
 from .derivatives import window_half
-from .displacement import displace, displacement_curve, evaluate
+from .displacement import bspline_basis, displace, displacement_curve, evaluate, n_controls
 from .dynamics import FREE_FALL, body_torques, torque_ratios
 from .errors import PhysicsError
-from .metrics import Analysis, analyse, ballistic_bridge, ballistic_fit, flight_phases, report, torque_regressions
+from .metrics import (
+    Analysis,
+    analyse,
+    ballistic_bridge,
+    ballistic_fit,
+    flight_phases,
+    report,
+    torque_causes,
+    torque_regressions,
+)
 from .metrics import series as physics_series
 from .progress import as_progress
 from .support import to_ground
@@ -101,10 +129,14 @@ class PhysicsOptions:
     plan_spacing: float = 1 / 30  # seconds between balance-plan control points
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
-    plan_iterations: int = 4  # Gauss–Newton iterations of the plan
+    plan_iterations: int = 6  # Gauss–Newton iterations of the plan (and of the final plan, its own Jacobian)
     plan_torque_weight: float = 0.2  # heights of ZMP error worth one unit of |τ|/limit over the limit
-    polish_iterations: int = 2  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
+    plan_jacobian_every: int = 6  # Gauss–Newton iterations per fresh Jacobian (between: the last one, new residuals)
+    polish_iterations: int = 4  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
     polish_torque_weight: float = 0.1  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
+    zmp_target: float = 0.99  # below this share of contact frames with the ZMP inside, the final plan runs once more
+    torque_guard: int = 4  # rounds of the torque guard (0: none): worse joint-frames blended back to the input
+    guard_width: float = 0.3  # seconds of the guard's blend around such a frame
     polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
     key_rate: float = 30.0  # filter steps per second
     decay: float = 0.5  # displacement carry-over time constant
@@ -221,6 +253,18 @@ def _balance(
         an = analyse(motion, contacts, body, support=sup, **measure)
         return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
 
+    batch = _Batch(ref, root, feet, spacing, sup.basis, opts.plant)
+    tiled: dict[int, object] = {}
+
+    def measures_many(controls: np.ndarray) -> list[Measures]:
+        e = len(controls)
+        if e not in tiled:
+            tiled[e] = sup.tiled(e)
+        an = analyse(batch.realise(controls), contacts, body, support=tiled[e], clips=e, **measure)
+        zmp = to_ground(an.zmp, sup.basis).reshape(e, t, 2)
+        tau = an.torques[:, limited].reshape(e, t, len(limited), 3)
+        return [Measures(z, q) for z, q in zip(zmp, tau)]
+
     hu = body.height / body.unit
     plan = plan_balance(
         realise,
@@ -228,7 +272,7 @@ def _balance(
         sup,
         body.torque_limits[limited],
         spacing,
-        2 * spacing + 2 * half + (PLANT_BLEND * ref.fps if opts.plant else 0),
+        2 * spacing + 2 * half,
         PlanGoals(
             margin=opts.margin * hu,
             balance=opts.balance,
@@ -240,11 +284,56 @@ def _balance(
             smoothness=opts.plan_smoothness,
             free_gain=0.55 * body.height / G,
         ),
-        SolverOptions(iterations=opts.plan_iterations, eps=1e-3 * hu),
+        SolverOptions(iterations=opts.plan_iterations, eps=1e-3 * hu, jacobian_every=opts.plan_jacobian_every),
         fps=ref.fps,
         progress=progress,
+        measure_many=measures_many,
     )
     return realise(plan.controls), plan
+
+
+class _Batch:
+    """Realise many balance plans of one reference motion at once: the shifted copies one after
+    another (with still, contact-free gaps between them when the feet are planted, so planting's
+    blends never reach across copies), planted in one call, the gaps dropped: a motion of E·T
+    frames, frame for frame what :func:`_balance`'s ``realise`` gives for each plan."""
+
+    def __init__(self, ref: Motion, root: int, feet: Contacts, spacing: float, basis: np.ndarray, plant: bool):
+        self.ref, self.root, self.feet, self.plant = ref, root, feet, plant
+        t = ref.n_frames
+        self.basis = bspline_basis(np.arange(t), n_controls(t, spacing), spacing) if t else None
+        self.ground = basis
+        parent = ref.skeleton.parents[root]
+        self.to_local = None  # world → the placement joint's parent frame
+        if parent >= 0:
+            rot = forward_kinematics(ref.skeleton, ref.translations, ref.rotations)[1]
+            self.to_local = quat.conjugate(rot[:, parent])
+        self.gap = max(1, round(PLANT_BLEND * ref.fps)) + 2 if plant else 0
+
+    def realise(self, controls: np.ndarray) -> Motion:
+        """The motion (E·T frames) of plans ``controls`` (E, n, D)."""
+        ref, e, t, g = self.ref, len(controls), self.ref.n_frames, self.gap
+        shift = np.einsum("tn,end->etd", self.basis, controls) @ self.ground  # (E, T, 3) world
+        if self.to_local is not None:
+            shift = quat.rotate(self.to_local[None], shift)
+        span = t + g
+        trans = np.empty((e, span, *ref.translations.shape[1:]))
+        rot = np.empty((e, span, *ref.rotations.shape[1:]))
+        trans[:, :t], rot[:, :t] = ref.translations, ref.rotations
+        trans[:, t:], rot[:, t:] = ref.translations[-1], ref.rotations[-1]
+        trans[:, :t, self.root] += shift
+        trans[:, t:, self.root] += shift[:, -1:]
+        moved = Motion(ref.skeleton, trans.reshape(e * span, -1, 3), rot.reshape(e * span, -1, 4), ref.fps)
+        if self.plant:
+            f = self.feet
+            flags = np.zeros((e, span, f.flags.shape[1]), dtype=bool)
+            flags[:, :t] = f.flags
+            anchors = np.zeros((e, span, *f.anchors.shape[1:]))
+            anchors[:, :t] = f.anchors
+            tiled = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
+            moved = plant_feet(moved, tiled)
+        keep = (np.arange(e * span) % span) < t
+        return moved.frames(keep) if g else moved
 
 
 class _Goals:
@@ -261,6 +350,7 @@ class _Goals:
         self.zmp_valid = sup.any & ~an.free_fall & opts.balance
         self.zmp_plan = np.where(self.zmp_valid[:, None], to_ground(an.zmp, sup.basis), 0.0)
         self.zmp_goal = np.where(self.zmp_valid[:, None], sup.project(self.zmp_plan, 0.0), 0.0)
+        self.zmp_valid &= np.all(np.isfinite(self.zmp_goal), axis=1)  # a degenerate polygon (a toe box of no size)
         # Reduced torque measure: body and ground forces of the reference held fixed.
         limited = [j for r in ("hip", "knee", "ankle", "spine") for j in body.roles.get(r, [])]
         self.tau_joints = np.array(sorted(set(limited)), dtype=int)
@@ -398,8 +488,12 @@ class _Filter:
         if not h_rows:
             return x, P
         h = np.concatenate(h_rows, axis=1)
-        r = np.diag(np.concatenate(r_rows)) * opts.stiffness
-        return self.ukf.update_sigmas(x, P, sigmas, h, np.concatenate(z_rows), r)
+        z = np.concatenate(z_rows)
+        use = np.isfinite(z) & np.all(np.isfinite(h), axis=0)  # a goal that cannot be measured is left out
+        if not use.any():
+            return x, P
+        r = np.diag(np.concatenate(r_rows)[use]) * opts.stiffness
+        return self.ukf.update_sigmas(x, P, sigmas, h[:, use], z[use], r)
 
     def _torque_rows(self, t: int, pos: np.ndarray, com_parts: np.ndarray, rows) -> None:
         g, u = self.goals, self.body.unit
@@ -442,36 +536,159 @@ def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
     return phases[np.array(real, dtype=bool)] if len(phases) else phases
 
 
+def _with_tails(d: np.ndarray, start: int, stop: int, t: int, n: int) -> np.ndarray:
+    """A correction (T, K) from its values d (stop − start + 2, K) on frames start − 1 … stop (zero at
+    both ends: take-off and landing) plus cubic Hermite tails over n frames before take-off and after
+    landing (zero value at both ends of a tail, zero velocity at the far end), so the corrected
+    motion's velocity stays continuous."""
+    out = np.zeros((t, d.shape[1]))
+    out[start:stop] = d[1:-1]
+    s = np.arange(n) / n
+    pre = np.arange(start - 1 - n, start - 1)  # tail ending at take-off with the velocity d[1] − d[0]
+    keep = pre >= 0
+    out[pre[keep]] += ((d[1] - d[0]) * n * (s**3 - s**2)[:, None])[keep]
+    post = np.arange(stop + 1, stop + 1 + n)  # tail leaving landing with the velocity d[-1] − d[-2]
+    keep = post < t
+    u = s + 1.0 / n
+    out[post[keep]] += ((d[-1] - d[-2]) * n * (u - 2 * u**2 + u**3)[:, None])[keep]
+    return out
+
+
 def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np.ndarray | None:
     """World shift (T, 3) in metres that puts the CoM on a ballistic path in every flight phase.
 
     Between take-off (the last supported frame) and landing the path is the parabola through
     the CoM at both (:func:`.metrics.ballistic_bridge`), so the shift is zero at both ends; its
     velocity there is faded in before take-off and out after landing over ``blend`` seconds
-    with cubic Hermite tails (zero value at both ends of a tail, zero velocity at the far end),
-    so the root's velocity stays continuous. A phase touching the clip's start or end gets the
-    least-squares parabola instead (no tail on that side).
+    (:func:`_with_tails`). A phase touching the clip's start or end gets the least-squares
+    parabola instead (no tail on that side).
     """
     t = len(an.com)
     shift = np.zeros((t, 3))
     phases = airborne(an)
     n = max(int(round(blend * fps)), 2)
-    s = np.arange(n) / n
     for start, stop in phases:
         if start > 0 and stop < t:
             path = ballistic_bridge(an.com[start - 1], an.com[stop], stop - start + 2, fps, body.up)
-            d = path - an.com[start - 1 : stop + 1]  # zero at take-off and landing
-            shift[start:stop] += d[1:-1]
-            pre = np.arange(start - 1 - n, start - 1)  # tail ending at take-off with the velocity d[1] − d[0]
-            keep = pre >= 0
-            shift[pre[keep]] += ((d[1] - d[0]) * n * (s**3 - s**2)[:, None])[keep]
-            post = np.arange(stop + 1, stop + 1 + n)  # tail leaving landing with the velocity d[-1] − d[-2]
-            keep = post < t
-            u = s + 1.0 / n
-            shift[post[keep]] += ((d[-1] - d[-2]) * n * (u - 2 * u**2 + u**3)[:, None])[keep]
+            shift += _with_tails(path - an.com[start - 1 : stop + 1], start, stop, t, n)
         else:
             shift[start:stop] += ballistic_fit(an.com[start:stop], fps, body.up) - an.com[start:stop]
     return shift if len(phases) else None
+
+
+def _flight_spin(an: Analysis, body: BodyModel, fps: float, blend: float) -> np.ndarray | None:
+    """Rotation vectors (T, 3), radians, world frame: a turn of the whole body about its CoM that
+    makes the angular momentum about the CoM constant (its phase mean) in every flight phase
+    between two supported frames.
+
+    Turning the body rigidly at angular velocity θ̇ adds I·θ̇ to the angular momentum (I the
+    whole body's inertia about the CoM), so θ̇ = I⁻¹(L̄ − L) and θ is its integral from take-off;
+    what it still holds at landing is taken out linearly over the phase (a constant θ̇ more,
+    which moves L̄ by as little), so θ is zero at both ends, and the tails of
+    :func:`_with_tails` fade its velocity in and out.
+    """
+    t = len(an.com)
+    spin = np.zeros((t, 3))
+    phases = [(a, b) for a, b in airborne(an) if a > 0 and b < t]
+    if not phases:
+        return None
+    n = max(int(round(blend * fps)), 2)
+    kin = an.kin
+    for start, stop in phases:
+        f = slice(start, stop)
+        r = kin.com[f] - an.com[f][:, None]  # (F, J, 3) arms from the CoM, m
+        m = body.masses[None, :, None, None]
+        outer = (np.einsum("fjc,fjc->fj", r, r)[..., None, None] * np.eye(3) - r[..., :, None] * r[..., None, :]) * m
+        inertia = (kin.inertia[f] + outer).sum(axis=1)  # (F, 3, 3)
+        momentum = an.angular_momentum[f]
+        rate = np.linalg.solve(inertia, (momentum.mean(axis=0) - momentum)[..., None])[..., 0]
+        theta = np.concatenate((np.zeros((1, 3)), np.cumsum(rate, axis=0) / fps))  # frames start − 1 … stop − 1
+        theta = np.concatenate((theta, theta[-1:] + rate[-1:] / fps))  # … landing
+        theta -= np.linspace(0.0, 1.0, len(theta))[:, None] * theta[-1]
+        spin += _with_tails(theta, start, stop, t, n)
+    return spin
+
+
+def _turn_about_com(motion: Motion, com: np.ndarray, rotvec: np.ndarray) -> Motion:
+    """The motion turned rigidly, per frame, by rotation vectors (T, 3) about points com (T, 3), scene units."""
+    out = motion.copy()
+    turn = quat.exp(0.5 * rotvec)
+    rest = motion.skeleton.rest_rotations
+    for j in np.flatnonzero(motion.skeleton.parents < 0):
+        out.translations[:, j] = com + quat.rotate(turn, motion.translations[:, j] - com)
+        local = quat.multiply(
+            quat.conjugate(rest[j])[None], quat.multiply(turn, quat.multiply(rest[j][None], motion.rotations[:, j]))
+        )
+        out.rotations[:, j] = local
+    return out
+
+
+def _guard_torques(
+    motion: Motion, an: Analysis, planted: Motion, before: Analysis, contacts, feet, body, opts, measure: dict
+) -> tuple[Motion, Analysis]:
+    """Module step 7, the guard on the torque constraint: around every joint-frame over its limit
+    and further over than in the input (:func:`.metrics.torque_regressions`), the result is
+    blended back towards the input (``planted``, its feet planted the same way) with a smooth bump
+    ``guard_width`` seconds wide, a quarter more each round, until no such frame is left or
+    ``torque_guard`` rounds are done; a round is kept only when it leaves fewer such frames and no
+    fewer contact frames with the ZMP inside."""
+    t = motion.n_frames
+    half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
+    bump = smoothstep_bump(half)
+    level = np.zeros(t)
+    best, best_an = motion, an
+    worse = torque_regressions(before, an, body)
+    inside = report(an, body, motion)["zmp_inside_share"]
+    for _ in range(opts.torque_guard):
+        if not worse:
+            break
+        want = np.zeros(t)
+        for w in worse:
+            f = w["frame"]
+            lo, hi = max(f - half, 0), min(f + half + 1, t)
+            want[lo:hi] = np.maximum(want[lo:hi], bump[lo - f + half : hi - f + half])
+        level = np.minimum(level + 0.25 * want, 1.0)
+        trial = planted.copy()
+        trial.translations = motion.translations + level[:, None, None] * (planted.translations - motion.translations)
+        trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
+        if opts.plant:
+            trial = plant_feet(trial, feet)
+        trial_an = analyse(trial, contacts, body, **measure)
+        trial_worse = torque_regressions(before, trial_an, body)
+        trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
+        if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9:
+            best, best_an, worse = trial, trial_an, trial_worse
+        else:
+            break
+    return best, best_an
+
+
+def smoothstep_bump(half: int) -> np.ndarray:
+    """(2·half + 1,) weights rising from 0 to 1 at the centre and back, smoothstep-shaped."""
+    x = 1.0 - np.abs(np.arange(-half, half + 1)) / (half + 1)
+    return x * x * (3 - 2 * x)
+
+
+def _final_flight(
+    motion: Motion, an: Analysis, contacts, feet, body: BodyModel, opts: PhysicsOptions, measure: dict, rounds: int = 2
+) -> tuple[Motion, Analysis]:
+    """Module step 6: in every flight phase the whole body turned about its CoM so the angular
+    momentum stays constant (:func:`_flight_spin`), then shifted so the CoM follows its parabola
+    (:func:`_flight_shift`; a shift leaves the momentum about the CoM as it is), the feet planted
+    again around the phase; ``rounds`` times (the derivatives smooth what a round changes)."""
+    root = state_joints(body, opts.spine_joints)[0]
+    for _ in range(rounds):
+        spin = _flight_spin(an, body, motion.fps, opts.flight_blend)
+        if spin is not None:
+            motion = _turn_about_com(motion, an.com / body.unit, spin)
+            an = analyse(motion, contacts, body, **measure)
+        shift = _flight_shift(an, body, motion.fps, opts.flight_blend)
+        if shift is not None:
+            motion = _shift_root(motion, root, shift / body.unit)
+        if opts.plant:
+            motion = plant_feet(motion, feet)
+        an = analyse(motion, contacts, body, **measure)
+    return motion, an
 
 
 PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
@@ -523,7 +740,8 @@ def physics_retarget(
     from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
     filter, smoothing; not the final metrics), the key frames filtered and the options, and
     ``torque_worse``: the joint-frames over a torque limit that the input had under it or less far
-    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held).
+    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
+    ``torque_causes``: every joint-frame still over its limit with why (:func:`.metrics.torque_causes`).
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
@@ -545,6 +763,7 @@ def physics_retarget(
             out = plant_feet(motion, feet)
             step.tick()
             an = analyse(out, contacts, body, **measure)
+        planted = out
         passes = max(opts.passes, 1)
         polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
         end = 0.75 if polish else 0.97
@@ -557,20 +776,34 @@ def physics_retarget(
                 part(0.99)
             an = analyse(out, contacts, body, **measure)
             part(1.0)
+        if opts.flight and len(airborne(an)):
+            out, an = _final_flight(out, an, contacts, feet, body, opts, measure)
         if polish:  # the filter and the planting move what the plan set: plan again on the result
             final = replace(opts, plan_iterations=opts.polish_iterations, plan_torque_weight=opts.polish_torque_weight)
             limited = np.isfinite(body.torque_limits)
             ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
             worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.99), boost)
+            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost)
             an = analyse(out, contacts, body, **measure)
+            if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
+                # Balance not yet where it must be: one more final plan on a fresh Jacobian, kept if better.
+                again, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(0.95, 0.99), boost)
+                again_an = analyse(again, contacts, body, **measure)
+                was, now = report(an, body, out), report(again_an, body, again)
+                if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(
+                    was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
+                ):
+                    out, an = again, again_an
+        if opts.torques and opts.torque_guard:
+            out, an = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
     seconds = time.perf_counter() - start
     after = an
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
         "torque_worse": torque_regressions(before, after, body),
+        "torque_causes": torque_causes(after, body, window_half(opts.smooth, motion.fps, 3), opts.free_fall),
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),

@@ -205,6 +205,15 @@ class Support:
         """(H, 2) ordered hull of one frame (empty without contact)."""
         return convex_hull(self.points[frame][self.active[frame]]) if self.active[frame].any() else np.zeros((0, 2))
 
+    def tiled(self, n: int) -> Support:
+        """The support of ``n`` copies of the clip one after another (the hulls are not recomputed)."""
+        out = object.__new__(Support)
+        for name in ("boxes", "flags", "points", "active", "end", "valid"):
+            value = getattr(self, name)
+            setattr(out, name, np.tile(value, (n,) + (1,) * (value.ndim - 1)))
+        out.joints, out.basis, out.up, out.ground = self.joints, self.basis, self.up, self.ground
+        return out
+
     def frames(self, index) -> Support:
         """The support of selected frames (slice, index array or mask)."""
         return Support(self.boxes[index], self.flags[index], self.joints, self.basis, self.up, self.ground)

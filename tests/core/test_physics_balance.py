@@ -149,3 +149,59 @@ def test_objective_merit_is_its_residuals_squared_plus_the_regulariser(per_frame
     _, r = objective.linearise(m, index, jac, active)
     x = controls.ravel()
     assert objective.merit(controls, m, active) == pytest.approx(r @ r + x @ objective.regulariser @ x)
+
+
+def test_coloured_jacobian_in_batches_equals_one_evaluation_at_a_time():
+    """``many`` gives the columns in one call per batch; the Jacobian is the same, and a known base saves one call."""
+    t, spacing, half = 60, 4.0, 3
+    n = n_controls(t, spacing)
+    c0 = np.random.default_rng(5).normal(size=(n, 2))
+    calls = []
+
+    def f(c):
+        calls.append(1)
+        x = evaluate(c, t, spacing)
+        return np.concatenate((np.cos(x), savgol(x, half, 3, 2)), axis=1)
+
+    def many(cs):
+        calls.append(len(cs))
+        return np.stack([f(c) for c in cs])
+
+    reach = 2 * spacing + 2 * half
+    index, jac = coloured_jacobian(f, c0, spacing, reach, 1e-6)
+    plain = len(calls)
+    calls.clear()
+    index2, jac2 = coloured_jacobian(f, c0, spacing, reach, 1e-6, many=many, base=f(c0))
+    np.testing.assert_array_equal(index, index2)
+    np.testing.assert_allclose(jac2, jac, atol=1e-12)
+    assert calls[1] == plain - 1  # every perturbed column in one batch; the base was given
+
+
+def test_batched_analysis_equals_clip_by_clip():
+    """Clips one after another with ``clips`` (each differentiated on its own, support tiled) measure
+    exactly what each clip measures alone."""
+    from core.contacts import detect_contacts
+    from core.ik.plant import plant_feet
+    from core.io.bvh import read_bvh
+    from core.physics.body import body_model
+    from core.physics.metrics import analyse
+    from core.physics.solve import _Batch, _shift_root, state_joints, with_toes
+    from tests.conftest import shared_file
+
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 101)).scaled(1.4)
+    body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45)
+    feet = detect_contacts(motion)
+    contacts = with_toes(motion, feet)
+    motion = plant_feet(motion, feet)
+    sup = analyse(motion, contacts, body, smooth=0.2).support
+    root, spacing, t = state_joints(body)[0], 4.0, motion.n_frames
+    controls = np.random.default_rng(0).normal(scale=0.5, size=(3, n_controls(t, spacing), 2))
+    batch = _Batch(motion, root, feet, spacing, sup.basis, plant=True)
+    together = analyse(batch.realise(controls), contacts, body, smooth=0.2, support=sup.tiled(3), clips=3)
+    for k, c in enumerate(controls):
+        alone = plant_feet(_shift_root(motion, root, evaluate(c, t, spacing) @ sup.basis), feet)
+        a = analyse(alone, contacts, body, smooth=0.2, support=sup)
+        part = slice(k * t, (k + 1) * t)
+        np.testing.assert_allclose(together.kin.joint_pos[part], a.kin.joint_pos, atol=1e-9)
+        np.testing.assert_allclose(together.zmp[part], a.zmp, atol=1e-9)
+        np.testing.assert_allclose(together.torques[part], a.torques, atol=1e-8)
