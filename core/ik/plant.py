@@ -252,14 +252,20 @@ def stand_feet(
         cap = max_drop * motion.skeleton.size()
         out, drop = _lower_root(motion, legs, [g[0] for g in goals], [g[3] for g in goals], up, softness, frames, cap)
         world = forward_kinematics(out.skeleton, out.translations, out.rotations)
-    pos, rot = world
-    for foot, (target, foot_rot, toe_world, _) in zip(feet, goals):
+    pos, _ = world
+    sk = motion.skeleton
+    for foot, (target, foot_rot, toe_world, _) in zip(feet, goals):  # one leg's IK leaves the other's FK as it was
         upper, mid, ankle = foot.leg
         target = lift_to_reach(pos[:, upper], target, _limb_reach(pos, foot.leg, softness), up)
-        out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness)
+        out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
+                             world=world)  # fmt: skip
         if toe_world is not None:
-            _, new_rot = forward_kinematics(out.skeleton, out.translations, out.rotations)
-            parent = parent_world_rotations(out.skeleton, new_rot, [foot.toe])
+            if sk.parents[foot.toe] == ankle:  # the foot's world orientation is now foot_rot
+                parent = foot_rot[:, None]
+            else:
+                parent = parent_world_rotations(
+                    sk, forward_kinematics(sk, out.translations, out.rotations)[1], [foot.toe]
+                )
             new = local_from_world(out.skeleton, [foot.toe], toe_world[:, None], parent)[:, 0]
             out.rotations[:, foot.toe] = align_hemisphere(new[:, None], motion.rotations[:, [foot.toe]])[:, 0]
     return out

@@ -126,18 +126,20 @@ def rest_elevation(skeleton: Skeleton, foot: Foot, up: np.ndarray) -> float | No
     return float(np.arcsin(np.clip(-(v @ up) / n, -1.0, 1.0))) if n > 0 else None
 
 
-def pitch_correction(motion: Motion, foot: Foot, up: np.ndarray, angle: float, reference: np.ndarray) -> Motion:
+def pitch_correction(
+    motion: Motion, foot: Foot, up: np.ndarray, angle: float, reference: np.ndarray, world=None
+) -> Motion:
     """A copy of ``motion`` whose foot is turned by ``angle`` (radians, positive lowers the toe)
     about its lateral axis, the toe keeping its world orientation.
 
     The axis is fixed in the foot's own frame: the horizontal normal of ankle → toe, averaged
     over the ``reference`` (T,) frames (all frames when none), so the turn is a constant change
-    of the foot's pose rotation, like a rest correction.
+    of the foot's pose rotation, like a rest correction. world: FK of ``motion`` if known.
     """
     if foot.toe is None or abs(angle) < 1e-9:
         return motion
     sk = motion.skeleton
-    pos, rot = forward_kinematics(sk, motion.translations, motion.rotations)
+    pos, rot = world if world is not None else forward_kinematics(sk, motion.translations, motion.rotations)
     rows = reference if reference is not None and reference.any() else np.ones(motion.n_frames, bool)
     v = pos[rows, foot.toe] - pos[rows, foot.ankle]
     lateral = np.cross(up, v)  # a positive turn about up × v takes v towards −up
@@ -149,8 +151,10 @@ def pitch_correction(motion: Motion, foot: Foot, up: np.ndarray, angle: float, r
     out = motion.copy()
     out.rotations[:, foot.ankle] = quat.multiply(motion.rotations[:, foot.ankle], turn)
     toe_world = rot[:, foot.toe]
-    _, new_rot = forward_kinematics(sk, out.translations, out.rotations)
-    parent = parent_world_rotations(sk, new_rot, [foot.toe])
+    if sk.parents[foot.toe] == foot.ankle:  # the foot's new world orientation is its old one · turn
+        parent = quat.multiply(rot[:, foot.ankle], turn)[:, None]
+    else:
+        parent = parent_world_rotations(sk, forward_kinematics(sk, out.translations, out.rotations)[1], [foot.toe])
     out.rotations[:, foot.toe] = local_from_world(sk, [foot.toe], toe_world[:, None], parent)[:, 0]
     return out
 

@@ -172,7 +172,7 @@ def retarget(
     if missing:
         result.notes.append("partial map, not mapped: " + ", ".join(map(describe, missing)))
     if options.plant_feet:
-        _plant(result, source, s_pos, up_s, options)
+        _plant(result, source, (s_pos, s_rot), up_s, options)
     if options.root_motion:
         _carry_root_motion(result, options)
     result.keyed = keyed_joints(transfer, root)
@@ -344,12 +344,12 @@ def ground_height(motion: Motion, labels: dict[str, int], up: np.ndarray) -> flo
     return float(np.percentile(heights.min(axis=1), 5.0))
 
 
-def _plant(
-    result: RetargetResult, source: Motion, s_pos: np.ndarray, up_s: np.ndarray, options: RetargetOptions
-) -> None:
+def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndarray, options: RetargetOptions) -> None:
     """Feet that stand (module notes, step 4): contacts of the source's ankles and toes given to the
     mapped target feet, the target's feet turned to its own flat stance and its body lowered or
-    raised so they stand on the floor, then :func:`core.ik.stand_feet`."""
+    raised so they stand on the floor, then :func:`core.ik.plant.stand_feet`. s_world: the
+    source's FK (positions (T, J, 3), orientations (T, J, 4))."""
+    s_pos = s_world[0]
     s_sk, t_sk = source.skeleton, result.unplanted.skeleton
     tk, sj = result.pairs
     pairs = dict(zip(sj.tolist(), tk.tolist()))
@@ -385,7 +385,7 @@ def _plant(
             flat = flat_frames(contacts.flags, (ca, ct))
             contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], flat)
     flat = [flat_frames(contacts.flags, c) for c in cols]
-    s_heights = [point_heights(source, f, up_s) for f in s_feet]
+    s_heights = [point_heights(source, f, up_s, s_world) for f in s_feet]
     s_floor = source_floor(s_heights, flat, ground_height(source, result.source_labels, up_s))
     s_standing = standing_up(s_sk, result.source_labels) is not None
     tolerance = HEEL_HEIGHT * standing_height(s_sk, up_s)
@@ -399,6 +399,7 @@ def _plant(
         float(options.floor_level) if options.on_floor else result.scale * s_floor + float(np.median(result.shift @ up))
     )
     motion = result.unplanted
+    world = forward_kinematics(t_sk, motion.translations, motion.rotations)
     t_standing = standing_up(t_sk, result.target_labels) is not None
     for s_foot, t_foot, f in zip(s_feet, t_feet, flat):
         t_pitch = rest_elevation(t_sk, t_foot, up) if t_standing else None
@@ -406,8 +407,9 @@ def _plant(
             continue
         s_pitch = rest_elevation(s_sk, s_foot, up_s) if s_standing else _flat_elevation(s_pos, s_foot, up_s, f)
         if s_pitch is not None:
-            motion = pitch_correction(motion, t_foot, up, t_pitch - s_pitch, f)
-    t_heights = [point_heights(motion, f, up) for f in t_feet]
+            motion = pitch_correction(motion, t_foot, up, t_pitch - s_pitch, f, world)
+            world = forward_kinematics(t_sk, motion.translations, motion.rotations)
+    t_heights = [point_heights(motion, f, up, world) for f in t_feet]
     stance = [stance_heights(t_sk, f, up, t_standing, h, fl) for f, h, fl in zip(t_feet, t_heights, flat)]
     lowest = np.concatenate([h.min(axis=1)[fl] for h, fl in zip(t_heights, flat)])
     if len(lowest):
