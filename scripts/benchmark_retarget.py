@@ -93,7 +93,8 @@ def rigify_skeleton() -> tuple[Skeleton | None, str]:
 
 
 def deform_bones(skeleton: Skeleton) -> Skeleton:
-    """The ``DEF-`` bones of a skeleton, each under its nearest ``DEF-`` ancestor (rest poses kept)."""
+    """The ``DEF-`` bones of a skeleton, each under its nearest ``DEF-`` ancestor or the ``DEF-`` twin of
+    its nearest ``ORG-`` ancestor, listed parents first (rest poses kept)."""
     from core import quaternion as quat
     from core.skeleton import rest_world
 
@@ -101,11 +102,26 @@ def deform_bones(skeleton: Skeleton) -> Skeleton:
     index = {j: i for i, j in enumerate(keep)}
     pos, rot = rest_world(skeleton)
     parents = []
+    by_name = {skeleton.names[j]: j for j in keep}
     for j in keep:
         p = int(skeleton.parents[j])
-        while p >= 0 and p not in index:
+        # the nearest deform ancestor, or the deform twin of an ORG- ancestor (DEF-thigh.L hangs from
+        # ORG-pelvis.L … ORG-spine, whose twin DEF-spine is the hips)
+        while p >= 0 and p not in index and by_name.get("DEF-" + skeleton.names[p][4:], j) == j:
             p = int(skeleton.parents[p])
+        if p >= 0 and p not in index:
+            p = by_name["DEF-" + skeleton.names[p][4:]]
         parents.append(index.get(p, -1))
+    order: list[int] = []  # parents before children
+    stack = [i for i, p in enumerate(parents) if p < 0][::-1]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend([c for c, p in enumerate(parents) if p == i][::-1])
+    new_of = {old: new for new, old in enumerate(order)}
+    parents = [new_of[parents[i]] if parents[i] >= 0 else -1 for i in order]
+    keep = [keep[i] for i in order]
+    index = {j: i for i, j in enumerate(keep)}
     local_t, local_r = [], []
     for j, p in zip(keep, parents):
         if p < 0:

@@ -225,7 +225,7 @@ def stand_feet(
 
     Per foot, vectorised over frames (the legs one after another):
 
-    1. (the toe anchors are given so the foot can hold both: :func:`toe_anchors`)
+    1. (the anchors are given so the foot can hold ankle and toe: :func:`foot_anchors`)
     2. while both are in contact the foot turns (shortest arc about the ankle) so the toe
        points at its anchor; the turn fades out over ``blend`` seconds as a displacement;
     3. ankle goal: its anchor while in contact, else, while only the toe is, the point that
@@ -271,38 +271,51 @@ def stand_feet(
     return out
 
 
-def toe_anchors(
+def foot_anchors(
     ankle_flags: np.ndarray,
     ankle_anchors: np.ndarray,
     toe_flags: np.ndarray,
     toe_anchors: np.ndarray,
     length: float,
     up: np.ndarray,
-) -> np.ndarray:
-    """(T, 3) toe anchors a foot can hold together with its ankle's, NaN outside toe contact.
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ankle anchors, toe anchors) (T, 3) a foot can hold together; NaN outside contact.
 
-    A toe contact span overlapping an ankle span (the one it overlaps most) gets its anchor at
-    ``length`` (the foot's ankle → toe distance) from that span's ankle anchor, at its own height
-    and towards its given anchor (the heading of the source's foot), so ankle and toe can both
-    hold still whatever the proportions of the two feet; other spans keep their anchor.
-    flags: (T,) bool; anchors: (T, 3), read in contact frames; up: (3,) unit vector.
+    A toe contact span overlapping ankle spans gets its anchor at ``length`` (the foot's ankle →
+    toe distance) from the first of them's ankle anchor, at its own height and towards its given
+    anchor (the heading of the source's foot); a later ankle span under the same toe contact (the
+    foot turning on its toes) gets its anchor at ``length`` from that toe anchor, towards its
+    given one. So ankle and toe can both hold still whatever the proportions of the two feet;
+    other spans keep their anchors. flags: (T,) bool; anchors: (T, 3), read in contact frames;
+    up: (3,) unit vector.
     """
+    ankle = np.where(ankle_flags[:, None], ankle_anchors, np.nan)
     toe = np.where(toe_flags[:, None], toe_anchors, np.nan)
     ankle_spans = contact_spans(ankle_flags)
+    defined: set[int] = set()  # ankle spans a toe anchor was placed from: they keep their anchor
     for start, stop in contact_spans(toe_flags) if len(ankle_spans) else ():
         overlap = np.minimum(ankle_spans[:, 1], stop) - np.maximum(ankle_spans[:, 0], start)
-        best = int(np.argmax(overlap))
-        if overlap[best] <= 0:
+        under = np.flatnonzero(overlap > 0)
+        if not len(under):
             continue
-        a = ankle_anchors[ankle_spans[best, 0]]
-        t = toe_anchors[start]
-        rise = (t - a) @ up
-        flat = (t - a) - rise * up
-        n = np.linalg.norm(flat)
-        reach = np.sqrt(max(length**2 - rise**2, 0.0))
-        if n > 1e-12 * max(length, 1e-300):
-            toe[start:stop] = a + reach * flat / n + rise * up
-    return toe
+        first = int(under[0])
+        defined.add(first)
+        toe[start:stop] = _at_length(ankle[ankle_spans[first, 0]], toe_anchors[start], length, up)
+        for k in under[1:]:
+            if int(k) not in defined:
+                a, b = ankle_spans[k]
+                ankle[a:b] = _at_length(toe[start], ankle_anchors[a], length, up)
+    return ankle, toe
+
+
+def _at_length(origin: np.ndarray, given: np.ndarray, length: float, up: np.ndarray) -> np.ndarray:
+    """(3,) the point at ``length`` from ``origin`` at ``given``'s height, towards ``given`` horizontally."""
+    rise = (given - origin) @ up
+    flat = (given - origin) - rise * up
+    n = np.linalg.norm(flat)
+    if n <= 1e-12 * max(length, 1e-300):
+        return given
+    return origin + np.sqrt(max(length**2 - rise**2, 0.0)) * flat / n + rise * up
 
 
 def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndarray, frames: int):

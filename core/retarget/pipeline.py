@@ -16,12 +16,19 @@ Pipeline (:func:`retarget`):
    up so the lowest foot points (foot and toe joints and End Sites) stand on ``floor_level``
    (their per-frame minimum, 5th percentile over the clip). All other target joints keep
    their rest offsets (bone lengths are the target's);
-4. foot contacts of the source (:func:`core.contacts.detect_contacts`) are given to the
-   target feet mapped from the source feet, with anchors mapped by the same p ↦ s·A·p +
-   shift(t) horizontally (so the target steps where the scaled source steps) and, vertically,
-   the median height of the target foot over each contact (no vertical tug); the feet are
-   pinned with :func:`core.ik.plant_feet` (displacement blend in and out, soft reach clamp,
-   heel lift where out of reach), so knees do not pop.
+4. feet that stand (:mod:`.feet`, :func:`core.ik.plant.stand_feet`): contacts of the source's ankles
+   and toes (:func:`core.contacts.detect_contacts`; an ankle's ends where its heel leaves the
+   floor) go to the target joints the map pairs with them (a target toe the map does not give is
+   the label's, else the ankle's longest child chain). The floor is the source's floor (where its
+   flat feet stand) mapped, or ``floor_level`` with ``on_floor``. Where both rest poses stand, each
+   target foot is turned to its own flat stance (the transfer points it like the source's); the
+   body is then raised or lowered by one constant so the target's flat feet stand on the floor
+   (its hip joints and ankles sit elsewhere than the source's). Anchors: horizontally the scaled
+   source's (p ↦ s·A·p + shift(t)), the toe's at the target foot's own length from the ankle's;
+   vertically each joint's flat-stance height above the floor. Then the legs are solved with
+   IK (displacement blend in and out, the pelvis lowered where a foot is out of reach) and a
+   floor clamp keeps every joint and End Site of the feet above the floor (foot roll, toe bend,
+   ankle lift).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..contacts import Contacts, detect_contacts, moving_average, parse_up
-from ..ik.plant import FootPlant, stand_feet, toe_anchors
+from ..ik.plant import FootPlant, foot_anchors, stand_feet
 from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
@@ -424,8 +431,8 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
         t_anchor = None
         if ct is not None:
             length = float(np.linalg.norm(t_rest[t_foot.toe] - t_rest[t_foot.ankle]))
-            t_anchor = toe_anchors(contacts.flags[:, ca], a_anchor, contacts.flags[:, ct],
-                                   anchors[:, ct] + (floor + height[t_foot.toe]) * up, length, up)  # fmt: skip
+            a_anchor, t_anchor = foot_anchors(contacts.flags[:, ca], a_anchor, contacts.flags[:, ct],
+                                             anchors[:, ct] + (floor + height[t_foot.toe]) * up, length, up)  # fmt: skip
         leg = _leg_of(t_sk, result.target_labels, t_foot.ankle)
         plants.append(FootPlant(leg, t_foot.toe, contacts.flags[:, ca], a_anchor,
                                 None if ct is None else contacts.flags[:, ct], t_anchor, t_foot.joints, t_foot.ends))  # fmt: skip

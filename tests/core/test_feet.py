@@ -17,7 +17,7 @@ import pytest
 from core import synthetic
 from core.anonymise import anonymise
 from core.contacts import contact_spans
-from core.ik.plant import toe_anchors
+from core.ik.plant import foot_anchors
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.retarget import RetargetOptions, retarget, retarget_metrics
@@ -134,21 +134,29 @@ def test_synthetic_walk_onto_other_feet():
     assert np.abs(pos[on, toe] - result.floor - result.stance[toe]).max() <= LIMIT * height
 
 
-def test_toe_anchors_keep_the_target_foot_length():
+def test_foot_anchors_keep_the_target_foot_length():
     """A toe span overlapping an ankle span gets its anchor at the foot's own length from the
-    ankle's anchor, towards the given toe anchor, at the toe anchor's height."""
+    ankle's anchor, towards the given toe anchor, at the toe anchor's height; a later ankle span
+    under the same toe contact (the foot turning on its toes) gets its anchor at that length from
+    the toe's."""
     up = np.array([0.0, 0.0, 1.0])
-    n = 30
+    n = 50
     ankle_flags, toe_flags = np.zeros(n, bool), np.zeros(n, bool)
-    ankle_flags[2:14], toe_flags[8:22] = True, True
-    ankle_anchors = np.tile([1.0, 2.0, 0.08], (n, 1))
+    ankle_flags[2:14], toe_flags[8:40], ankle_flags[30:45] = True, True, True
+    ankle_given = np.tile([1.0, 2.0, 0.08], (n, 1))
+    ankle_given[30:] = [1.3, 2.6, 0.08]  # the heel comes down elsewhere: the foot turned
     toe_given = np.tile([1.0, 2.5, 0.02], (n, 1))  # 0.5 ahead: the scaled source's foot is longer
-    anchors = toe_anchors(ankle_flags, ankle_anchors, toe_flags, toe_given, 0.15, up)
-    assert np.isnan(anchors[~toe_flags]).all()
-    held = anchors[toe_flags]
+    ankle, toe = foot_anchors(ankle_flags, ankle_given, toe_flags, toe_given, 0.15, up)
+    assert np.isnan(toe[~toe_flags]).all() and np.isnan(ankle[~ankle_flags]).all()
+    held = toe[toe_flags]
     assert np.allclose(held, held[0])
-    assert np.linalg.norm(held[0] - ankle_anchors[0]) == pytest.approx(0.15)
+    assert np.allclose(ankle[2:14], ankle_given[2])  # the first ankle span keeps its anchor
+    assert np.linalg.norm(held[0] - ankle_given[2]) == pytest.approx(0.15)
     assert held[0][2] == pytest.approx(0.02) and held[0][0] == pytest.approx(1.0) and held[0][1] > 2.0
+    assert np.allclose(ankle[30:45], ankle[30])
+    assert np.linalg.norm(ankle[30] - held[0]) == pytest.approx(0.15) and ankle[30][2] == pytest.approx(0.08)
+    away, given = (ankle[30] - held[0])[:2], (ankle_given[30] - held[0])[:2]  # towards the given ankle anchor
+    assert np.allclose(away / np.linalg.norm(away), given / np.linalg.norm(given))
 
 
 def test_heel_contact_ends_at_heel_off():
