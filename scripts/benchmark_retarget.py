@@ -11,7 +11,8 @@ DEF- skeleton). Every source onto every other target, automatic map; per row: bo
 scale, ankle and toe skating of the source (× the root scale) and of the result on the source's
 contact frames, floor penetration (deepest, share of frames deeper than 0.1 %) and float of a
 contact joint above its flat-stance height (:func:`core.retarget.metrics.feet_figures`; all in % of
-the target's height), and frames per second of the core retarget (planting included).
+the target's height; toe skating, penetration and float also before planting: the rotation transfer
+and root placement alone), and frames per second of the core retarget (planting included).
 
 Reference: CMU 05_06 and Character Creator 005_06 are the same take on two rigs; 05_06 retargeted
 onto the Character Creator skeleton is compared with 005_06's own joints (the mapped ones), after
@@ -23,6 +24,7 @@ the best time offset and rigid alignment, in % of the height.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -38,6 +40,7 @@ from core.io.bvh import read_bvh  # noqa: E402
 from core.limbs import standing_height  # noqa: E402
 from core.motion import Motion  # noqa: E402
 from core.retarget import retarget, retarget_metrics  # noqa: E402
+from core.retarget.metrics import feet_figures  # noqa: E402
 from core.skeleton import Skeleton  # noqa: E402
 
 MOCAP = ROOT.parent / "shared" / "mocap"
@@ -153,6 +156,10 @@ def measure(source: Motion, target: Skeleton, up: str) -> dict:
     for key in ("skating_ankle_source_h", "skating_ankle_after_h", "skating_toe_source_h", "skating_toe_after_h",
                 "penetration_max_h", "penetration_share", "float_max_h"):  # fmt: skip
         row[key] = 100 * f[key] if key in f else None
+    if result.floor is not None:  # the same figures before planting (the rotation transfer and root alone)
+        before = feet_figures(source, dataclasses.replace(result, motion=result.unplanted))
+        for key in ("skating_toe_after_h", "penetration_max_h", "penetration_share", "float_max_h"):
+            row["before_" + key] = 100 * before[key]
     return row
 
 
@@ -192,19 +199,22 @@ def reference_error(max_shift: int = 10) -> dict:
 
 def table(rows: list[dict]) -> str:
     head = ("| source | target | frames | mapped | scale | ankle skating source → result (% h/s) | "
-            "toe skating source → result (% h/s) | penetration max (% h) / frames | float max (% h) | frames/s |")  # fmt: skip
+            "toe skating source → before → result (% h/s) | penetration max (% h) / frames, before → result | "
+            "float max (% h), before → result | frames/s |")  # fmt: skip
     lines = [head, "|" + "---|" * 10]
 
     def pct(value, digits=2):
         return "—" if value is None else f"{value:.{digits}f}"
 
     for r in rows:
+        g = r.get
         lines.append(
             f"| {r['source']} | {r['target']} | {r['frames']} | {r['mapped']} | {r['scale']:.3f} | "
-            f"{pct(r['skating_ankle_source_h'])} → {pct(r['skating_ankle_after_h'])} | "
-            f"{pct(r['skating_toe_source_h'])} → {pct(r['skating_toe_after_h'])} | "
-            f"{pct(r['penetration_max_h'])} / {pct(r['penetration_share'], 1)} % | {pct(r['float_max_h'])} | "
-            f"{r['frames_per_s']:,.0f} |"
+            f"{pct(g('skating_ankle_source_h'))} → {pct(g('skating_ankle_after_h'))} | "
+            f"{pct(g('skating_toe_source_h'))} → {pct(g('before_skating_toe_after_h'))} → {pct(g('skating_toe_after_h'))} | "
+            f"{pct(g('before_penetration_max_h'))} / {pct(g('before_penetration_share'), 0)} % → "
+            f"{pct(g('penetration_max_h'))} / {pct(g('penetration_share'), 0)} % | "
+            f"{pct(g('before_float_max_h'))} → {pct(g('float_max_h'))} | {r['frames_per_s']:,.0f} |"
         )
     return "\n".join(lines)
 
