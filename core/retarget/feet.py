@@ -23,8 +23,12 @@ below the ankle (its *points*: what can touch or go through the floor).
 - **Pitch** (:func:`pitch_correction`): the transfer makes every bone point where its source
   bone points, so a foot whose ankle sits higher above its toe than the source's (Mixamo's
   ankle is 4.8 % of the height above its toe, CMU's 2.2 %) would stand on its heel with the toes
-  in the air. Where both rest poses stand, the foot is turned about its own lateral axis by the
-  difference of the two rest elevations of ankle → toe; its toe keeps its world orientation.
+  in the air. Where the target's rest pose stands, the foot is turned about its own lateral axis
+  by the difference between its rest elevation of ankle → toe and the source's median over its
+  flat frames (its rest's without them: a rest or an FBX bind pose need not stand on flat feet);
+  its toe keeps its world orientation. A rest pose whose two feet differ by more than
+  ``SAME_STANCE`` (5°) is not taken for a flat stance (a bind pose exported mid-step): the
+  feet then keep the source's pitch and their stance comes from the source's flat frames.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from ..skeleton import Skeleton, rest_positions
 
 HEEL_OFF = np.radians(5.0)
 HEEL_HEIGHT = 0.02
+SAME_STANCE = np.radians(5.0)  # the two feet of a rest pose that stands on flat feet agree within this
 
 
 @dataclass(frozen=True)

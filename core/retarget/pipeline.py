@@ -20,8 +20,8 @@ Pipeline (:func:`retarget`):
    and toes (:func:`core.contacts.detect_contacts`; an ankle's ends where its heel leaves the
    floor) go to the target joints the map pairs with them (a target toe the map does not give is
    the label's, else the ankle's longest child chain). The floor is the source's floor (where its
-   flat feet stand) mapped, or ``floor_level`` with ``on_floor``. Where both rest poses stand, each
-   target foot is turned to its own flat stance (the transfer points it like the source's); the
+   flat feet stand) mapped, or ``floor_level`` with ``on_floor``. Where the target's rest pose stands,
+   each target foot is turned to its own flat stance (the transfer points it like the source's); the
    body is then raised or lowered by one constant so the target's flat feet stand on the floor
    (its hip joints and ankles sit elsewhere than the source's). Anchors: horizontally the scaled
    source's (p ↦ s·A·p + shift(t)), the toe's at the target foot's own length from the ankle's;
@@ -47,6 +47,7 @@ from ..skeleton import Skeleton, rest_world
 from .body import foot_points, leg_length
 from .feet import (
     HEEL_HEIGHT,
+    SAME_STANCE,
     Foot,
     flat_frames,
     foot_of,
@@ -408,11 +409,19 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
     motion = result.unplanted
     world = forward_kinematics(t_sk, motion.translations, motion.rotations)
     t_standing = standing_up(t_sk, result.target_labels) is not None
-    for s_foot, t_foot, f in zip(s_feet, t_feet, flat):
-        t_pitch = rest_elevation(t_sk, t_foot, up) if t_standing else None
+    t_pitches = [rest_elevation(t_sk, f, up) if t_standing else None for f in t_feet]
+    known = [p for p in t_pitches if p is not None]
+    if len(known) == 2 and abs(known[0] - known[1]) > SAME_STANCE:
+        result.notes.append(f"the target's rest pose does not stand on flat feet (its feet differ by "
+                            f"{np.degrees(abs(known[0] - known[1])):.0f}°): its feet keep the source's pitch")  # fmt: skip
+        t_standing, t_pitches = False, [None, None]
+    for s_foot, t_foot, f, t_pitch in zip(s_feet, t_feet, flat, t_pitches):
         if t_pitch is None:
             continue
-        s_pitch = rest_elevation(s_sk, s_foot, up_s) if s_standing else _flat_elevation(s_pos, s_foot, up_s, f)
+        # the source's flat foot from its motion (a rest or bind pose need not stand on flat feet), else its rest
+        s_pitch = _flat_elevation(s_pos, s_foot, up_s, f)
+        if s_pitch is None and s_standing:
+            s_pitch = rest_elevation(s_sk, s_foot, up_s)
         if s_pitch is not None:
             motion = pitch_correction(motion, t_foot, up, t_pitch - s_pitch, f, world)
             world = forward_kinematics(t_sk, motion.translations, motion.rotations)

@@ -161,11 +161,12 @@ def test_scaled_target_root_path_and_planted_feet(walk):
     assert result.scale == pytest.approx(1.4)
     hips = walk.skeleton.index("Hips")
     assert np.allclose(result.unplanted.translations[:, hips], 1.4 * walk.translations[:, hips])
-    # planting moves the pelvis only down, where a planted foot is out of reach, a little and smoothly
+    # planting moves the pelvis only vertically, a little and smoothly: by one constant that stands the
+    # feet (turned to the target's flat stance) on the floor, and down where a planted foot is out of reach
     moved = result.motion.translations[:, hips] - result.unplanted.translations[:, hips]
     assert np.allclose(moved[:, [0, 2]], 0.0)
     height = standing_height(target)
-    assert -1e-9 <= -moved[:, 1].max() and -moved[:, 1].min() < 0.02 * height
+    assert moved[:, 1].max() < 0.005 * height and -moved[:, 1].min() < 0.03 * height
     assert np.abs(np.diff(moved[:, 1])).max() < 0.002 * height
     naive = copy_rotations(walk, target, result.mapping)
     contacts = result.contacts
