@@ -121,6 +121,7 @@ def feet_figures(source: Motion, result: RetargetResult) -> dict:
     ]
     s_is_toe = np.isin(src.joints, [t for t in s_toes if t is not None])
     world = forward_kinematics(sk, result.motion.translations, result.motion.rotations)
+    feet = feet or [foot_of(sk, int(j)) for j in contacts.joints]  # no feet labelled: the contact joints' subtrees
     lowest = np.min([point_heights(result.motion, f, result.up, world).min(axis=1) for f in feet], axis=0)
     depth = np.maximum(result.floor - lowest, 0.0)
     heights = world[0][:, contacts.joints] @ result.up
