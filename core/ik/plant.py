@@ -28,15 +28,17 @@ r = (1 − 1.5·softness)·reach from the hip (i.e. in or beyond the soft-clamp 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import quaternion as quat
-from ..contacts import Contacts, moving_average
-from ..kinematics import forward_kinematics
+from ..contacts import Contacts, contact_spans, moving_average
+from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import limb_chain
 from ..motion import Motion
 from ..skeleton import Skeleton
-from .common import is_ancestor, smoothstep
+from .common import align_hemisphere, is_ancestor, local_from_world, parent_world_rotations, smoothstep, unit
 from .two_link import DEFAULT_SOFTNESS, apply_two_link
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
@@ -187,3 +189,257 @@ def plant_feet(
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world}
         out = apply_two_link(out, upper, mid, end, target, weight, **options)
     return out
+
+
+class FootPlant(NamedTuple):
+    """One foot to stand with :func:`stand_feet`.
+
+    leg: (upper, mid, ankle) joints; toe: the toe joint below the ankle (None without one);
+    ankle_flags, toe_flags: (T,) contact (toe_flags None without a toe); ankle_anchors,
+    toe_anchors: (T, 3) world positions each should keep while in contact (read only there);
+    joints, ends: (n,), (e,) the joints and End Sites below the ankle that must stay above
+    the floor (the ankle and toe included).
+    """
+
+    leg: tuple[int, int, int]
+    toe: int | None
+    ankle_flags: np.ndarray
+    ankle_anchors: np.ndarray
+    toe_flags: np.ndarray | None
+    toe_anchors: np.ndarray | None
+    joints: np.ndarray
+    ends: np.ndarray
+
+
+def stand_feet(
+    motion: Motion,
+    feet: list[FootPlant],
+    floor: float,
+    up: np.ndarray,
+    blend: float = BLEND,
+    softness: float = DEFAULT_SOFTNESS,
+    max_drop: float = 0.1,
+) -> Motion:
+    """A copy of ``motion`` whose ankles and toes stay on their anchors while in contact and
+    whose feet never go through the floor (height ``floor`` along the unit ``up``).
+
+    Per foot, vectorised over frames (the legs one after another):
+
+    1. (the anchors are given so the foot can hold ankle and toe: :func:`foot_anchors`)
+    2. while both are in contact the foot turns (shortest arc about the ankle) so the toe
+       points at its anchor; the turn fades out over ``blend`` seconds as a displacement;
+    3. ankle goal: its anchor while in contact, else, while only the toe is, the point that
+       puts the toe on its anchor with the foot so turned; blended in and out like
+       :func:`plant_feet`, raised where out of reach (:func:`lift_to_reach`);
+    4. floor clamp: while the ankle alone is planted the foot rolls up about it (heel down) by
+       the least angle that keeps its points above the floor; the ankle goal then rises by the
+       least amount that keeps the ankle, the toe and every other joint of the foot above it; a
+       toe in contact lies flat, straight ahead of the foot (faded in and out like the rest);
+       then the toe bends about the foot's lateral axis by the least angle that lifts the
+       joints and End Sites below it to the floor, and the ankle rises for what remains;
+    5. where a goal is out of the leg's reach the pelvis is lowered as in :func:`plant_feet`'s
+       ``"drop"`` (at most ``max_drop`` body sizes, smooth envelope), and what is still out of
+       reach rises (:func:`lift_to_reach`); two-link IK to the goal with the foot's new
+       orientation; the toe keeps its world orientation (plus the bend).
+    """
+    frames = max(1, round(blend * motion.fps))
+    up = np.asarray(up, dtype=float)
+    world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
+    goals = [_foot_goal(motion, world, foot, float(floor), up, frames) for foot in feet]
+    out, drop = motion, np.zeros(motion.n_frames)
+    if goals and max_drop > 0:
+        legs = [foot.leg for foot in feet]
+        cap = max_drop * motion.skeleton.size()
+        out, drop = _lower_root(motion, legs, [g[0] for g in goals], [g[3] for g in goals], up, softness, frames, cap)
+        world = forward_kinematics(out.skeleton, out.translations, out.rotations)
+    pos, _ = world
+    sk = motion.skeleton
+    for foot, (target, foot_rot, toe_world, _) in zip(feet, goals):  # one leg's IK leaves the other's FK as it was
+        upper, mid, ankle = foot.leg
+        target = lift_to_reach(pos[:, upper], target, _limb_reach(pos, foot.leg, softness), up)
+        out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
+                             world=world)  # fmt: skip
+        if toe_world is not None:
+            if sk.parents[foot.toe] == ankle:  # the foot's world orientation is now foot_rot
+                parent = foot_rot[:, None]
+            else:
+                parent = parent_world_rotations(
+                    sk, forward_kinematics(sk, out.translations, out.rotations)[1], [foot.toe]
+                )
+            new = local_from_world(out.skeleton, [foot.toe], toe_world[:, None], parent)[:, 0]
+            out.rotations[:, foot.toe] = align_hemisphere(new[:, None], motion.rotations[:, [foot.toe]])[:, 0]
+    return out
+
+
+def foot_anchors(
+    ankle_flags: np.ndarray,
+    ankle_anchors: np.ndarray,
+    toe_flags: np.ndarray,
+    toe_anchors: np.ndarray,
+    length: float,
+    up: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ankle anchors, toe anchors) (T, 3) a foot can hold together; NaN outside contact.
+
+    A toe contact span overlapping ankle spans gets its anchor at ``length`` (the foot's ankle →
+    toe distance) from the first of them's ankle anchor, at its own height and towards its given
+    anchor (the heading of the source's foot); a later ankle span under the same toe contact (the
+    foot turning on its toes) gets its anchor at ``length`` from that toe anchor, towards its
+    given one. So ankle and toe can both hold still whatever the proportions of the two feet;
+    other spans keep their anchors. flags: (T,) bool; anchors: (T, 3), read in contact frames;
+    up: (3,) unit vector.
+    """
+    ankle = np.where(ankle_flags[:, None], ankle_anchors, np.nan)
+    toe = np.where(toe_flags[:, None], toe_anchors, np.nan)
+    ankle_spans = contact_spans(ankle_flags)
+    defined: set[int] = set()  # ankle spans a toe anchor was placed from: they keep their anchor
+    for start, stop in contact_spans(toe_flags) if len(ankle_spans) else ():
+        overlap = np.minimum(ankle_spans[:, 1], stop) - np.maximum(ankle_spans[:, 0], start)
+        under = np.flatnonzero(overlap > 0)
+        if not len(under):
+            continue
+        first = int(under[0])
+        defined.add(first)
+        toe[start:stop] = _at_length(ankle[ankle_spans[first, 0]], toe_anchors[start], length, up)
+        for k in under[1:]:
+            if int(k) not in defined:
+                a, b = ankle_spans[k]
+                ankle[a:b] = _at_length(toe[start], ankle_anchors[a], length, up)
+    return ankle, toe
+
+
+def _at_length(origin: np.ndarray, given: np.ndarray, length: float, up: np.ndarray) -> np.ndarray:
+    """(3,) the point at ``length`` from ``origin`` at ``given``'s height, towards ``given`` horizontally."""
+    rise = (given - origin) @ up
+    flat = (given - origin) - rise * up
+    n = np.linalg.norm(flat)
+    if n <= 1e-12 * max(length, 1e-300):
+        return given
+    return origin + np.sqrt(max(length**2 - rise**2, 0.0)) * flat / n + rise * up
+
+
+def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndarray, frames: int):
+    """(ankle goal (T, 3), foot orientation (T, 4), toe orientation (T, 4) or None, contact weight (T,))
+    of one foot (steps 1–4 of :func:`stand_feet`); world: FK of ``motion``."""
+    sk = motion.skeleton
+    pos, rot = world
+    upper, mid, ankle = foot.leg
+    toe = foot.toe if foot.toe_flags is not None else None
+    turn = np.broadcast_to(quat.identity(), (motion.n_frames, 4))
+    goal, contact = np.where(foot.ankle_flags[:, None], foot.ankle_anchors, 0.0), foot.ankle_flags
+    if toe is not None:
+        v_local = quat.rotate(quat.conjugate(rot[:, ankle]), pos[:, toe] - pos[:, ankle])
+        toe_goal = foot.toe_anchors
+        flat = foot.ankle_flags & foot.toe_flags
+        v_world = pos[:, toe] - pos[:, ankle]
+        wanted = np.where(flat[:, None], toe_goal - foot.ankle_anchors, v_world)
+        logs = np.where(flat[:, None], quat.log(quat.between(v_world, wanted)), 0.0)
+        turn = quat.exp(blended_offsets(np.zeros_like(logs), flat, logs, frames)[0])
+        foot_rot = quat.multiply(turn, rot[:, ankle])
+        toe_only = foot.toe_flags & ~foot.ankle_flags
+        goal = np.where(toe_only[:, None], toe_goal - quat.rotate(foot_rot, v_local), goal)
+        contact = foot.ankle_flags | foot.toe_flags
+    offset, weight = blended_offsets(pos[:, ankle], contact, goal, frames)
+    target = pos[:, ankle] + offset
+    foot_rot = quat.multiply(turn, rot[:, ankle])
+    # floor clamp (step 4): the foot's points where the ankle goes, the toe's subtree riding on the toe
+    below_toe = sk.subtree(toe) if toe is not None else np.zeros(sk.n_joints, bool)
+    rigid = [j for j in foot.joints if not below_toe[j] and j != ankle] + ([toe] if toe is not None else [])
+    rel = quat.rotate(quat.conjugate(rot[:, ankle])[:, None], pos[:, rigid] - pos[:, ankle][:, None])
+    axis = _lateral_axis(pos, rot, foot, up)
+    if len(rigid):
+        k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
+        # an ankle planted alone: the foot rolls up about it (a heel on the floor, the toes up)
+        heel = foot.ankle_flags & ~(foot.toe_flags if foot.toe_flags is not None else False)
+        angle = _turn_to_floor(quat.rotate(foot_rot[:, None], rel), target @ up, k, floor, up, frames, heel)
+        if foot.toe_flags is not None:  # a planted toe holds the foot's turn
+            angle = np.where(foot.toe_flags, 0.0, angle)
+        if angle.any():
+            foot_rot = quat.multiply(quat.from_axis_angle(k, angle), foot_rot)
+        heights = quat.rotate(foot_rot[:, None], rel) @ up + (target @ up)[:, None]
+        target = target + np.maximum(floor - heights.min(axis=1), 0.0)[:, None] * up
+    toe_world = None
+    if toe is not None:
+        toe_pos = target + quat.rotate(foot_rot, rel[:, -1])
+        toe_world = rot[:, toe]
+        tips = _toe_points(sk, pos, rot, foot, toe)
+        if tips.shape[1] and foot.toe_flags.any():  # a toe in contact lies flat, straight ahead of the foot
+            k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
+            ahead = unit(np.cross(up, k))[0]  # the foot's heading (steady even when the foot stands on its toes)
+            lay = quat.log(quat.between(unit(tips.mean(axis=1))[0], ahead))
+            lay = blended_offsets(
+                np.zeros_like(lay), foot.toe_flags, np.where(foot.toe_flags[:, None], lay, 0.0), frames
+            )[0]
+            lay = quat.exp(lay)
+            toe_world, tips = quat.multiply(lay, toe_world), quat.rotate(lay[:, None], tips)
+        if tips.shape[1]:
+            k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
+            angle = _turn_to_floor(tips, toe_pos @ up, k, floor, up, frames)
+            if angle.any():
+                bend = quat.from_axis_angle(k, angle)
+                toe_world, tips = quat.multiply(bend, toe_world), quat.rotate(bend[:, None], tips)
+            dip = floor - (toe_pos @ up + (tips @ up).min(axis=1))  # what the bend could not lift, the ankle does
+            target = target + np.maximum(dip, 0.0)[:, None] * up
+    return target, foot_rot, toe_world, weight
+
+
+def _lateral_axis(pos: np.ndarray, rot: np.ndarray, foot: FootPlant, up: np.ndarray) -> np.ndarray:
+    """(3,) the foot's lateral axis in its own frame: the mean over its flat frames (else its toe's
+    contact frames, else all) of forward × up, forward the ankle → toe line (without a toe: to the
+    mean of the other points of the foot; with none, the foot's own X axis)."""
+    ankle = foot.leg[2]
+    ahead = foot.toe if foot.toe is not None else next((int(j) for j in foot.joints if j != ankle), None)
+    if ahead is None:
+        return np.array([1.0, 0.0, 0.0])
+    local = unit(quat.rotate(quat.conjugate(rot[:, ankle]), np.cross(pos[:, ahead] - pos[:, ankle], up)))[0]
+    rows = np.ones(len(pos), bool)
+    if foot.toe_flags is not None and (foot.ankle_flags & foot.toe_flags).any():
+        rows = foot.ankle_flags & foot.toe_flags
+    elif foot.toe_flags is not None and foot.toe_flags.any():
+        rows = foot.toe_flags
+    return unit(local[rows].mean(axis=0))[0]
+
+
+def _toe_points(sk: Skeleton, pos: np.ndarray, rot: np.ndarray, foot: FootPlant, toe: int) -> np.ndarray:
+    """(T, m, 3) world offsets from the toe joint of the joints and End Sites below it."""
+    below = sk.subtree(toe)
+    tips = [pos[:, j] - pos[:, toe] for j in foot.joints if below[j] and j != toe]
+    ends = [e for e in foot.ends if below[sk.end_site_parents[e]]]
+    if ends:
+        site = end_site_positions(sk, pos, rot)
+        tips += [site[:, e] - pos[:, toe] for e in ends]
+    return np.stack(tips, axis=1) if tips else np.zeros((len(pos), 0, 3))
+
+
+def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.ndarray, frames: int,
+                   where: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """(T,) angle (radians) to turn points about an axis so none stays under the floor.
+
+    w: (T, m, 3) the points' offsets from the pivot, whose heights along the unit ``up`` are
+    ``pivot`` (T,); k: (T, 3) unit axes (a positive turn lifts what lies ahead of them: k is
+    forward × up); where: (T,) bool, the frames that may turn (default all). Up (positive, as
+    toes bend and as a foot rolls onto its heel) or down (a toe pointing back), whichever is less,
+    by the least angle up to 90° that keeps every point at or above the floor (the largest its
+    points need; what stays under the floor, or needs more, is left to the ankle's lift); then,
+    so nothing pops, the smooth upper envelopes of the two directions' angles over ``frames`` // 2
+    frames on each side, wherever they put no point lower than it was or under the floor.
+    """
+    k = k[:, None]
+    # height of a point turned by φ about k: (a − c)·cos φ + b·sin φ + c
+    a, b = w @ up, np.cross(k, w) @ up
+    c = np.sum(k * w, axis=-1) * (k @ up)
+    amplitude, phase = np.hypot(a - c, b), np.arctan2(b, a - c)
+    need = (floor - pivot)[:, None] - c
+    m = np.divide(need, amplitude, out=np.full_like(need, -2.0), where=amplitude > 0)
+    half = np.arccos(np.clip(m, -1.0, 1.0))  # feasible turns: |φ − phase| ≤ half
+    dips = a < need + c
+    if where is not None:
+        dips &= where[:, None]
+    rise = np.where(dips, np.mod(phase - half, 2 * np.pi), 0.0).max(axis=1)
+    sink = np.where(dips, np.mod(-phase - half, 2 * np.pi), 0.0).max(axis=1)
+    angle = np.where(rise <= sink, rise, -sink)
+    angle = np.where(np.abs(angle) <= np.pi / 2, angle, 0.0)
+    window = max(1, frames // 2)
+    smooth = upper_envelope(np.maximum(angle, 0.0), window) - upper_envelope(np.maximum(-angle, 0.0), window)
+    after = pivot[:, None] + (a - c) * np.cos(smooth)[:, None] + b * np.sin(smooth)[:, None] + c
+    return np.where(np.all(after >= np.minimum(floor, pivot[:, None] + a) - 1e-9, axis=1), smooth, angle)

@@ -11,7 +11,13 @@
   relative to the root shift (so an in-place result is measured on its treadmill); the
   source's own skating times s for reference;
 - contact preservation: share of the source's contact frames in which the target foot is
-  horizontally within ``tolerance`` · height of its mapped anchor.
+  horizontally within ``tolerance`` · height of its mapped anchor;
+- feet that stand (:func:`feet_figures`, when feet were planted): ankle and toe skating of the
+  result and of the source × s, each on the source's contact frames of that joint; floor
+  penetration: the depth under the floor (``result.floor``) of the lowest joint or End Site of
+  either foot, its maximum and the share of frames deeper than 0.1 % of the height; float: a
+  contact joint's height above the floor minus its flat-stance height (``result.stance``) on
+  its contact frames, the maximum.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..contacts import Contacts, foot_skating
+from ..kinematics import forward_kinematics
 from ..limbs import standing_height
 from ..motion import Motion
 from ..skeleton import Skeleton, rest_world
+from .feet import foot_of, point_heights
 from .mapping import mapping_pairs
 from .pipeline import RetargetResult
 from .transfer import mapped_ancestors
@@ -79,6 +87,62 @@ def contact_preservation(motion: Motion, contacts: Contacts, tolerance: float) -
     return float(near[contacts.flags].mean()) if contacts.flags.any() else 1.0
 
 
+def skating_by_joint(
+    motion: Motion, contacts: Contacts, positions: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(distance (F,), seconds (F,)) each contact joint slides horizontally while in contact."""
+    skating = foot_skating(motion, contacts, positions=positions)
+    both = contacts.flags[1:] & contacts.flags[:-1]
+    return skating.distance, both.sum(axis=0) / motion.fps
+
+
+def _rate(distance: np.ndarray, seconds: np.ndarray, keep: np.ndarray) -> float:
+    total = float(seconds[keep].sum())
+    return float(distance[keep].sum()) / total if total > 0 else 0.0
+
+
+def feet_figures(source: Motion, result: RetargetResult) -> dict:
+    """Ankle and toe skating (target units per second; the source's × s), floor penetration and
+    float in contact (target units, and ``_h`` in standing heights) of a planted result."""
+    height = standing_height(result.motion.skeleton, result.up)
+    contacts, src = result.contacts, result.source_contacts
+    sk = result.motion.skeleton
+    toes = {result.target_labels.get(f"toe.{s}") for s in "LR"}
+    feet = [foot_of(sk, result.target_labels[f"foot.{s}"], result.target_labels.get(f"toe.{s}"))
+            for s in "LR" if f"foot.{s}" in result.target_labels]  # fmt: skip
+    toes |= {f.toe for f in feet}
+    positions = result.motion.world_positions() - result.shift[:, None]
+    distance, seconds = skating_by_joint(result.motion, contacts, positions)
+    is_toe = np.isin(contacts.joints, [t for t in toes if t is not None])
+    s_distance, s_seconds = skating_by_joint(source, src)
+    labels = result.source_labels
+    s_toes = [
+        foot_of(source.skeleton, labels[f"foot.{s}"], labels.get(f"toe.{s}")).toe for s in "LR" if f"foot.{s}" in labels
+    ]
+    s_is_toe = np.isin(src.joints, [t for t in s_toes if t is not None])
+    world = forward_kinematics(sk, result.motion.translations, result.motion.rotations)
+    feet = feet or [foot_of(sk, int(j)) for j in contacts.joints]  # no feet labelled: the contact joints' subtrees
+    lowest = np.min([point_heights(result.motion, f, result.up, world).min(axis=1) for f in feet], axis=0)
+    depth = np.maximum(result.floor - lowest, 0.0)
+    heights = world[0][:, contacts.joints] @ result.up
+    stance = np.array([result.stance.get(int(j), 0.0) for j in contacts.joints])
+    above = np.where(contacts.flags, heights - result.floor - stance, -np.inf)
+    float_max = max(float(above.max()), 0.0) if contacts.flags.any() else 0.0
+    out = {
+        "skating_ankle_source": result.scale * _rate(s_distance, s_seconds, ~s_is_toe),
+        "skating_ankle_after": _rate(distance, seconds, ~is_toe),
+        "skating_toe_source": result.scale * _rate(s_distance, s_seconds, s_is_toe),
+        "skating_toe_after": _rate(distance, seconds, is_toe),
+        "penetration_max": float(depth.max()),
+        "penetration_share": float(np.mean(depth > 1e-3 * height)),
+        "float_max": float_max,
+    }
+    for key in ("skating_ankle_source", "skating_ankle_after", "skating_toe_source", "skating_toe_after",
+                "penetration_max", "float_max"):  # fmt: skip
+        out[key + "_h"] = out[key] / height
+    return out
+
+
 def retarget_metrics(source: Motion, result: RetargetResult, tolerance: float = 0.02) -> dict:
     """The figures of the module notes as a flat dict of floats (distances in target units
     unless ``_h`` says in standing heights)."""
@@ -110,6 +174,8 @@ def retarget_metrics(source: Motion, result: RetargetResult, tolerance: float = 
             "contact_preservation_before": contact_preservation(result.unplanted, result.contacts, tolerance * height),
             "contact_preservation_after": contact_preservation(result.motion, result.contacts, tolerance * height),
         }
+        if result.floor is not None:
+            out |= feet_figures(source, result)
     return out
 
 

@@ -16,12 +16,19 @@ Pipeline (:func:`retarget`):
    up so the lowest foot points (foot and toe joints and End Sites) stand on ``floor_level``
    (their per-frame minimum, 5th percentile over the clip). All other target joints keep
    their rest offsets (bone lengths are the target's);
-4. foot contacts of the source (:func:`core.contacts.detect_contacts`) are given to the
-   target feet mapped from the source feet, with anchors mapped by the same p ↦ s·A·p +
-   shift(t) horizontally (so the target steps where the scaled source steps) and, vertically,
-   the median height of the target foot over each contact (no vertical tug); the feet are
-   pinned with :func:`core.ik.plant_feet` (displacement blend in and out, soft reach clamp,
-   heel lift where out of reach), so knees do not pop.
+4. feet that stand (:mod:`.feet`, :func:`core.ik.plant.stand_feet`): contacts of the source's ankles
+   and toes (:func:`core.contacts.detect_contacts`; an ankle's ends where its heel leaves the
+   floor) go to the target joints the map pairs with them (a target toe the map does not give is
+   the label's, else the ankle's longest child chain). The floor is the source's floor (where its
+   flat feet stand) mapped, or ``floor_level`` with ``on_floor``. Where the target's rest pose stands,
+   each target foot is turned to its own flat stance (the transfer points it like the source's); the
+   body is then raised or lowered by one constant so the target's flat feet stand on the floor
+   (its hip joints and ankles sit elsewhere than the source's). Anchors: horizontally the scaled
+   source's (p ↦ s·A·p + shift(t)), the toe's at the target foot's own length from the ankle's;
+   vertically each joint's flat-stance height above the floor. Then the legs are solved with
+   IK (displacement blend in and out, the pelvis lowered where a foot is out of reach) and a
+   floor clamp keeps every joint and End Site of the feet above the floor (foot roll, toe bend,
+   ankle lift).
 """
 
 from __future__ import annotations
@@ -31,13 +38,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import quaternion as quat
-from ..contacts import Contacts, detect_contacts, moving_average, parse_up, span_anchors
-from ..ik import plant_feet
+from ..contacts import Contacts, detect_contacts, moving_average, parse_up
+from ..ik.plant import FootPlant, foot_anchors, stand_feet
 from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import detect_up, limb_chain, standing_height
 from ..motion import Motion
 from ..skeleton import Skeleton, rest_world
 from .body import foot_points, leg_length
+from .feet import (
+    HEEL_HEIGHT,
+    SAME_STANCE,
+    Foot,
+    flat_frames,
+    foot_of,
+    heel_contacts,
+    pitch_correction,
+    point_heights,
+    rest_elevation,
+    source_floor,
+    stance_heights,
+)
 from .mapping import CORE, MappingError, auto_map, describe, map_labels, mapping_pairs
 from .root_motion import carry_root_motion, root_bone
 from .root_motion import with_position_channels as _with_position_channels
@@ -81,7 +101,9 @@ class RetargetResult:
     after scaling; contacts: of the source (source_contacts) and as given to the target feet
     (contacts), None when feet were not planted; notes: what was skipped and why; root_bone:
     the bone carrying the root motion (None without it); keyed: (n,) the target joints the
-    result animates (:func:`keyed_joints`; the others keep whatever animation they have).
+    result animates (:func:`keyed_joints`; the others keep whatever animation they have);
+    floor: the height along ``up`` the planted feet stand on (None when not planted, see
+    :mod:`.feet`); stance: contact joint → its height above the floor when its foot stands flat.
     """
 
     motion: Motion
@@ -100,6 +122,8 @@ class RetargetResult:
     notes: list[str] = field(default_factory=list)
     root_bone: int | None = None
     keyed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    floor: float | None = None
+    stance: dict[int, float] = field(default_factory=dict)
 
     def map_points(self, points: np.ndarray) -> np.ndarray:
         """Source-space points (T, ..., 3) mapped into target space: s·A·p + shift(t)."""
@@ -156,7 +180,7 @@ def retarget(
     if missing:
         result.notes.append("partial map, not mapped: " + ", ".join(map(describe, missing)))
     if options.plant_feet:
-        _plant(result, source, s_pos, up_s, options.blend)
+        _plant(result, source, (s_pos, s_rot), up_s, options)
     if options.root_motion:
         _carry_root_motion(result, options)
     result.keyed = keyed_joints(transfer, root)
@@ -328,42 +352,132 @@ def ground_height(motion: Motion, labels: dict[str, int], up: np.ndarray) -> flo
     return float(np.percentile(heights.min(axis=1), 5.0))
 
 
-def _plant(result: RetargetResult, source: Motion, s_pos: np.ndarray, up_s: np.ndarray, blend: float) -> None:
-    """Detect the source's foot contacts, give them to the mapped target feet and pin those."""
+def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndarray, options: RetargetOptions) -> None:
+    """Feet that stand (module notes, step 4): contacts of the source's ankles and toes given to the
+    mapped target feet, the target's feet turned to its own flat stance and its body lowered or
+    raised so they stand on the floor, then :func:`core.ik.plant.stand_feet`. s_world: the
+    source's FK (positions (T, J, 3), orientations (T, J, 4))."""
+    s_pos = s_world[0]
+    s_sk, t_sk = source.skeleton, result.unplanted.skeleton
+    tk, sj = result.pairs
+    pairs = dict(zip(sj.tolist(), tk.tolist()))
+    s_feet, t_feet = [], []
+    for side in "LR":
+        ankle = result.source_labels.get(f"foot.{side}")
+        if ankle is None:
+            continue
+        if ankle not in pairs:
+            result.notes.append(f"source foot '{s_sk.names[ankle]}' is not mapped: not planted")
+            continue
+        s_foot = foot_of(s_sk, ankle, result.source_labels.get(f"toe.{side}"))
+        t_toe = pairs.get(s_foot.toe) if s_foot.toe is not None else None
+        t_foot = foot_of(t_sk, pairs[ankle], t_toe if t_toe is not None else result.target_labels.get(f"toe.{side}"))
+        if s_foot.toe is None or t_foot.toe is None:
+            s_foot, t_foot = Foot(s_foot.ankle, None, s_foot.joints, s_foot.ends), Foot(t_foot.ankle, None,
+                                                                                         t_foot.joints, t_foot.ends)  # fmt: skip
+        s_feet.append(s_foot)
+        t_feet.append(t_foot)
+    joints = [f.ankle for f in s_feet] + [f.toe for f in s_feet if f.toe is not None]
     try:
-        feet = [result.source_labels[f"foot.{s}"] for s in "LR" if f"foot.{s}" in result.source_labels]
-        contacts = detect_contacts(source, joints=feet if len(feet) == 2 else None, up=up_s, positions=s_pos)
+        contacts = detect_contacts(source, joints=joints or None, up=up_s, positions=s_pos)
     except ValueError as exc:
         result.notes.append(f"feet not planted: {exc}")
         return
     result.source_contacts = contacts
-    tk, sj = result.pairs
-    columns, feet = [], []
-    for i, j in enumerate(contacts.joints):
-        hits = tk[sj == j]
-        if len(hits):
-            columns.append(i)
-            feet.append(int(hits[0]))
-        else:
-            result.notes.append(f"source foot '{source.skeleton.names[j]}' is not mapped: not planted")
-    if not feet:
+    if not s_feet:
         return
-    result.contacts = _target_contacts(result, contacts, columns, feet)
-    legs = [_leg_of(result.motion.skeleton, result.target_labels, k) for k in feet]
-    result.motion = plant_feet(result.unplanted, result.contacts, legs=legs, blend=blend)
-
-
-def _target_contacts(result: RetargetResult, contacts: Contacts, columns: list[int], feet: list[int]) -> Contacts:
-    """The source contacts on the target feet, anchors mapped (see the module notes)."""
-    flags = contacts.flags[:, columns]
+    column = {int(j): i for i, j in enumerate(contacts.joints)}
+    cols = [(column[f.ankle], column.get(f.toe)) for f in s_feet]
+    for foot, (ca, ct) in zip(s_feet, cols):
+        if ct is not None:
+            flat = flat_frames(contacts.flags, (ca, ct))
+            contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], flat)
+    flat = [flat_frames(contacts.flags, c) for c in cols]
+    s_heights = [point_heights(source, f, up_s, s_world) for f in s_feet]
+    s_floor = source_floor(s_heights, flat, ground_height(source, result.source_labels, up_s))
+    s_standing = standing_up(s_sk, result.source_labels) is not None
+    tolerance = HEEL_HEIGHT * standing_height(s_sk, up_s)
+    for foot, (ca, _), h, f in zip(s_feet, cols, s_heights, flat):
+        stance = stance_heights(s_sk, foot, up_s, False, h, f)[0]  # the source's own stance: its motion's
+        contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], f, s_floor, stance, tolerance)
+    flat = [flat_frames(contacts.flags, c) for c in cols]
+    s_floor = source_floor(s_heights, flat, s_floor)  # on the flat frames the heels really are down
     up = result.up
-    mapped = result.map_points(contacts.anchors[:, columns])
-    naive = result.unplanted.world_positions()[:, feet]
-    heights = np.stack([span_anchors(naive[:, i], flags[:, i]) @ up for i in range(len(feet))], axis=1)
-    anchors = mapped - (mapped @ up)[..., None] * up + heights[..., None] * up
-    floor = np.percentile(naive @ up, 5.0, axis=0)
-    return Contacts(np.array(feet), flags, anchors, up, floor, result.scale * contacts.height_threshold[columns],
-                    result.scale * contacts.speed_threshold, contacts.fps)  # fmt: skip
+    floor = (
+        float(options.floor_level) if options.on_floor else result.scale * s_floor + float(np.median(result.shift @ up))
+    )
+    motion = result.unplanted
+    world = forward_kinematics(t_sk, motion.translations, motion.rotations)
+    t_standing = standing_up(t_sk, result.target_labels) is not None
+    t_pitches = [rest_elevation(t_sk, f, up) if t_standing else None for f in t_feet]
+    known = [p for p in t_pitches if p is not None]
+    if len(known) == 2 and abs(known[0] - known[1]) > SAME_STANCE:
+        result.notes.append(f"the target's rest pose does not stand on flat feet (its feet differ by "
+                            f"{np.degrees(abs(known[0] - known[1])):.0f}°): its feet keep the source's pitch")  # fmt: skip
+        t_standing, t_pitches = False, [None, None]
+    for s_foot, t_foot, f, t_pitch in zip(s_feet, t_feet, flat, t_pitches):
+        if t_pitch is None:
+            continue
+        # the source's flat foot from its motion (a rest or bind pose need not stand on flat feet), else its rest
+        s_pitch = _flat_elevation(s_pos, s_foot, up_s, f)
+        if s_pitch is None and s_standing:
+            s_pitch = rest_elevation(s_sk, s_foot, up_s)
+        if s_pitch is not None:
+            motion = pitch_correction(motion, t_foot, up, t_pitch - s_pitch, f, world)
+            world = forward_kinematics(t_sk, motion.translations, motion.rotations)
+    t_heights = [point_heights(motion, f, up, world) for f in t_feet]
+    stance = [stance_heights(t_sk, f, up, t_standing, h, fl) for f, h, fl in zip(t_feet, t_heights, flat)]
+    lowest = np.concatenate([h.min(axis=1)[fl] for h, fl in zip(t_heights, flat)])
+    if len(lowest):
+        motion = _raise_root(motion, result.root, (floor - float(np.median(lowest))) * up)
+    mapped = result.map_points(contacts.anchors)
+    anchors = mapped - (mapped @ up)[..., None] * up
+    plants, t_joints = [], []
+    t_rest = rest_world(t_sk)[0]
+    for t_foot, (ca, ct), st in zip(t_feet, cols, stance):
+        height = {int(j): float(h) for j, h in zip(t_foot.joints, st)}
+        a_anchor = anchors[:, ca] + (floor + height[t_foot.ankle]) * up
+        t_anchor = None
+        if ct is not None:
+            length = float(np.linalg.norm(t_rest[t_foot.toe] - t_rest[t_foot.ankle]))
+            a_anchor, t_anchor = foot_anchors(contacts.flags[:, ca], a_anchor, contacts.flags[:, ct],
+                                             anchors[:, ct] + (floor + height[t_foot.toe]) * up, length, up)  # fmt: skip
+        leg = _leg_of(t_sk, result.target_labels, t_foot.ankle)
+        plants.append(FootPlant(leg, t_foot.toe, contacts.flags[:, ca], a_anchor,
+                                None if ct is None else contacts.flags[:, ct], t_anchor, t_foot.joints, t_foot.ends))  # fmt: skip
+        t_joints += [(ca, t_foot.ankle, a_anchor, height[t_foot.ankle])]
+        if ct is not None:
+            t_joints += [(ct, t_foot.toe, t_anchor, height[t_foot.toe])]
+    t_joints.sort()
+    columns = [c for c, *_ in t_joints]
+    result.contacts = Contacts(np.array([j for _, j, *_ in t_joints]), contacts.flags[:, columns],
+                               np.stack([np.where(contacts.flags[:, c, None], a, np.nan) for c, _, a, _ in t_joints], 1),
+                               up, np.array([floor + h for *_, h in t_joints]),
+                               result.scale * contacts.height_threshold[columns],
+                               result.scale * contacts.speed_threshold, contacts.fps)  # fmt: skip
+    result.floor = floor
+    result.stance = {j: h for _, j, _, h in t_joints}
+    result.motion = stand_feet(motion, plants, floor, up, blend=options.blend)
+
+
+def _flat_elevation(pos: np.ndarray, foot: Foot, up: np.ndarray, flat: np.ndarray) -> float | None:
+    """Median angle (radians) of ankle → toe below the horizontal over the ``flat`` frames of positions (T, J, 3)."""
+    if foot.toe is None or not flat.any():
+        return None
+    v = pos[flat, foot.toe] - pos[flat, foot.ankle]
+    return float(np.median(np.arcsin(np.clip(-(v @ up) / np.linalg.norm(v, axis=-1), -1.0, 1.0))))
+
+
+def _raise_root(motion: Motion, root: int, lift: np.ndarray) -> Motion:
+    """A copy of ``motion`` whose ``root`` joint is moved by the world vector ``lift`` (3,) on every frame."""
+    out = motion.copy()
+    parent = motion.skeleton.parents[root]
+    if parent < 0:
+        out.translations[:, root] += lift
+    else:
+        _, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
+        out.translations[:, root] += quat.rotate(quat.conjugate(rot[:, parent]), lift)
+    return out
 
 
 def _leg_of(skeleton: Skeleton, labels: dict[str, int], foot: int) -> tuple[int, int, int]:

@@ -132,14 +132,23 @@ def test_a_hand_written_map_drives_root_scale_and_planting(cc_and_bandai):
     legs_s = np.mean([_leg(cc.skeleton, f"CC_Base_{s}_Thigh", f"CC_Base_{s}_Calf", f"CC_Base_{s}_Foot") for s in "LR"])
     assert result.scale == pytest.approx(legs_t / legs_s, rel=1e-9)
     assert bandai.names[result.root] == "Hips"
-    assert sorted(bandai.names[j] for j in result.contacts.joints) == ["Foot_L", "Foot_R"]
-    # both ankles stand where the scaled source's ankles stand (the source floor, scaled)
+    assert sorted(bandai.names[j] for j in result.contacts.joints) == ["Foot_L", "Foot_R", "Toes_L", "Toes_R"]
+    # the floor is the source's floor mapped: where the source's flat feet (ankle and toe in contact)
+    # have their lowest joint, median, scaled; and both planted ankles stand on it
     height = 1.7 * legs_t / 0.9  # a rough stature from the legs
-    pos, src = result.motion.world_positions(), cc.world_positions()
+    src, flags = cc.world_positions() @ [0.0, 1.0, 0.0], result.source_contacts.flags
+    names = [cc.skeleton.names[j] for j in result.source_contacts.joints]
+    lowest = []
     for s in "LR":
-        target_floor = np.percentile(pos[:, bandai.index(f"Foot_{s}")] @ result.up, 5)
-        source_floor = np.percentile(src[:, cc.skeleton.index(f"CC_Base_{s}_Foot")] @ [0.0, 1.0, 0.0], 5)
-        assert abs(target_floor - result.scale * source_floor) < 0.01 * height, s
+        flat = flags[:, names.index(f"CC_Base_{s}_Foot")] & flags[:, names.index(f"CC_Base_{s}_ToeBase")]
+        below = cc.skeleton.subtree(cc.skeleton.index(f"CC_Base_{s}_Foot"))
+        lowest.append(src[flat][:, below].min(axis=1))
+    assert result.floor == pytest.approx(result.scale * np.median(np.concatenate(lowest)), abs=1e-6 * height)
+    pos = result.motion.world_positions() @ result.up
+    for i, j in enumerate(result.contacts.joints):
+        on = result.contacts.flags[:, i]
+        assert np.ptp(pos[on, j]) < 0.01 * height  # one height while in contact
+        assert pos[on, j].min() >= result.floor - 1e-9 * height
 
 
 def test_a_map_the_names_contradict_still_drives_every_stage(cc_and_bandai):
@@ -217,7 +226,9 @@ def test_character_creator_as_the_target_too(cc_and_bandai):
     result = retarget(bandai, cc.skeleton)
     names = cc.skeleton.names
     assert names[result.root] == "CC_Base_Hip"
-    assert sorted(names[j] for j in result.contacts.joints) == ["CC_Base_L_Foot", "CC_Base_R_Foot"]
+    assert sorted(names[j] for j in result.contacts.joints) == [
+        f"CC_Base_{s}_{j}" for s in "LR" for j in ("Foot", "ToeBase")
+    ]
     assert {names[result.target_labels[c]] for c in CORE} == set(
         expected_core(CAPTURES["iclone_cc/005_06.bvh"]).values()
     )

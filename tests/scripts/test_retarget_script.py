@@ -42,7 +42,10 @@ def test_plain_python_bvh_to_bvh(files, tmp_path):
     result = read_bvh(out)
     assert result.skeleton.names == walk.skeleton.names and result.n_frames == 120 and result.fps == pytest.approx(60.0)
     hips = walk.skeleton.index("Hips")
-    assert np.allclose(result.translations[:, hips], 1.4 * walk.translations[:, hips], atol=1e-5)
+    # the scaled root path; planting moves the pelvis only vertically and a little (the feet stood on
+    # the floor in the target's flat stance, lowered where a planted foot is out of reach)
+    moved = result.translations[:, hips] - 1.4 * walk.translations[:, hips]
+    assert np.allclose(moved[:, [0, 2]], 0.0, atol=1e-5) and np.abs(moved[:, 1]).max() < 0.05
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["mapped_bones"] == 21 and report["scale"] == pytest.approx(1.4)
     figures = report["figures"]

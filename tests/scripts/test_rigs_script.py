@@ -98,7 +98,8 @@ def test_fbx_source_and_target(fbx_walk, tmp_path):
     report = json.loads((tmp_path / "onto_fbx.json").read_text())
     assert (
         report["mapped_bones"] == read_bvh(d / "walk.bvh").skeleton.n_joints
-        and report["figures"]["position_error_mean_h"] < 0.01
+        and report["figures"]["position_error_unplanted_mean_h"] < 0.01  # the transfer: the same skeleton
+        and report["figures"]["position_error_mean_h"] < 0.02  # planting puts the walk's floating heels down
     )
 
 

@@ -1,0 +1,194 @@
+"""Feet that stand: which joints touch the floor, where the floor is, and how a foot stands flat.
+
+A foot is its ankle (the joint labelled ``foot``), its toe (the ``toe`` the map or the labels
+give, else the first joint of the ankle's longest child chain) and every joint and End Site
+below the ankle (its *points*: what can touch or go through the floor).
+
+- **Floor** (:func:`source_floor`): the height along up at which the source's feet stand: the
+  median, over the frames where a foot is flat (its ankle and toe both in contact), of that
+  foot's lowest point; without such frames, the 5th percentile over the clip of the lowest
+  foot point (:func:`.pipeline.ground_height`). The target's floor is the source's floor mapped
+  (× the root scale, plus the root shift along up), or the requested floor level with
+  *Keep on Floor*.
+- **Stance** (:func:`stance_heights`): each point's height above the foot's lowest point when
+  the foot stands flat: in the rest pose when it is a standing pose, else the median over the
+  source's flat frames of the motion given (the feet there point where the source's point).
+- **Heel contact** (:func:`heel_contacts`): an ankle's contact ends where the heel leaves the
+  floor: the trailing frames of each ankle contact span in which ankle → toe points down more
+  than ``HEEL_OFF`` (5°) beyond its median over the flat frames (the toe stays in contact and
+  the foot rolls over it), and the frames at either end of a span where the ankle stands more
+  than ``HEEL_HEIGHT`` (2 % of the source's stature) above its flat-stance height. The contact
+  detector's height band (4 % of the body) keeps a rising heel in contact for a few frames
+  more, where an ankle planted at its stance height would pull the leg straight.
+- **Pitch** (:func:`pitch_correction`): the transfer makes every bone point where its source
+  bone points, so a foot whose ankle sits higher above its toe than the source's (Mixamo's
+  ankle is 4.8 % of the height above its toe, CMU's 2.2 %) would stand on its heel with the toes
+  in the air. Where the target's rest pose stands, the foot is turned about its own lateral axis
+  by the difference between its rest elevation of ankle → toe and the source's median over its
+  flat frames (its rest's without them: a rest or an FBX bind pose need not stand on flat feet);
+  its toe keeps its world orientation. A rest pose whose two feet differ by more than
+  ``SAME_STANCE`` (5°) is not taken for a flat stance (a bind pose exported mid-step): the
+  feet then keep the source's pitch and their stance comes from the source's flat frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..contacts import contact_spans
+from ..ik.common import local_from_world, parent_world_rotations
+from ..kinematics import end_site_positions, forward_kinematics
+from ..motion import Motion
+from ..skeleton import Skeleton, rest_positions
+
+HEEL_OFF = np.radians(5.0)
+HEEL_HEIGHT = 0.02
+SAME_STANCE = np.radians(5.0)  # the two feet of a rest pose that stands on flat feet agree within this
+
+
+@dataclass(frozen=True)
+class Foot:
+    """One foot of a skeleton: ``ankle`` and ``toe`` joints (toe None without one), ``joints``
+    (n,) and ``ends`` (e,) the joints and End Sites of the ankle's subtree (ankle included)."""
+
+    ankle: int
+    toe: int | None
+    joints: np.ndarray
+    ends: np.ndarray
+
+
+def foot_of(skeleton: Skeleton, ankle: int, toe: int | None = None) -> Foot:
+    """The :class:`Foot` of ``ankle``; ``toe`` is used when it lies below the ankle, else the
+    first joint of the ankle's longest child chain (ties: the child farthest from the ankle)."""
+    below = skeleton.subtree(ankle)
+    if toe is None or toe == ankle or not below[toe]:
+        toe = _longest_child(skeleton, ankle)
+    return Foot(int(ankle), toe, np.flatnonzero(below), np.flatnonzero(below[skeleton.end_site_parents]))
+
+
+def _longest_child(skeleton: Skeleton, joint: int) -> int | None:
+    children = [int(c) for c in skeleton.children(joint)]
+    if not children:
+        return None
+    depth = skeleton.depths()
+    reach = [int(depth[skeleton.subtree(c)].max()) for c in children]
+    length = [float(np.linalg.norm(skeleton.rest_translations[c])) for c in children]
+    return max(zip(reach, length, children))[2]
+
+
+def point_heights(motion: Motion, foot: Foot, up: np.ndarray, world=None) -> np.ndarray:
+    """(T, n + e) heights along ``up`` of a foot's joints then End Sites; world: FK if known."""
+    pos, rot = world if world is not None else forward_kinematics(motion.skeleton, motion.translations,
+                                                                    motion.rotations)  # fmt: skip
+    heights = pos[:, foot.joints] @ up
+    if len(foot.ends):
+        heights = np.concatenate((heights, end_site_positions(motion.skeleton, pos, rot)[:, foot.ends] @ up), axis=1)
+    return heights
+
+
+def flat_frames(flags: np.ndarray, columns: tuple[int, int | None]) -> np.ndarray:
+    """(T,) frames where the ankle (column 0) and the toe (column 1, if any) are both in contact."""
+    ankle, toe = columns
+    return flags[:, ankle] & (flags[:, toe] if toe is not None else True)
+
+
+def source_floor(heights: list[np.ndarray], flat: list[np.ndarray], fallback: float) -> float:
+    """The floor (module notes): median lowest point of the flat feet, else ``fallback``.
+
+    heights: per foot (T, k) point heights; flat: per foot (T,) bool.
+    """
+    lowest = [h.min(axis=1)[f] for h, f in zip(heights, flat)]
+    lowest = np.concatenate(lowest) if lowest else np.zeros(0)
+    return float(np.median(lowest)) if len(lowest) else float(fallback)
+
+
+def stance_heights(skeleton: Skeleton, foot: Foot, up: np.ndarray, standing: bool,
+                   heights: np.ndarray | None = None, flat: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """(n + e,) each foot point's height above the foot's lowest point when it stands flat.
+
+    standing: the rest pose is a standing pose (then it gives the stance); else the median
+    over the ``flat`` (T,) frames of ``heights`` (T, n + e) minus their per-frame minimum (all
+    frames when none is flat).
+    """
+    if standing or heights is None:
+        both = rest_positions(skeleton, include_end_sites=True)
+        h = np.concatenate((both[foot.joints], both[skeleton.n_joints + foot.ends])) @ up
+        return h - h.min()
+    rows = heights[flat] if flat is not None and flat.any() else heights
+    return np.median(rows - rows.min(axis=1, keepdims=True), axis=0)
+
+
+def rest_elevation(skeleton: Skeleton, foot: Foot, up: np.ndarray) -> float | None:
+    """Angle (radians) of ankle → toe below the horizontal in the rest pose; None without a toe."""
+    if foot.toe is None:
+        return None
+    pos = rest_positions(skeleton)
+    v = pos[foot.toe] - pos[foot.ankle]
+    n = np.linalg.norm(v)
+    return float(np.arcsin(np.clip(-(v @ up) / n, -1.0, 1.0))) if n > 0 else None
+
+
+def pitch_correction(
+    motion: Motion, foot: Foot, up: np.ndarray, angle: float, reference: np.ndarray, world=None
+) -> Motion:
+    """A copy of ``motion`` whose foot is turned by ``angle`` (radians, positive lowers the toe)
+    about its lateral axis, the toe keeping its world orientation.
+
+    The axis is fixed in the foot's own frame: the horizontal normal of ankle → toe, averaged
+    over the ``reference`` (T,) frames (all frames when none), so the turn is a constant change
+    of the foot's pose rotation, like a rest correction. world: FK of ``motion`` if known.
+    """
+    if foot.toe is None or abs(angle) < 1e-9:
+        return motion
+    sk = motion.skeleton
+    pos, rot = world if world is not None else forward_kinematics(sk, motion.translations, motion.rotations)
+    rows = reference if reference is not None and reference.any() else np.ones(motion.n_frames, bool)
+    v = pos[rows, foot.toe] - pos[rows, foot.ankle]
+    lateral = np.cross(up, v)  # a positive turn about up × v takes v towards −up
+    lateral_local = quat.rotate(quat.conjugate(rot[rows, foot.ankle]), lateral).mean(axis=0)
+    n = np.linalg.norm(lateral_local)
+    if n < 1e-12:
+        return motion
+    turn = quat.from_axis_angle(lateral_local / n, angle)
+    out = motion.copy()
+    out.rotations[:, foot.ankle] = quat.multiply(motion.rotations[:, foot.ankle], turn)
+    toe_world = rot[:, foot.toe]
+    if sk.parents[foot.toe] == foot.ankle:  # the foot's new world orientation is its old one · turn
+        parent = quat.multiply(rot[:, foot.ankle], turn)[:, None]
+    else:
+        parent = parent_world_rotations(sk, forward_kinematics(sk, out.translations, out.rotations)[1], [foot.toe])
+    out.rotations[:, foot.toe] = local_from_world(sk, [foot.toe], toe_world[:, None], parent)[:, 0]
+    return out
+
+
+def elevations(pos: np.ndarray, foot: Foot, up: np.ndarray) -> np.ndarray:
+    """(T,) angle (radians) of ankle → toe below the horizontal in positions (T, J, 3)."""
+    v = pos[:, foot.toe] - pos[:, foot.ankle]
+    return np.arcsin(np.clip(-(v @ up) / np.maximum(np.linalg.norm(v, axis=-1), 1e-300), -1.0, 1.0))
+
+
+def heel_contacts(pos: np.ndarray, foot: Foot, up: np.ndarray, flags: np.ndarray, flat: np.ndarray,
+                  floor: float | None = None, stance: float = 0.0, tolerance: float = 0.0) -> np.ndarray:  # fmt: skip
+    """(T,) the ankle's contact ``flags`` without the frames at either end of each span where its
+    heel is off the floor (module notes): after the last frame with ankle → toe within
+    ``HEEL_OFF`` of its median over the ``flat`` (T,) frames, and, when ``floor`` is given, before
+    the first and after the last frame with the ankle within ``tolerance`` of its ``stance``
+    height above the floor. pos: (T, J, 3) the motion's positions; heights along the unit ``up``."""
+    out = flags.copy()
+    if foot.toe is not None and flat.any():
+        pitch = elevations(pos, foot, up)
+        down = pitch - np.median(pitch[flat]) > HEEL_OFF
+        for start, stop in contact_spans(out):
+            level = np.flatnonzero(~down[start:stop])
+            out[start + (level[-1] + 1 if len(level) else 0) : stop] = False
+    if floor is not None:
+        high = pos[:, foot.ankle] @ up - floor - stance > tolerance
+        for start, stop in contact_spans(out):
+            low = np.flatnonzero(~high[start:stop])
+            out[start:stop] = False
+            if len(low):
+                out[start + low[0] : start + low[-1] + 1] = True
+    return out
