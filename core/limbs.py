@@ -132,7 +132,8 @@ def detect_up(skeleton: Skeleton, positions: np.ndarray | None = None) -> np.nda
     if len(feet) >= 2:
         # the legs meet at the feet's common ancestor (the pelvis), which need not be the shallowest
         # branching joint: an Unreal mannequin's `root` sits on the floor above its pelvis
-        root = skeleton.common_ancestor(int(feet[0]), int(feet[1]))
+        meet = skeleton.common_ancestor(int(feet[0]), int(feet[1]))
+        root = meet if meet >= 0 else root  # legs in separate trees: the body root stands for the pelvis
     if len(feet) < 2:
         feet = _hanging_leaves(skeleton, root)
     if len(feet) < 2:
@@ -236,15 +237,18 @@ def standing_height(skeleton: Skeleton, up: np.ndarray | None = None) -> float:
     both = rest_positions(skeleton, include_end_sites=True)
     pos, ends = both[:n], both[n:]
     try:
-        foot = next(iter(find_feet(skeleton, up).values()))[0]
+        feet = [chain[0] for chain in find_feet(skeleton, up).values()]
     except ValueError:
-        foot = None
-    if foot is None or _upright(pos, skeleton, foot, up):
-        inside = skeleton.subtree(body_root(skeleton))
+        feet = []
+    foot = feet[0] if feet else None
+    lying = foot is not None and not _upright(pos, skeleton, foot, up)
+    head = find_head(skeleton, pos, up) if lying else None
+    length = _path_length(skeleton, foot, head, pos) if lying else np.inf
+    if not np.isfinite(length):  # upright, or no foot-to-head path (legs in another tree): measure the pose
+        trees = {body_root(skeleton)} | {skeleton.path_to_root(f)[-1] for f in feet}
+        inside = np.any([skeleton.subtree(r) for r in sorted(trees)], axis=0)  # legs may hang from their own root
         heights = np.concatenate((pos[inside] @ up, ends[inside[skeleton.end_site_parents]] @ up))
         return float(np.ptp(heights))
-    head = find_head(skeleton, pos, up)
-    length = _path_length(skeleton, foot, head, pos)
     head_ends = ends[skeleton.end_site_parents == head]
     if len(head_ends):
         length += float(np.linalg.norm(head_ends[0] - pos[head]))
@@ -261,6 +265,8 @@ def _upright(pos: np.ndarray, skeleton: Skeleton, foot: int, up: np.ndarray) -> 
 def _path_length(skeleton: Skeleton, a: int, b: int, pos: np.ndarray) -> float:
     """Sum of bone lengths on the tree path between joints ``a`` and ``b``."""
     top = skeleton.common_ancestor(a, b)
+    if top < 0:  # different trees: no path
+        return float("inf")
     total = 0.0
     for j in (a, b):
         while j != top:

@@ -126,9 +126,10 @@ class Skeleton:
         return out
 
     def common_ancestor(self, a: int, b: int) -> int:
-        """The nearest joint that is an ancestor of both (a joint is its own ancestor)."""
+        """The nearest joint that is an ancestor of both (a joint is its own ancestor); -1 when
+        they hang from different roots (a skeleton of several trees)."""
         above_b = set(self.path_to_root(b))
-        return next(j for j in self.path_to_root(a) if j in above_b)
+        return next((j for j in self.path_to_root(a) if j in above_b), -1)
 
     def depths(self) -> np.ndarray:
         """(J,) number of ancestors of each joint (the root has depth 0)."""

@@ -216,7 +216,8 @@ def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips
     pelvis = body_root(skeleton)
     head = find_head(skeleton, rest, up)
     hands = list(find_hands(skeleton).values())
-    chest = skeleton.common_ancestor(*hands) if len(hands) == 2 else int(skeleton.parents[head])
+    chest = skeleton.common_ancestor(*hands) if len(hands) == 2 else -1
+    chest = chest if chest >= 0 else int(skeleton.parents[head])  # no hands, or arms in separate trees
     path = skeleton.path_to_root(head)
     neck_base = path[path.index(chest) - 1] if chest in path and path.index(chest) > 0 else head
     spine = skeleton.path_to_root(chest)

@@ -255,3 +255,21 @@ def test_other_conventions_in_real_files():
     c = detect_contacts(b)
     assert [b.skeleton.names[j] for j in c.joints] == ["Foot_L", "Foot_R"]
     assert np.array_equal(c.up, [0, 1, 0]) and np.all((c.share > 0.4) & (c.share < 0.7))
+
+
+def test_legs_in_their_own_trees():
+    """A skeleton of several trees (a rig's deform bones whose legs hang from bones left out): the
+    feet have no common ancestor; up and stature are measured as on the connected skeleton."""
+    from core.skeleton import rest_world
+
+    sk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).skeleton
+    pos, rot = rest_world(sk)
+    parents, rest_t, rest_r = sk.parents.copy(), sk.rest_translations.copy(), sk.rest_rotations.copy()
+    for name in ("LHipJoint", "RHipJoint"):  # cut the legs from the hips, keeping them where they are
+        j = sk.index(name)
+        parents[j], rest_t[j], rest_r[j] = -1, pos[j], rot[j]
+    forest = replace(sk, parents=parents, rest_translations=rest_t, rest_rotations=rest_r)
+    feet = sk.index("LeftFoot"), sk.index("RightFoot")
+    assert forest.common_ancestor(*feet) == -1 and sk.common_ancestor(*feet) == 0
+    assert np.array_equal(detect_up(forest), detect_up(sk))
+    assert standing_height(forest) == pytest.approx(standing_height(sk), rel=1e-9)
