@@ -194,12 +194,13 @@ class PreparedExtraction:
                                   per_frame_error=result.per_frame_error,
                                   length=lambda v: units.armature_length(obj, v, precision=4),
                                   scope=scope_lines(result.scope, result.params, clip.frames, self.bones))  # fmt: skip
-        if self.measure_playback:
-            played = played_motion(clip, channels)
+        if self.measure_playback:  # the curves as written, played as Blender plays them
+            played = played_motion(clip, channels, blender=False)
             if not whole:
                 played = played.frames(slice(a, b + 1))
             original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
-            report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
+            report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric,
+                                                                              result.original_points)  # fmt: skip
             report.playback_error.update(angle_summary(original, played))
         worst = report.worst()
         record.write(channels.action, "keyframes", {

@@ -323,7 +323,8 @@ class ChannelExtraction:
     """The keys of every re-keyed channel and what they play: pose keys (K,), method params, the plan
     (channel → :class:`ChannelKeys`, keys as indices into the clip's frames), the motion the keys
     play on the span and its error against the original there, and the scope (what was re-keyed,
-    what kept: :class:`.respect.KeyScope`)."""
+    what kept: :class:`.respect.KeyScope`), and the measured points of the original on the span
+    (:func:`.error.pose_points`, (T, P, 3): a playback measure of the written curves reuses them)."""
 
     keys: np.ndarray
     params: dict
@@ -333,6 +334,7 @@ class ChannelExtraction:
     per_frame_error: np.ndarray
     metric: PoseMetric
     scope: KeyScope | None = None
+    original_points: np.ndarray | None = None
 
 
 def extract_channels(
@@ -385,11 +387,13 @@ def extract_channels(
     a, b = scope.span
     sub = motion if scope.n_frames == motion.n_frames else motion.frames(slice(a, b + 1))
     metric = PoseMetric.for_motion(sub, weights)
+    original_points = pose_points(sub)  # once: every error measure of the extraction compares with them
     if not scope.rekey:  # nothing to re-key: every curve stays as it is
-        error, per_frame = evaluate(sub, sub, metric)
+        error, per_frame = evaluate(sub, sub, metric, original_points)
         error.update(angle_summary(sub, sub))
         params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
-        return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
+        return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope,
+                                 original_points)  # fmt: skip
     rekeyed = scope.values(values)
     capped = any(scope.caps[k] < scope.n_frames for k in rekeyed)  # the user's own key counts bind
     pinned: dict = {}  # the hybrid: a bone's own jump, both sides on the grid, kept by that bone's channels
@@ -434,7 +438,6 @@ def extract_channels(
         return motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
 
     if kind in BOUNDS:
-        original_points = pose_points(sub) if kind == "max_error" else None
 
         def worst(played: Motion) -> np.ndarray:
             return frame_worst(sub, played, kind, original_points)
@@ -480,7 +483,7 @@ def extract_channels(
         if per_channel is not None:
             params["pose_keys"] = len(keys)
     step(0.6)
-    error, per_frame = evaluate(sub, rebuilt, metric)
+    error, per_frame = evaluate(sub, rebuilt, metric, original_points)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
     if per_channel is None:  # keys added where a bone's curves left the slerp
         params["follow_keys"] = int(sum(max(0, len(ck.keys) - len(keys)) for ck in plan.values()))
@@ -492,4 +495,4 @@ def extract_channels(
     params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had
     if a:
         plan = {k: ChannelKeys(ck.keys + a, ck.values, ck.handles) for k, ck in plan.items()}
-    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric, scope)
+    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric, scope, original_points)

@@ -184,9 +184,13 @@ def summarize(position: np.ndarray, rotation: np.ndarray | None = None, skeleton
     return summary
 
 
-def evaluate(original: Motion, rebuilt: Motion, metric: PoseMetric) -> tuple[dict, np.ndarray]:
-    """Summary figures (:func:`summarize`) and the per-frame mean point error (T,)."""
-    position = position_errors(original, rebuilt)
+def evaluate(
+    original: Motion, rebuilt: Motion, metric: PoseMetric, original_points: np.ndarray | None = None
+) -> tuple[dict, np.ndarray]:
+    """Summary figures (:func:`summarize`) and the per-frame mean point error (T,).
+
+    original_points: :func:`pose_points` of ``original`` when already computed."""
+    position = position_errors(original, rebuilt, original_points)
     return summarize(position, rotation_errors(original, rebuilt, metric), original.skeleton), position.mean(axis=1)
 
 

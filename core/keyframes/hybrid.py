@@ -27,6 +27,7 @@ from .jumps import isolated_steps
 # units, 0.67 and 0.18 around them, median 0.015), so here one step each side, twice as large.
 JUMP_FACTOR, JUMP_ISOLATION = 15.0, 2.0
 MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks (see drop_channel_keys)
+EXACT_ROWS = 32  # spans of one length fitted together in closed form from this many (see _SegmentFits)
 
 
 def point_reach(skeleton: Skeleton) -> np.ndarray:
@@ -76,21 +77,71 @@ def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndar
 class _SegmentFits:
     """Batched Bezier segment fits of many (channel, start, stop) spans at once.
 
-    Spans of different lengths share one padded array: each row has its own parameter
-    s = (t − start)/(stop − start), frames past its end are masked out, and the 2×2 normal
-    equations are solved in closed form per row.
+    Spans of one length share the curve parameter s = (t − start)/(stop − start): the spans of a
+    length many spans have (:data:`EXACT_ROWS` or more) are fitted together in closed form — the
+    Bernstein basis, the 2×2 normal equations and their solution are that length's, once — so a
+    span costs a gather, two dot products and one residual pass. The other spans share padded
+    arrays grouped by power-of-two length (:meth:`_padded_errors`): each row has its own s, frames
+    past its end are masked out, and the normal equations are solved per row. Measured on the calls
+    of CMU 01_01's channel pass (10 % / 2 %, 4.6 / 3.8 million span frames): 0.44 → 0.18 s and 0.35 →
+    0.12 s, the same errors to 1e-8 of the largest.
     """
 
     def __init__(self, columns: np.ndarray, ridge: float = 1e-6, linear: bool = False) -> None:
         self.columns = columns  # (C, T), one contiguous row per channel
         self.ridge = ridge
         self.linear = linear  # straight segments (LINEAR keys) instead of fitted Bezier ones
+        self._flat = np.ascontiguousarray(columns).ravel()
+        self._bases: dict[int, tuple] = {}
 
     def errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-        """Largest deviation of the best segment fit on frames start..stop of each channel (m,).
+        """Largest deviation of the best segment fit on frames start..stop of each channel (m,)."""
+        length = stop - start
+        out = np.empty(len(channel))
+        widths, counts = np.unique(length, return_counts=True)
+        exact = widths[counts >= EXACT_ROWS]
+        rest = np.flatnonzero(~np.isin(length, exact)) if len(exact) else np.arange(len(length))
+        if len(rest):
+            out[rest] = self._bucketed_errors(channel[rest], start[rest], stop[rest])
+        if not len(exact):
+            return out
+        base = channel * self.columns.shape[1] + start
+        order = np.argsort(length, kind="stable")
+        ends = np.searchsorted(length[order], exact, side="right")
+        for n, a, b in zip(exact.tolist(), (ends - counts[counts >= EXACT_ROWS]).tolist(), ends.tolist()):
+            rows = order[a:b]
+            y = self._flat[base[rows][:, None] + np.arange(n + 1)]  # (m, n + 1) the spans' values
+            basis, to_handles, ends_to_handles = self._basis(n)
+            ab = y[:, [0, n]]
+            coefficients = ab if self.linear else np.concatenate((ab, y @ to_handles + ab @ ends_to_handles), axis=1)
+            y -= coefficients @ basis
+            np.abs(y, out=y)
+            out[rows] = y.max(axis=1)
+        return out
 
-        Spans are grouped by length into power-of-two buckets, so padding wastes at most half.
-        """
+    def _basis(self, n: int) -> tuple:
+        """For spans of length n: the basis (2 or 4, n + 1) — (1−s, s) for lines, else (1−s)³, s³ and
+        the two handle polynomials — and for Bezier spans the maps from the values (n + 1, 2) and from
+        the two end values (2, 2) to the least-squares handles (the ridge included, as in :meth:`_padded_errors`)."""
+        if n in self._bases:
+            return self._bases[n]
+        s = np.arange(n + 1) / n
+        t = 1.0 - s
+        if self.linear:
+            self._bases[n] = (np.stack((t, s)), None, None)
+            return self._bases[n]
+        b1, b2, t3, s3 = 3.0 * t * t * s, 3.0 * t * s * s, t * t * t, s * s * s
+        ridge = self.ridge
+        m11, m12, m22 = b1 @ b1 + ridge, b1 @ b2, b2 @ b2 + ridge
+        inverse = np.array([[m22, -m12], [-m12, m11]]) / (m11 * m22 - m12 * m12)
+        # right-hand sides: y·b − y_a (t³·b) − y_b (s³·b) + ridge × the straight line's handle
+        from_ends = np.array([[ridge * 2 / 3 - t3 @ b1, ridge / 3 - t3 @ b2],
+                              [ridge / 3 - s3 @ b1, ridge * 2 / 3 - s3 @ b2]])  # fmt: skip
+        self._bases[n] = (np.stack((t3, s3, b1, b2)), np.stack((b1, b2), axis=1) @ inverse.T, from_ends @ inverse.T)
+        return self._bases[n]
+
+    def _bucketed_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+        """:meth:`errors` of spans grouped by length into power-of-two buckets (padding wastes at most half)."""
         out = np.empty(len(channel))
         bucket = np.ceil(np.log2(np.maximum(stop - start, 1))).astype(int)
         for b in np.unique(bucket):
