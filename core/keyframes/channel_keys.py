@@ -130,12 +130,16 @@ def plan_channels(
         pins = np.array([np.isin(keys, pinned.get(bone, ())) for bone, _, _ in names])
     kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted,
                              caps=cap, pinned=pins, tick=tick)  # fmt: skip
+    if fitted:  # every channel's handles in one fit: the curves end to end, each its own keys
+        n = len(dense)
+        h1, h2 = fit_handles(dense.T.reshape(-1, 1), np.concatenate([c * n + kk for c, kk in enumerate(kept)]))
+        ends = np.cumsum([len(kk) for kk in kept])  # segment ends[c] − 1 joins channel c to c + 1: not a curve's
     plan = {}
     for i, k in enumerate(names):
         handles = None
         if fitted:
-            h1, h2 = fit_handles(dense[:, i], kept[i])
-            handles = (h1[:, 0], h2[:, 0])
+            first = ends[i] - len(kept[i])
+            handles = (h1[first : ends[i] - 1, 0], h2[first : ends[i] - 1, 0])
         plan[k] = ChannelKeys(kept[i], dense[kept[i], i], handles)
     return plan
 
@@ -351,6 +355,7 @@ def extract_channels(
     keep_sparse: bool = True,
     bones: set | None = None,
     span: tuple[int, int] | None = None,
+    measure: bool = True,
 ) -> ChannelExtraction:
     """Keyframes of channel ``values`` (channel → (T,)) that play ``motion`` on the layout's bones.
 
@@ -367,6 +372,10 @@ def extract_channels(
     count and, with keep_sparse, leaves channels already sparser than the frames exactly as they
     are (not in the plan); bones: only these bones' channels are re-keyed; span: (first, last) frame
     index re-keyed — keys, targets and the error are on those frames, the plan's keys are clip indices.
+    measure: with False, a count or ratio target's result has no error figures (``error`` empty,
+    ``played`` and ``per_frame_error`` None): the caller measures the curves as it writes them (Extract
+    Keyframes measures Blender's playback, the same curves to float rounding — measuring both would
+    measure twice). Bounds are always measured: their search runs on it.
     """
     report = progress or (lambda _x: None)
     reached = [0.0]
@@ -410,9 +419,11 @@ def extract_channels(
             params["bone_jumps"], params["pose_keys"] = len(jump_at), len(keys)
         return keys, params, per_channel
 
-    def play(keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None) -> tuple[dict, Motion]:
+    def play(
+        keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None, played: bool = True
+    ) -> tuple[dict, Motion | None]:
         """The plan on pose ``keys`` (hybrid: ``per_channel`` keys per channel, plus ``forced`` frames on
-        every channel) and the motion it plays: the curves' own when they are the result, else the rebuild."""
+        every channel) and the motion its curves play (None without ``played``)."""
         rebuilt = reconstruct(sub, keys)
         extra = 0 if forced is None else len(forced)
         budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
@@ -423,7 +434,7 @@ def extract_channels(
                              tick)  # fmt: skip
         # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
         # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they leave the slerp)
-        return plan, curves_motion(plan)
+        return plan, curves_motion(plan) if played else None
 
     def follow_distance(rebuilt: Motion) -> float:
         """How far whole-pose keys' rotation curves may leave the slerp rebuild (:data:`FOLLOW_SLERP`)."""
@@ -464,7 +475,7 @@ def extract_channels(
     else:
         keys, params, per_channel = pose_grid(target)
         step(0.5)
-        plan, rebuilt = play(keys, per_channel)
+        plan, rebuilt = play(keys, per_channel, played=measure)
     if kind in BOUNDS:  # guaranteed: key the worst frame of every stretch still over the bound, on every channel
         forced, added = np.zeros(0, dtype=int), 0
         per_frame = worst(rebuilt)
@@ -483,13 +494,14 @@ def extract_channels(
         if per_channel is not None:
             params["pose_keys"] = len(keys)
     step(0.6)
-    error, per_frame = evaluate(sub, rebuilt, metric, original_points)
+    error, per_frame = evaluate(sub, rebuilt, metric, original_points) if rebuilt is not None else ({}, None)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
     if per_channel is None:  # keys added where a bone's curves left the slerp
         params["follow_keys"] = int(sum(max(0, len(ck.keys) - len(keys)) for ck in plan.values()))
     if kind in BOUNDS and per_channel is not None:  # the mean over channels, as the bound found it
         params["keys_per_channel"] = round(params["stored_keys"] / max(len(plan), 1), 1)
-    error.update(angle_summary(sub, rebuilt))
+    if rebuilt is not None:
+        error.update(angle_summary(sub, rebuilt))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
     wanted = len(keys) if per_channel is None else per_channel
     params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had

@@ -98,17 +98,18 @@ class _SegmentFits:
         """Largest deviation of the best segment fit on frames start..stop of each channel (m,)."""
         length = stop - start
         out = np.empty(len(channel))
-        widths, counts = np.unique(length, return_counts=True)
-        exact = widths[counts >= EXACT_ROWS]
-        rest = np.flatnonzero(~np.isin(length, exact)) if len(exact) else np.arange(len(length))
+        counts = np.bincount(length)
+        many = counts >= EXACT_ROWS
+        exact = np.flatnonzero(many)
+        rest = np.flatnonzero(~many[length])
         if len(rest):
             out[rest] = self._bucketed_errors(channel[rest], start[rest], stop[rest])
         if not len(exact):
             return out
         base = channel * self.columns.shape[1] + start
         order = np.argsort(length, kind="stable")
-        ends = np.searchsorted(length[order], exact, side="right")
-        for n, a, b in zip(exact.tolist(), (ends - counts[counts >= EXACT_ROWS]).tolist(), ends.tolist()):
+        ends = np.cumsum(counts)[exact]
+        for n, a, b in zip(exact.tolist(), (ends - counts[exact]).tolist(), ends.tolist()):
             rows = order[a:b]
             y = self._flat[base[rows][:, None] + np.arange(n + 1)]  # (m, n + 1) the spans' values
             basis, to_handles, ends_to_handles = self._basis(n)
@@ -232,6 +233,7 @@ def drop_channel_keys(
     free = np.flatnonzero(~fixed)
     never = np.iinfo(np.int64).max
     rank = np.full(n_channels * n_keys, never)
+    mark = np.zeros(n_channels * n_keys, dtype=bool)
 
     def refit(flat: np.ndarray) -> None:
         c, i = np.divmod(flat, n_keys)
@@ -239,6 +241,7 @@ def drop_channel_keys(
 
     if len(free):
         refit(free)
+    live = free  # the keys still kept and free to go (ascending): costs are finite there only
     total = n_channels * n_keys
     count = np.full(n_channels, n_keys)
     floor = fixed.reshape(n_channels, n_keys).sum(axis=1)
@@ -249,21 +252,21 @@ def drop_channel_keys(
         over = np.maximum(count - cap, 0)
         if over.any():  # first bring every channel down to its cap, each by its own cheapest keys
             excess = int(over.sum())
-            flat = np.where(np.repeat(over > 0, n_keys), cost, np.inf)
+            finite = live[over[live // n_keys] > 0]
         elif total > budget:
             excess, over = total - budget, None
-            flat = cost
+            finite = live
         else:
             break
         take = min(excess, max(1, int(np.ceil(batch * excess))))
-        finite = np.flatnonzero(np.isfinite(flat))
+        finite = finite[np.isfinite(cost[finite])]
         if not len(finite):
             break
         if take < len(finite):
-            finite = finite[np.argpartition(flat[finite], take - 1)[:take]]
+            finite = finite[np.argpartition(cost[finite], take - 1)[:take]]
         # cheapest first; equal costs (a flat stretch) in a scrambled but fixed order, so that a run
         # of them is not one chain in which only its first key is cheaper than both neighbours
-        candidates = finite[np.lexsort(((finite * 2654435761) % 4294967296, flat[finite]))]
+        candidates = finite[_cheapest_first(finite, cost[finite])]
         if over is not None:  # at most each channel's excess, its cheapest first
             channel = candidates // n_keys
             order = np.argsort(channel, kind="stable")
@@ -292,8 +295,27 @@ def drop_channel_keys(
         cost[chosen] = np.inf
         nxt[p], prev[q] = q, p
         total -= len(chosen)
-        touched = np.unique(np.concatenate((p, q)))
+        live = live[keep.ravel()[live]]
+        mark[p] = mark[q] = True
+        touched = np.flatnonzero(mark)
+        mark[touched] = False
         touched = touched[keep.ravel()[touched] & ~fixed[touched]]
         if len(touched):
             refit(touched)
     return [keys[keep[c]] for c in range(n_channels)]
+
+
+def _cheapest_first(flat: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """The order of keys ``flat`` (flat indices) by ``cost``, equal costs in a scrambled but fixed order
+    of their indices: ``np.lexsort((scrambled, cost))``, with the second key sorted only where costs tie
+    (measured: the lexsort was a sixth of the channel pass on CMU 01_01 at 10 %)."""
+    order = np.argsort(cost)
+    ranked = cost[order]
+    tie = np.zeros(len(order), dtype=bool)
+    same = ranked[1:] == ranked[:-1]
+    tie[1:] |= same
+    tie[:-1] |= same
+    if tie.any():
+        tied = order[tie]
+        order[tie] = tied[np.lexsort(((flat[tied] * 2654435761) % 4294967296, cost[tied]))]
+    return order
