@@ -136,7 +136,7 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
         shift = float(np.abs(co[:, 0]).max()) + np.abs(frames).max() + 2.0
         order = x.astype(np.float64) + np.repeat(np.arange(len(full)) * shift, sizes)
         q = np.searchsorted(order, tt.astype(np.float64) + rows * shift, side="right")
-        value[rows, cols] = _segments(x, y, ipo, left, right, co, q - 1, q, tt)
+        value[rows, cols] = _segments(x, y, ipo, left, right, co, last, q - 1, q, tt)
     out[full] = value
     return out.T
 
@@ -157,8 +157,9 @@ def _end_slopes(x, y, ipo, end, toward, handle, sizes, linear) -> np.ndarray:
     return slope
 
 
-def _segments(x, y, ipo, left, right, co, p, q, t) -> np.ndarray:
-    """Values at frames t (m,) strictly inside the curves' key range, between keys p and q = p + 1."""
+def _segments(x, y, ipo, left, right, co, last, p, q, t) -> np.ndarray:
+    """Values at frames t (m,) strictly inside the curves' key range, between keys p and q = p + 1
+    (``last``: each curve's last key, where no segment starts)."""
     value = np.empty(len(t))
     on_key = np.abs(x[p] - t) <= _ON_KEY
     on_next = ~on_key & (np.abs(x[q] - t) <= _ON_KEY)
@@ -166,15 +167,19 @@ def _segments(x, y, ipo, left, right, co, p, q, t) -> np.ndarray:
     rest = np.flatnonzero(~(on_key | on_next))
     p, t = p[rest], t[rest]
     # what is the same for a whole segment (key i to i + 1) is computed once a segment, then per frame
-    kind = np.append(ipo[:-1], CONSTANT)
+    kind = ipo.copy()
     kind[np.diff(x, append=x[-1]) == 0] = CONSTANT  # a segment of zero duration plays its first key
+    kind[last] = CONSTANT  # no segment
     v = y[p].astype(np.float64)  # CONSTANT
     lin = np.flatnonzero(kind[p] == LINEAR)
     a = p[lin]
     v[lin] = (y[a + 1] - y[a]) * (t[lin] - x[a]) / (x[a + 1] - x[a]) + y[a]
     bez = np.flatnonzero(kind[p] == BEZIER)
     if len(bez):
-        segs, at = np.unique(p[bez], return_inverse=True)
+        segs = np.flatnonzero(kind == BEZIER)
+        row = np.empty(len(kind), dtype=int)
+        row[segs] = np.arange(len(segs))
+        at = row[p[bez]]
         cubics, flat = _bezier_segments(co[segs], right[segs].copy(), left[segs + 1].copy(), co[segs + 1])
         s, found = _first_root((x[p[bez]] - t[bez]).astype(np.float64), *(c[at] for c in cubics[:3]))
         b0, b1, b2, b3 = (c[at] for c in cubics[3:])
@@ -219,42 +224,47 @@ def _first_root(c0, c1, c2, c3) -> tuple[np.ndarray, np.ndarray]:
     """The first root kept (in [−1e-10, 1.000001], float32) of c0 + c1·s + c2·s² + c3·s³ in the order
     Blender's ``solve_cubic`` tries them, and whether there is one; coefficients float64 (m,)."""
     m = len(c0)
-    candidates = np.full((m, 3), np.nan)
+    root = np.zeros(m, dtype=np.float32)
+    found = np.zeros(m, dtype=bool)
+
+    def offer(at: np.ndarray, candidate: np.ndarray) -> None:
+        """Candidate roots of the polynomials ``at``, kept where in range and none was kept before."""
+        r = candidate.astype(np.float32)
+        ok = (r >= _SMALL) & (r <= _END) & ~found[at]
+        root[at[ok]], found[at[ok]] = r[ok], True
+
     with np.errstate(divide="ignore", invalid="ignore"):
         cubic = np.flatnonzero(c3 != 0)
         a = c2[cubic] / c3[cubic] / 3
         b = c1[cubic] / c3[cubic]
-        c = c0[cubic] / c3[cubic]
         p = b / 3 - a * a
-        q = (2 * a * a * a - a * b + c) / 2
+        q = (2 * a * a * a - a * b + c0[cubic] / c3[cubic]) / 2
         d = q * q + p * p * p
         one = d > 0
-        root = np.sqrt(d[one])
-        candidates[cubic[one], 0] = _cube_root(-q[one] + root) + _cube_root(-q[one] - root) - a[one]
+        sq = np.sqrt(d[one])
+        offer(cubic[one], _cube_root(-q[one] + sq) + _cube_root(-q[one] - sq) - a[one])
         double = d == 0
         tt = _cube_root(-q[double])
-        candidates[cubic[double], 0] = 2 * tt - a[double]
-        candidates[cubic[double], 1] = -tt - a[double]
+        offer(cubic[double], 2 * tt - a[double])
+        offer(cubic[double], -tt - a[double])
         three = d < 0
-        pp, qq, aa = p[three], q[three], a[three]
-        phi = np.arccos(-qq / np.sqrt(-(pp * pp * pp)))
+        pp, aa, at = p[three], a[three], cubic[three]
+        phi = np.arccos(-q[three] / np.sqrt(-(pp * pp * pp)))
         tt = np.sqrt(-pp)
         cp = np.cos(phi / 3)
         cq = np.sqrt(3 - 3 * cp * cp)
-        candidates[cubic[three]] = np.stack((2 * tt * cp - aa, -tt * (cp + cq) - aa, -tt * (cp - cq) - aa), axis=1)
+        for candidate in (2 * tt * cp - aa, -tt * (cp + cq) - aa, -tt * (cp - cq) - aa):
+            offer(at, candidate)
         rest = np.flatnonzero(c3 == 0)
         k0, k1, k2 = c0[rest], c1[rest], c2[rest]
         disc = k1 * k1 - 4 * k2 * k0
         two = (k2 != 0) & (disc > 0)
         sq = np.sqrt(disc[two])
-        candidates[rest[two], 0] = (-k1[two] - sq) / (2 * k2[two])
-        candidates[rest[two], 1] = (-k1[two] + sq) / (2 * k2[two])
+        offer(rest[two], (-k1[two] - sq) / (2 * k2[two]))
+        offer(rest[two], (-k1[two] + sq) / (2 * k2[two]))
         touch = (k2 != 0) & (disc == 0)
-        candidates[rest[touch], 0] = -k1[touch] / (2 * k2[touch])
+        offer(rest[touch], -k1[touch] / (2 * k2[touch]))
         line = (k2 == 0) & (k1 != 0)
-        candidates[rest[line], 0] = -k0[line] / k1[line]
-        candidates[rest[(k2 == 0) & (k1 == 0) & (k0 == 0)], 0] = 0.0
-    roots = candidates.astype(np.float32)
-    ok = (roots >= _SMALL) & (roots <= _END)
-    found = ok.any(axis=1)
-    return np.where(found, roots[np.arange(m), np.argmax(ok, axis=1)], np.float32(0.0)), found
+        offer(rest[line], -k0[line] / k1[line])
+        offer(rest[(k2 == 0) & (k1 == 0) & (k0 == 0)], np.zeros(int(((k2 == 0) & (k1 == 0) & (k0 == 0)).sum())))
+    return root, found

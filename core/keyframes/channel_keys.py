@@ -29,7 +29,7 @@ from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate, pose_points, position_errors
+from .error import evaluate, known_points, pose_points, position_errors
 from .extract import extract_keyframes, target_count
 from .hybrid import bone_jumps, drop_channel_keys, point_reach
 from .reconstruct import reconstruct
@@ -413,7 +413,8 @@ def extract_channels(
 
     def pose_grid(target: dict) -> tuple[np.ndarray, dict, int | None]:
         """:func:`choose_keys`, with the hybrid's bone jumps on its grid."""
-        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid, progress=tick)
+        with known_points(sub, original_points):  # the methods measure against them too: not computed again
+            keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid, progress=tick)
         if per_channel is not None and pinned:
             keys = np.union1d(keys, np.concatenate([np.asarray(v, dtype=int) for v in pinned.values()]))
             params["bone_jumps"], params["pose_keys"] = len(jump_at), len(keys)
