@@ -476,7 +476,7 @@ def extract_channels(
     else:
         keys, params, per_channel = pose_grid(target)
         step(0.5)
-        plan, rebuilt = play(keys, per_channel, played=measure)
+        plan, rebuilt = play(keys, per_channel, played=measure or kind in BOUNDS)
     if kind in BOUNDS:  # guaranteed: key the worst frame of every stretch still over the bound, on every channel
         forced, added = np.zeros(0, dtype=int), 0
         per_frame = worst(rebuilt)
