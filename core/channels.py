@@ -65,12 +65,12 @@ def rotation_property(mode: str) -> tuple[str, int]:
 
 
 def rotation_to_quaternion(mode: str, values: np.ndarray) -> np.ndarray:
-    """Quaternions (T, 4) from a rotation mode's property values (T, 3 or 4)."""
+    """Quaternions (..., 4) from a rotation mode's property values (..., 3 or 4)."""
     if mode == "QUATERNION":
         return quat.normalize(values)
     if mode == "AXIS_ANGLE":
-        return quat.from_axis_angle(values[:, 1:], values[:, 0])
-    return quat.from_euler(values[:, ["XYZ".index(a) for a in mode]], mode)
+        return quat.from_axis_angle(values[..., 1:], values[..., 0])
+    return quat.from_euler(values[..., ["XYZ".index(a) for a in mode]], mode)
 
 
 def quaternion_to_rotation(mode: str, q: np.ndarray) -> np.ndarray:
@@ -98,15 +98,26 @@ def bone_property(values: dict, layout: ChannelLayout, bone: str, prop: str, n: 
 
 
 def motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: dict, n_frames: int, fps: float) -> Motion:
-    """The Motion (T = ``n_frames``) that channel ``values`` play on ``skeleton`` (the bones' own rest)."""
+    """The Motion (T = ``n_frames``) that channel ``values`` play on ``skeleton`` (the bones' own rest).
+
+    The bones of one rotation mode are converted together (one call for all, not one a bone)."""
     motion = Motion.rest(skeleton, n_frames, fps)
-    for j, name in enumerate(skeleton.names):
-        loc = bone_property(values, layout, name, "location", n_frames)
-        motion.translations[:, j] = skeleton.rest_translations[j] + quat.rotate(skeleton.rest_rotations[j], loc)
-        mode = layout.mode(name)
+    names = skeleton.names
+    loc = np.stack([bone_property(values, layout, name, "location", n_frames) for name in names], axis=1)
+    motion.translations[:] = skeleton.rest_translations + quat.rotate(skeleton.rest_rotations, loc)
+    for mode, joints in _bones_by_mode(names, layout).items():
         prop, _ = rotation_property(mode)
-        motion.rotations[:, j] = rotation_to_quaternion(mode, bone_property(values, layout, name, prop, n_frames))
+        rotation = np.stack([bone_property(values, layout, names[j], prop, n_frames) for j in joints], axis=1)
+        motion.rotations[:, joints] = rotation_to_quaternion(mode, rotation)
     return motion
+
+
+def _bones_by_mode(names: list[str], layout: ChannelLayout) -> dict[str, list[int]]:
+    """Rotation mode → the indices of the bones in it."""
+    by_mode: dict[str, list[int]] = {}
+    for j, name in enumerate(names):
+        by_mode.setdefault(layout.mode(name), []).append(j)
+    return by_mode
 
 
 def pose_values(motion: Motion, layout: ChannelLayout) -> dict[Channel, np.ndarray]:
@@ -133,46 +144,46 @@ def _nearest_turn(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 def euler_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
-    """Euler values (T, 3) in x, y, z slots for quaternions q (T, 4), on the branch nearest ``reference``.
+    """Euler values (..., 3) in x, y, z slots for quaternions q (..., 4), on the branch nearest ``reference``.
 
     A rotation has two Euler solutions, (a, b, c) and (a+π, π−b, c+π) in the mode's axis
     order, each defined up to whole turns; keyed curves may sit on either.
     """
     slots = ["XYZ".index(a) for a in mode]
-    ref = reference[:, slots]
+    ref = reference[..., slots]
     first = quat.to_euler(q, mode)
     second = first + np.array([np.pi, 0.0, np.pi])
-    second[:, 1] = np.pi - first[:, 1]
+    second[..., 1] = np.pi - first[..., 1]
     candidates = [_nearest_turn(c, ref) for c in (first, second)]
-    cost = [np.sum((c - ref) ** 2, axis=1) for c in candidates]
-    chosen = np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
+    cost = [np.sum((c - ref) ** 2, axis=-1) for c in candidates]
+    chosen = np.where((cost[0] <= cost[1])[..., None], candidates[0], candidates[1])
     out = np.empty_like(chosen)
-    out[:, slots] = chosen
+    out[..., slots] = chosen
     return out
 
 
 def axis_angle_near(q: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Axis-angle values (T, 4: angle, x, y, z) for q (T, 4), on the representation nearest ``reference``."""
-    q = np.where((quat.dot(q, rotation_to_quaternion("AXIS_ANGLE", reference)) < 0)[:, None], -q, q)
-    v = q[:, 1:]
-    norm = np.linalg.norm(v, axis=1)
-    angle = 2 * np.arctan2(norm, q[:, 0])
-    axis = np.where(norm[:, None] > 1e-12, v / np.where(norm > 1e-12, norm, 1.0)[:, None], reference[:, 1:])
-    first = np.concatenate((angle[:, None], axis), axis=1)
+    """Axis-angle values (..., 4: angle, x, y, z) for q (..., 4), on the representation nearest ``reference``."""
+    q = np.where((quat.dot(q, rotation_to_quaternion("AXIS_ANGLE", reference)) < 0)[..., None], -q, q)
+    v = q[..., 1:]
+    norm = np.linalg.norm(v, axis=-1)
+    angle = 2 * np.arctan2(norm, q[..., 0])
+    axis = np.where(norm[..., None] > 1e-12, v / np.where(norm > 1e-12, norm, 1.0)[..., None], reference[..., 1:])
+    first = np.concatenate((angle[..., None], axis), axis=-1)
     second = -first
     candidates = []
     for c in (first, second):
         c = c.copy()
-        c[:, 0] = _nearest_turn(c[:, 0], reference[:, 0])
+        c[..., 0] = _nearest_turn(c[..., 0], reference[..., 0])
         candidates.append(c)
-    cost = [np.sum((c - reference) ** 2, axis=1) for c in candidates]
-    return np.where((cost[0] <= cost[1])[:, None], candidates[0], candidates[1])
+    cost = [np.sum((c - reference) ** 2, axis=-1) for c in candidates]
+    return np.where((cost[0] <= cost[1])[..., None], candidates[0], candidates[1])
 
 
 def rotation_values_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
-    """A rotation mode's values (T, width) for q (T, 4) on the representation nearest ``reference`` (T, width)."""
+    """A rotation mode's values (..., width) for q (..., 4) on the representation nearest ``reference`` (..., width)."""
     if mode == "QUATERNION":
-        return np.where((quat.dot(q, reference) < 0)[:, None], -q, q)
+        return np.where((quat.dot(q, reference) < 0)[..., None], -q, q)
     if mode == "AXIS_ANGLE":
         return axis_angle_near(q, reference)
     return euler_near(q, mode, reference)
@@ -188,16 +199,18 @@ def rebuilt_channel_values(rebuilt: Motion, layout: ChannelLayout, keyed: dict, 
     frames = np.arange(rebuilt.n_frames)
     reference = {k: np.interp(frames, keys, v) for k, v in keyed.items()}
     targets = dict(reference)
-    for j, name in enumerate(rebuilt.skeleton.names):
-        mode = layout.mode(name)
+    names = rebuilt.skeleton.names
+    for mode, joints in _bones_by_mode(names, layout).items():  # the bones of one mode together
         prop, width = rotation_property(mode)
-        if not any((name, prop, i) in keyed for i in range(width)):
+        joints = [j for j in joints if any((names[j], prop, i) in keyed for i in range(width))]
+        if not joints:
             continue
-        ref = bone_property(reference, layout, name, prop, rebuilt.n_frames)
-        values = rotation_values_near(rebuilt.rotations[:, j], mode, ref)
-        for i in range(width):
-            if (name, prop, i) in keyed:
-                targets[(name, prop, i)] = values[:, i]
+        ref = np.stack([bone_property(reference, layout, names[j], prop, rebuilt.n_frames) for j in joints], axis=1)
+        values = rotation_values_near(rebuilt.rotations[:, joints], mode, ref)
+        for b, j in enumerate(joints):
+            for i in range(width):
+                if (names[j], prop, i) in keyed:
+                    targets[(names[j], prop, i)] = values[:, b, i]
     return targets
 
 

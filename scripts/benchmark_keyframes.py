@@ -6,10 +6,12 @@
 Every BVH capture under ../shared/mocap (found by walking the folder; ``--clips`` picks some by
 name or path) is imported with Blender's BVH importer in both its rotation modes (NATIVE Euler and
 QUATERNION). At each ratio the default method (hybrid) runs through ``extract_on_armature``
-exactly as the operator does (read, extract, write, Blender-playback measure: that is its time),
+exactly as the operator does (read, extract, write, playback measure: that is its time; the
+extension's modules are imported before the first run, as they are after a session's first use),
 and ``graph.decimate`` (RATIO, every curve, set to keep the same number of keys per curve) runs on a
 copy of the dense action through a Graph Editor override (its time: the operator alone). Both are
-measured on what Blender plays back (every F-curve evaluated at every frame) with the one error
+measured on what Blender plays back (every F-curve evaluated by Blender at every frame, apart from
+the operator's own numpy playback measure, which must give the same mean) with the one error
 measure of ``core/keyframes/error.py`` (every bone's head, leaf tips and side points; capture
 units): mean and max. A row passes the issue's bar when ours/Decimate is ≤ 0.5 on the mean, ≤ 1.0
 on the max and ≤ 1/50 on the time.
@@ -262,6 +264,7 @@ def main() -> int:
     p.add_argument("--no-decimate", action="store_true", help="ours only; Decimate's figures from the cache when there")
     args = p.parse_args(_package.script_args())
     _package.load()
+    import mocap_workbench.addon.keyframes.extract_action  # noqa: F401  (imported once a session, not timed)
     from mocap_workbench.addon.common.clip import read_clip
     from mocap_workbench.core.keyframes.extract import target_count
 

@@ -176,6 +176,34 @@ def sample(fcurve: Any, frames: np.ndarray) -> np.ndarray:
     return np.fromiter((evaluate(f) for f in frames.tolist()), dtype=float, count=len(frames))
 
 
+_PLAYED = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+           ("interpolation", 1, np.int32))  # fmt: skip
+
+
+def play(fcurves: list[Any], frames: np.ndarray) -> np.ndarray:
+    """Values (T, C) of F-curves at ``frames`` as Blender plays them, computed in numpy from their keys
+    read in bulk (:func:`core.keyframes.bezier.play_curves`: Blender's interpolation and
+    extrapolation), or by ``fcurve.evaluate`` for a curve the core does not play (modifiers, easing
+    interpolations). Equal to :func:`sample` to float rounding, without a Python call per frame."""
+    from ...core.keyframes import bezier  # not at registration: core.keyframes is imported on first use
+
+    frames = np.asarray(frames)
+    out = np.empty((len(frames), len(fcurves)))
+    played, keys = [], []
+    for c, fcurve in enumerate(fcurves):
+        k = _key_arrays(fcurve.keyframe_points, _PLAYED)
+        if len(fcurve.modifiers) or not bezier.plays(k["interpolation"]):
+            evaluate = fcurve.evaluate
+            out[:, c] = np.fromiter((evaluate(f) for f in frames.tolist()), dtype=float, count=len(frames))
+            continue
+        played.append(c)
+        keys.append(bezier.CurveKeys(k["co"], k["handle_left"], k["handle_right"], k["interpolation"][:, 0],
+                                     fcurve.extrapolation == "LINEAR"))  # fmt: skip
+    if played:
+        out[:, played] = bezier.play_curves(keys, frames)
+    return out
+
+
 def write_keys(
     fcurve: Any,
     frames: np.ndarray,

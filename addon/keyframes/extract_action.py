@@ -194,13 +194,17 @@ class PreparedExtraction:
                                   per_frame_error=result.per_frame_error,
                                   length=lambda v: units.armature_length(obj, v, precision=4),
                                   scope=scope_lines(result.scope, result.params, clip.frames, self.bones))  # fmt: skip
-        if self.measure_playback:
-            played = played_motion(clip, channels)
+        if self.measure_playback:  # the curves as written, played as Blender plays them
+            played = played_motion(clip, channels, blender=False)
             if not whole:
                 played = played.frames(slice(a, b + 1))
             original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))
-            report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric)
+            report.playback_error, report.per_frame_playback_error = evaluate(original, played, result.metric,
+                                                                              result.original_points)  # fmt: skip
             report.playback_error.update(angle_summary(original, played))
+            if not result.error:  # the core left the measure to the playback: the same curves (prepare_extraction)
+                result.error.update(report.playback_error)
+                report.per_frame_error = report.per_frame_playback_error
         worst = report.worst()
         record.write(channels.action, "keyframes", {
             "source_action": source_name,
@@ -248,9 +252,11 @@ def prepare_extraction(
     first = clip.frames[0]
     key_frames = {k: animdata.read_keys(fc)[:, 0] - first for k, fc in clip.curves.by_channel.items()}
     span = None if frame_range is None else (int(frame_range[0]) - first, int(frame_range[1]) - first)
+    # with the playback measured, the core does not measure the same curves first (float rounding apart)
     core_args = {"motion": clip.motion, "layout": clip.layout, "values": clip.values, "method": method,
                  "target": target, "weights": weights, "fitted": fitted, "grid": grid, "key_frames": key_frames,
-                 "keep_sparse": keep_sparse, "bones": bones, "span": span}  # fmt: skip
+                 "keep_sparse": keep_sparse, "bones": bones, "span": span,
+                 "measure": not measure_playback}  # fmt: skip
     return PreparedExtraction(obj, clip, core_args, replace, measure_playback, bones, start)
 
 

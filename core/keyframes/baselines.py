@@ -37,12 +37,15 @@ def simplify_keys(motion: Motion, count: int) -> np.ndarray:
     x = pose_points(motion).reshape(n, -1)
     keys = [0, n - 1]
     heap: list[tuple[float, int, int, int]] = []
+    steps = np.arange(n)[:, None]
 
     def push(a: int, b: int) -> None:
         if b - a < 2:
             return
-        u = (np.arange(a + 1, b) - a)[:, None] / (b - a)
-        dev = np.linalg.norm(x[a + 1 : b] - ((1 - u) * x[a] + u * x[b]), axis=1)
+        u = steps[1 : b - a] / (b - a)
+        d = x[a + 1 : b] - ((1 - u) * x[a] + u * x[b])
+        d *= d
+        dev = np.sqrt(np.add.reduce(d, axis=1))  # np.linalg.norm(·, axis=1) without its checks, a call a segment
         i = int(np.argmax(dev))
         heapq.heappush(heap, (-float(dev[i]), a, b, a + 1 + i))
 

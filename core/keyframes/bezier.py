@@ -10,6 +10,8 @@ Blender's playback match the slerp rebuild to within a cubic's reach of a sine a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -60,3 +62,209 @@ def evaluate(values_at_keys: np.ndarray, h1: np.ndarray, h2: np.ndarray, keys: n
     s = ((frames - keys[seg]) / (keys[seg + 1] - keys[seg]))[:, None]
     ya, yb = values_at_keys[seg], values_at_keys[seg + 1]
     return (1 - s) ** 3 * ya + 3 * (1 - s) ** 2 * s * h1[seg] + 3 * (1 - s) * s**2 * h2[seg] + s**3 * yb
+
+
+# Blender's interpolation ids (``Keyframe.interpolation`` read with ``foreach_get``): the three this
+# module plays; the easing modes (SINE … ELASTIC) are left to Blender (:func:`plays`).
+CONSTANT, LINEAR, BEZIER = 0, 1, 2
+_SMALL, _END = np.float32(-1.0e-10), np.float32(1.000001)  # the cubic's roots kept, as Blender keeps them
+_ON_KEY = 1e-4  # a frame this close to a key plays the key's value (Blender's key search threshold)
+_F32_EPS = np.finfo(np.float32).eps
+
+
+@dataclass(frozen=True)
+class CurveKeys:
+    """An F-curve's keys as Blender stores them (float32, sorted by frame): ``co``, ``left``, ``right``
+    (n, 2) frame and value of each key and of its left and right handles; ``interpolation`` (n,) of
+    each key's segment onwards (:data:`CONSTANT`, :data:`LINEAR`, :data:`BEZIER`); ``linear``: the
+    curve's Extrapolation is LINEAR (else CONSTANT)."""
+
+    co: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    interpolation: np.ndarray
+    linear: bool = False
+
+
+def plays(interpolation: np.ndarray) -> bool:
+    """Whether :func:`play_curves` plays keys of these interpolations (CONSTANT, LINEAR, BEZIER)."""
+    interpolation = np.asarray(interpolation)
+    return bool(np.all((interpolation >= CONSTANT) & (interpolation <= BEZIER)))
+
+
+def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
+    """Values (T, C) of C F-curves at ``frames`` (T,), computed from their keys as Blender evaluates them.
+
+    The same steps as Blender's F-curve evaluation (``fcurve_eval_keyframes``), vectorised over
+    frames and curves: before the first and after the last key the extrapolation (constant; linear
+    along the neighbouring key for a LINEAR end key, along the end handle otherwise); on a key (within
+    1e-4 frames) its value; inside a segment the first key's interpolation — for Bezier the handles
+    clamped to the segment's span (``BKE_fcurve_correct_bezpart``), the cubic in time solved for each
+    frame by the closed form Blender uses (its first root in [0, 1]), then the cubic in value.
+    Arithmetic in float32 where Blender's is, so the values match ``FCurve.evaluate`` to float
+    rounding (measured: equal on real captures' curves). Keys only: no modifiers, no easing modes
+    (:func:`plays`); a curve without keys plays 0.
+    """
+    frames = np.asarray(frames, dtype=np.float64)
+    n_t, n_c = len(frames), len(curves)
+    out = np.zeros((n_c, n_t))
+    full = [c for c in range(n_c) if len(curves[c].co)]
+    if not full or not n_t:
+        return out.T
+    sizes = np.array([len(curves[c].co) for c in full])
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    co = np.concatenate([np.asarray(curves[c].co, dtype=np.float32).reshape(-1, 2) for c in full])
+    left = np.concatenate([np.asarray(curves[c].left, dtype=np.float32).reshape(-1, 2) for c in full])
+    right = np.concatenate([np.asarray(curves[c].right, dtype=np.float32).reshape(-1, 2) for c in full])
+    ipo = np.concatenate([np.asarray(curves[c].interpolation).reshape(-1) for c in full])
+    linear = np.array([curves[c].linear for c in full])
+    x, y = co[:, 0], co[:, 1]
+    t = np.broadcast_to(frames.astype(np.float32), (len(full), n_t))
+    first, last = starts, starts + sizes - 1
+    value = np.empty((len(full), n_t))
+    before = t <= x[first][:, None]
+    after = ~before & (t >= x[last][:, None])
+    for mask, end, toward, handle in ((before, first, first + 1, left[first]), (after, last, last - 1, right[last])):
+        slope = _end_slopes(x, y, ipo, end, np.minimum(toward, len(x) - 1), handle, sizes, linear)
+        rows, cols = np.nonzero(mask)
+        dx = x[end][rows] - t[rows, cols]
+        value[rows, cols] = y[end][rows] - slope[rows] * dx
+    rows, cols = np.nonzero(~(before | after))
+    if len(rows):
+        tt = t[rows, cols]
+        # the key after each frame: search the curves' keys laid end to end, each curve shifted past the last
+        shift = float(np.abs(co[:, 0]).max()) + np.abs(frames).max() + 2.0
+        order = x.astype(np.float64) + np.repeat(np.arange(len(full)) * shift, sizes)
+        q = np.searchsorted(order, tt.astype(np.float64) + rows * shift, side="right")
+        value[rows, cols] = _segments(x, y, ipo, left, right, co, last, q - 1, q, tt)
+    out[full] = value
+    return out.T
+
+
+def _end_slopes(x, y, ipo, end, toward, handle, sizes, linear) -> np.ndarray:
+    """(C,) slope (float32) of each curve's extrapolation past key ``end``: 0 (constant), towards the
+    neighbouring key ``toward`` (LINEAR key), or along the end ``handle`` (other keys)."""
+    slope = np.zeros(len(end), dtype=np.float32)
+    lin = linear & (ipo[end] != CONSTANT)
+    by_key = lin & (ipo[end] == LINEAR) & (sizes > 1)
+    by_handle = lin & (ipo[end] != LINEAR)
+    for pick, run, rise in (
+        (by_key, x[toward] - x[end], y[toward] - y[end]),
+        (by_handle, x[end] - handle[:, 0], y[end] - handle[:, 1]),
+    ):
+        pick = pick & (run != 0)
+        slope[pick] = rise[pick] / run[pick]
+    return slope
+
+
+def _segments(x, y, ipo, left, right, co, last, p, q, t) -> np.ndarray:
+    """Values at frames t (m,) strictly inside the curves' key range, between keys p and q = p + 1
+    (``last``: each curve's last key, where no segment starts)."""
+    value = np.empty(len(t))
+    on_key = np.abs(x[p] - t) <= _ON_KEY
+    on_next = ~on_key & (np.abs(x[q] - t) <= _ON_KEY)
+    value[on_key], value[on_next] = y[p[on_key]], y[q[on_next]]
+    rest = np.flatnonzero(~(on_key | on_next))
+    p, t = p[rest], t[rest]
+    # what is the same for a whole segment (key i to i + 1) is computed once a segment, then per frame
+    kind = ipo.copy()
+    kind[np.diff(x, append=x[-1]) == 0] = CONSTANT  # a segment of zero duration plays its first key
+    kind[last] = CONSTANT  # no segment
+    v = y[p].astype(np.float64)  # CONSTANT
+    lin = np.flatnonzero(kind[p] == LINEAR)
+    a = p[lin]
+    v[lin] = (y[a + 1] - y[a]) * (t[lin] - x[a]) / (x[a + 1] - x[a]) + y[a]
+    bez = np.flatnonzero(kind[p] == BEZIER)
+    if len(bez):
+        segs = np.flatnonzero(kind == BEZIER)
+        row = np.empty(len(kind), dtype=int)
+        row[segs] = np.arange(len(segs))
+        at = row[p[bez]]
+        cubics, flat = _bezier_segments(co[segs], right[segs].copy(), left[segs + 1].copy(), co[segs + 1])
+        s, found = _first_root((x[p[bez]] - t[bez]).astype(np.float64), *(c[at] for c in cubics[:3]))
+        b0, b1, b2, b3 = (c[at] for c in cubics[3:])
+        played = b0 + s * b1 + s * s * b2 + s * s * s * b3
+        v[bez] = np.where(flat[at], b0, np.where(found, played, np.float32(0.0)))
+    value[rest] = v
+    return value
+
+
+def _bezier_segments(v1: np.ndarray, v2: np.ndarray, v3: np.ndarray, v4: np.ndarray) -> tuple[tuple, np.ndarray]:
+    """Each Bezier segment's (key v1, its right handle v2, the next key's left handle v3, the next key
+    v4: (m, 2) float32 each) cubic in time (c1, c2, c3, float64: c0 is the key's frame − the frame) and
+    in value (b0 … b3, float32), as Blender computes them, and whether it is flat (its four values equal)."""
+    flat = (
+        (np.abs(v1[:, 1] - v4[:, 1]) < _F32_EPS)
+        & (np.abs(v2[:, 1] - v3[:, 1]) < _F32_EPS)
+        & (np.abs(v3[:, 1] - v4[:, 1]) < _F32_EPS)
+    )
+    # no handle longer (in time) than the segment, so the curve cannot loop back in time
+    span = v4[:, 0] - v1[:, 0]
+    for key, handle in ((v1, v2), (v4, v3)):
+        h = key - handle
+        over = np.flatnonzero(np.abs(h[:, 0]) > span)
+        if len(over):
+            fac = (span[over] / np.abs(h[over, 0]))[:, None]
+            handle[over] = key[over] - fac * h[over]
+    q0, q1, q2, q3 = v1[:, 0], v2[:, 0], v3[:, 0], v4[:, 0]
+    three, two = np.float32(3.0), np.float32(2.0)
+    time = (three * (q1 - q0), three * (q0 - two * q1 + q2), q3 - q0 + three * (q1 - q2))
+    f1, f2, f3, f4 = v1[:, 1], v2[:, 1], v3[:, 1], v4[:, 1]
+    values = (f1, three * (f2 - f1), three * (f1 - two * f2 + f3), f4 - f1 + three * (f2 - f3))
+    return tuple(c.astype(np.float64) for c in time) + values, flat
+
+
+def _cube_root(d: np.ndarray) -> np.ndarray:
+    """Real cube root, as Blender's ``sqrt3d`` computes it (exp(log|d|/3), signed; 0 at 0)."""
+    with np.errstate(divide="ignore"):
+        return np.where(d == 0, 0.0, np.sign(d) * np.exp(np.log(np.abs(d)) / 3.0))
+
+
+def _first_root(c0, c1, c2, c3) -> tuple[np.ndarray, np.ndarray]:
+    """The first root kept (in [−1e-10, 1.000001], float32) of c0 + c1·s + c2·s² + c3·s³ in the order
+    Blender's ``solve_cubic`` tries them, and whether there is one; coefficients float64 (m,)."""
+    m = len(c0)
+    root = np.zeros(m, dtype=np.float32)
+    found = np.zeros(m, dtype=bool)
+
+    def offer(at: np.ndarray, candidate: np.ndarray) -> None:
+        """Candidate roots of the polynomials ``at``, kept where in range and none was kept before."""
+        r = candidate.astype(np.float32)
+        ok = (r >= _SMALL) & (r <= _END) & ~found[at]
+        root[at[ok]], found[at[ok]] = r[ok], True
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cubic = np.flatnonzero(c3 != 0)
+        a = c2[cubic] / c3[cubic] / 3
+        b = c1[cubic] / c3[cubic]
+        p = b / 3 - a * a
+        q = (2 * a * a * a - a * b + c0[cubic] / c3[cubic]) / 2
+        d = q * q + p * p * p
+        one = d > 0
+        sq = np.sqrt(d[one])
+        offer(cubic[one], _cube_root(-q[one] + sq) + _cube_root(-q[one] - sq) - a[one])
+        double = d == 0
+        tt = _cube_root(-q[double])
+        offer(cubic[double], 2 * tt - a[double])
+        offer(cubic[double], -tt - a[double])
+        three = d < 0
+        pp, aa, at = p[three], a[three], cubic[three]
+        phi = np.arccos(-q[three] / np.sqrt(-(pp * pp * pp)))
+        tt = np.sqrt(-pp)
+        cp = np.cos(phi / 3)
+        cq = np.sqrt(3 - 3 * cp * cp)
+        for candidate in (2 * tt * cp - aa, -tt * (cp + cq) - aa, -tt * (cp - cq) - aa):
+            offer(at, candidate)
+        rest = np.flatnonzero(c3 == 0)
+        k0, k1, k2 = c0[rest], c1[rest], c2[rest]
+        disc = k1 * k1 - 4 * k2 * k0
+        two = (k2 != 0) & (disc > 0)
+        sq = np.sqrt(disc[two])
+        offer(rest[two], (-k1[two] - sq) / (2 * k2[two]))
+        offer(rest[two], (-k1[two] + sq) / (2 * k2[two]))
+        touch = (k2 != 0) & (disc == 0)
+        offer(rest[touch], -k1[touch] / (2 * k2[touch]))
+        line = (k2 == 0) & (k1 != 0)
+        offer(rest[line], -k0[line] / k1[line])
+        offer(rest[(k2 == 0) & (k1 == 0) & (k0 == 0)], np.zeros(int(((k2 == 0) & (k1 == 0) & (k0 == 0)).sum())))
+    return root, found

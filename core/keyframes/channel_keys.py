@@ -29,7 +29,7 @@ from ..motion import Motion
 from .bezier import evaluate as bezier_evaluate
 from .bezier import fit_handles
 from .distance import PoseMetric
-from .error import evaluate, pose_points, position_errors
+from .error import evaluate, known_points, pose_points, position_errors
 from .extract import extract_keyframes, target_count
 from .hybrid import bone_jumps, drop_channel_keys, point_reach
 from .reconstruct import reconstruct
@@ -130,12 +130,16 @@ def plan_channels(
         pins = np.array([np.isin(keys, pinned.get(bone, ())) for bone, _, _ in names])
     kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted,
                              caps=cap, pinned=pins, tick=tick)  # fmt: skip
+    if fitted:  # every channel's handles in one fit: the curves end to end, each its own keys
+        n = len(dense)
+        h1, h2 = fit_handles(dense.T.reshape(-1, 1), np.concatenate([c * n + kk for c, kk in enumerate(kept)]))
+        ends = np.cumsum([len(kk) for kk in kept])  # segment ends[c] − 1 joins channel c to c + 1: not a curve's
     plan = {}
     for i, k in enumerate(names):
         handles = None
         if fitted:
-            h1, h2 = fit_handles(dense[:, i], kept[i])
-            handles = (h1[:, 0], h2[:, 0])
+            first = ends[i] - len(kept[i])
+            handles = (h1[first : ends[i] - 1, 0], h2[first : ends[i] - 1, 0])
         plan[k] = ChannelKeys(kept[i], dense[kept[i], i], handles)
     return plan
 
@@ -323,7 +327,8 @@ class ChannelExtraction:
     """The keys of every re-keyed channel and what they play: pose keys (K,), method params, the plan
     (channel → :class:`ChannelKeys`, keys as indices into the clip's frames), the motion the keys
     play on the span and its error against the original there, and the scope (what was re-keyed,
-    what kept: :class:`.respect.KeyScope`)."""
+    what kept: :class:`.respect.KeyScope`), and the measured points of the original on the span
+    (:func:`.error.pose_points`, (T, P, 3): a playback measure of the written curves reuses them)."""
 
     keys: np.ndarray
     params: dict
@@ -333,6 +338,7 @@ class ChannelExtraction:
     per_frame_error: np.ndarray
     metric: PoseMetric
     scope: KeyScope | None = None
+    original_points: np.ndarray | None = None
 
 
 def extract_channels(
@@ -349,6 +355,7 @@ def extract_channels(
     keep_sparse: bool = True,
     bones: set | None = None,
     span: tuple[int, int] | None = None,
+    measure: bool = True,
 ) -> ChannelExtraction:
     """Keyframes of channel ``values`` (channel → (T,)) that play ``motion`` on the layout's bones.
 
@@ -365,6 +372,10 @@ def extract_channels(
     count and, with keep_sparse, leaves channels already sparser than the frames exactly as they
     are (not in the plan); bones: only these bones' channels are re-keyed; span: (first, last) frame
     index re-keyed — keys, targets and the error are on those frames, the plan's keys are clip indices.
+    measure: with False, a count or ratio target's result has no error figures (``error`` empty,
+    ``played`` and ``per_frame_error`` None): the caller measures the curves as it writes them (Extract
+    Keyframes measures Blender's playback, the same curves to float rounding — measuring both would
+    measure twice). Bounds are always measured: their search runs on it.
     """
     report = progress or (lambda _x: None)
     reached = [0.0]
@@ -385,11 +396,13 @@ def extract_channels(
     a, b = scope.span
     sub = motion if scope.n_frames == motion.n_frames else motion.frames(slice(a, b + 1))
     metric = PoseMetric.for_motion(sub, weights)
+    original_points = pose_points(sub)  # once: every error measure of the extraction compares with them
     if not scope.rekey:  # nothing to re-key: every curve stays as it is
-        error, per_frame = evaluate(sub, sub, metric)
+        error, per_frame = evaluate(sub, sub, metric, original_points)
         error.update(angle_summary(sub, sub))
         params = {"stored_keys": 0, "kept_channels": len(scope.kept), "kept_sparse": len(scope.kept_sparse)}
-        return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope)
+        return ChannelExtraction(np.zeros(0, dtype=int), params, {}, sub, error, per_frame, metric, scope,
+                                 original_points)  # fmt: skip
     rekeyed = scope.values(values)
     capped = any(scope.caps[k] < scope.n_frames for k in rekeyed)  # the user's own key counts bind
     pinned: dict = {}  # the hybrid: a bone's own jump, both sides on the grid, kept by that bone's channels
@@ -400,15 +413,18 @@ def extract_channels(
 
     def pose_grid(target: dict) -> tuple[np.ndarray, dict, int | None]:
         """:func:`choose_keys`, with the hybrid's bone jumps on its grid."""
-        keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid, progress=tick)
+        with known_points(sub, original_points):  # the methods measure against them too: not computed again
+            keys, params, per_channel = choose_keys(sub, method, target, metric, weights, grid, progress=tick)
         if per_channel is not None and pinned:
             keys = np.union1d(keys, np.concatenate([np.asarray(v, dtype=int) for v in pinned.values()]))
             params["bone_jumps"], params["pose_keys"] = len(jump_at), len(keys)
         return keys, params, per_channel
 
-    def play(keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None) -> tuple[dict, Motion]:
+    def play(
+        keys: np.ndarray, per_channel: int | None, forced: np.ndarray | None = None, played: bool = True
+    ) -> tuple[dict, Motion | None]:
         """The plan on pose ``keys`` (hybrid: ``per_channel`` keys per channel, plus ``forced`` frames on
-        every channel) and the motion it plays: the curves' own when they are the result, else the rebuild."""
+        every channel) and the motion its curves play (None without ``played``)."""
         rebuilt = reconstruct(sub, keys)
         extra = 0 if forced is None else len(forced)
         budget = None if per_channel is None else (per_channel + extra) * len(rekeyed)
@@ -419,7 +435,7 @@ def extract_channels(
                              tick)  # fmt: skip
         # the curves, not the pose rebuild, are the result: measure what they play (Blender interpolates each
         # F-curve on its own, so on Euler and axis-angle bones, and for LINEAR keys, they leave the slerp)
-        return plan, curves_motion(plan)
+        return plan, curves_motion(plan) if played else None
 
     def follow_distance(rebuilt: Motion) -> float:
         """How far whole-pose keys' rotation curves may leave the slerp rebuild (:data:`FOLLOW_SLERP`)."""
@@ -434,7 +450,6 @@ def extract_channels(
         return motion_from_values(sub.skeleton, layout, played, scope.n_frames, sub.fps)
 
     if kind in BOUNDS:
-        original_points = pose_points(sub) if kind == "max_error" else None
 
         def worst(played: Motion) -> np.ndarray:
             return frame_worst(sub, played, kind, original_points)
@@ -461,7 +476,7 @@ def extract_channels(
     else:
         keys, params, per_channel = pose_grid(target)
         step(0.5)
-        plan, rebuilt = play(keys, per_channel)
+        plan, rebuilt = play(keys, per_channel, played=measure or kind in BOUNDS)
     if kind in BOUNDS:  # guaranteed: key the worst frame of every stretch still over the bound, on every channel
         forced, added = np.zeros(0, dtype=int), 0
         per_frame = worst(rebuilt)
@@ -480,16 +495,17 @@ def extract_channels(
         if per_channel is not None:
             params["pose_keys"] = len(keys)
     step(0.6)
-    error, per_frame = evaluate(sub, rebuilt, metric)
+    error, per_frame = evaluate(sub, rebuilt, metric, original_points) if rebuilt is not None else ({}, None)
     params["stored_keys"] = int(sum(len(ck.keys) for ck in plan.values()))
     if per_channel is None:  # keys added where a bone's curves left the slerp
         params["follow_keys"] = int(sum(max(0, len(ck.keys) - len(keys)) for ck in plan.values()))
     if kind in BOUNDS and per_channel is not None:  # the mean over channels, as the bound found it
         params["keys_per_channel"] = round(params["stored_keys"] / max(len(plan), 1), 1)
-    error.update(angle_summary(sub, rebuilt))
+    if rebuilt is not None:
+        error.update(angle_summary(sub, rebuilt))
     params["kept_channels"], params["kept_sparse"] = len(scope.kept), len(scope.kept_sparse)
     wanted = len(keys) if per_channel is None else per_channel
     params["capped_channels"] = sum(scope.caps[k] < wanted for k in plan)  # held to the keys they had
     if a:
         plan = {k: ChannelKeys(ck.keys + a, ck.values, ck.handles) for k, ck in plan.items()}
-    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric, scope)
+    return ChannelExtraction(keys, params, plan, rebuilt, error, per_frame, metric, scope, original_points)

@@ -34,6 +34,8 @@ weighted joint distances).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,8 +134,27 @@ def _points(skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarray,
     return np.concatenate((pos, pos[:, rest] + quat.rotate(rot[:, rest], points.offsets[j:])), axis=1)
 
 
+_KNOWN: dict[int, tuple[Motion, np.ndarray]] = {}  # id → (motion, its pose points), see known_points
+
+
+@contextmanager
+def known_points(motion: Motion, points: np.ndarray) -> Iterator[None]:
+    """Within the block, :func:`pose_points` of this very ``motion`` object returns ``points`` (its
+    :func:`pose_points`, computed once by the caller, who must not change the motion meanwhile) instead
+    of computing them again: an extraction measures against the original's points several times, and
+    its method (curve simplification) starts from them too."""
+    _KNOWN[id(motion)] = (motion, points)
+    try:
+        yield
+    finally:
+        _KNOWN.pop(id(motion), None)
+
+
 def pose_points(motion: Motion, points: MeasuredPoints | None = None) -> np.ndarray:
     """World positions (T, P, 3) of the measured points (:func:`measured_points`) in every frame."""
+    known = _KNOWN.get(id(motion)) if points is None else None
+    if known is not None and known[0] is motion:
+        return known[1]
     points = points or measured_points(motion.skeleton)
     out = np.empty((motion.n_frames, len(points), 3))
     for start in range(0, motion.n_frames, CHUNK):
@@ -184,9 +205,13 @@ def summarize(position: np.ndarray, rotation: np.ndarray | None = None, skeleton
     return summary
 
 
-def evaluate(original: Motion, rebuilt: Motion, metric: PoseMetric) -> tuple[dict, np.ndarray]:
-    """Summary figures (:func:`summarize`) and the per-frame mean point error (T,)."""
-    position = position_errors(original, rebuilt)
+def evaluate(
+    original: Motion, rebuilt: Motion, metric: PoseMetric, original_points: np.ndarray | None = None
+) -> tuple[dict, np.ndarray]:
+    """Summary figures (:func:`summarize`) and the per-frame mean point error (T,).
+
+    original_points: :func:`pose_points` of ``original`` when already computed."""
+    position = position_errors(original, rebuilt, original_points)
     return summarize(position, rotation_errors(original, rebuilt, metric), original.skeleton), position.mean(axis=1)
 
 

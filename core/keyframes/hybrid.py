@@ -27,6 +27,7 @@ from .jumps import isolated_steps
 # units, 0.67 and 0.18 around them, median 0.015), so here one step each side, twice as large.
 JUMP_FACTOR, JUMP_ISOLATION = 15.0, 2.0
 MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks (see drop_channel_keys)
+EXACT_ROWS = 32  # spans of one length fitted together in closed form from this many (see _SegmentFits)
 
 
 def point_reach(skeleton: Skeleton) -> np.ndarray:
@@ -76,21 +77,72 @@ def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndar
 class _SegmentFits:
     """Batched Bezier segment fits of many (channel, start, stop) spans at once.
 
-    Spans of different lengths share one padded array: each row has its own parameter
-    s = (t − start)/(stop − start), frames past its end are masked out, and the 2×2 normal
-    equations are solved in closed form per row.
+    Spans of one length share the curve parameter s = (t − start)/(stop − start): the spans of a
+    length many spans have (:data:`EXACT_ROWS` or more) are fitted together in closed form — the
+    Bernstein basis, the 2×2 normal equations and their solution are that length's, once — so a
+    span costs a gather, two dot products and one residual pass. The other spans share padded
+    arrays grouped by power-of-two length (:meth:`_padded_errors`): each row has its own s, frames
+    past its end are masked out, and the normal equations are solved per row. Measured on the calls
+    of CMU 01_01's channel pass (10 % / 2 %, 4.6 / 3.8 million span frames): 0.44 → 0.18 s and 0.35 →
+    0.12 s, the same errors to 1e-8 of the largest.
     """
 
     def __init__(self, columns: np.ndarray, ridge: float = 1e-6, linear: bool = False) -> None:
         self.columns = columns  # (C, T), one contiguous row per channel
         self.ridge = ridge
         self.linear = linear  # straight segments (LINEAR keys) instead of fitted Bezier ones
+        self._flat = np.ascontiguousarray(columns).ravel()
+        self._bases: dict[int, tuple] = {}
 
     def errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-        """Largest deviation of the best segment fit on frames start..stop of each channel (m,).
+        """Largest deviation of the best segment fit on frames start..stop of each channel (m,)."""
+        length = stop - start
+        out = np.empty(len(channel))
+        counts = np.bincount(length)
+        many = counts >= EXACT_ROWS
+        exact = np.flatnonzero(many)
+        rest = np.flatnonzero(~many[length])
+        if len(rest):
+            out[rest] = self._bucketed_errors(channel[rest], start[rest], stop[rest])
+        if not len(exact):
+            return out
+        base = channel * self.columns.shape[1] + start
+        order = np.argsort(length, kind="stable")
+        ends = np.cumsum(counts)[exact]
+        for n, a, b in zip(exact.tolist(), (ends - counts[exact]).tolist(), ends.tolist()):
+            rows = order[a:b]
+            y = self._flat[base[rows][:, None] + np.arange(n + 1)]  # (m, n + 1) the spans' values
+            basis, to_handles, ends_to_handles = self._basis(n)
+            ab = y[:, [0, n]]
+            coefficients = ab if self.linear else np.concatenate((ab, y @ to_handles + ab @ ends_to_handles), axis=1)
+            y -= coefficients @ basis
+            np.abs(y, out=y)
+            out[rows] = y.max(axis=1)
+        return out
 
-        Spans are grouped by length into power-of-two buckets, so padding wastes at most half.
-        """
+    def _basis(self, n: int) -> tuple:
+        """For spans of length n: the basis (2 or 4, n + 1) — (1−s, s) for lines, else (1−s)³, s³ and
+        the two handle polynomials — and for Bezier spans the maps from the values (n + 1, 2) and from
+        the two end values (2, 2) to the least-squares handles (the ridge included, as in :meth:`_padded_errors`)."""
+        if n in self._bases:
+            return self._bases[n]
+        s = np.arange(n + 1) / n
+        t = 1.0 - s
+        if self.linear:
+            self._bases[n] = (np.stack((t, s)), None, None)
+            return self._bases[n]
+        b1, b2, t3, s3 = 3.0 * t * t * s, 3.0 * t * s * s, t * t * t, s * s * s
+        ridge = self.ridge
+        m11, m12, m22 = b1 @ b1 + ridge, b1 @ b2, b2 @ b2 + ridge
+        inverse = np.array([[m22, -m12], [-m12, m11]]) / (m11 * m22 - m12 * m12)
+        # right-hand sides: y·b − y_a (t³·b) − y_b (s³·b) + ridge × the straight line's handle
+        from_ends = np.array([[ridge * 2 / 3 - t3 @ b1, ridge / 3 - t3 @ b2],
+                              [ridge / 3 - s3 @ b1, ridge * 2 / 3 - s3 @ b2]])  # fmt: skip
+        self._bases[n] = (np.stack((t3, s3, b1, b2)), np.stack((b1, b2), axis=1) @ inverse.T, from_ends @ inverse.T)
+        return self._bases[n]
+
+    def _bucketed_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+        """:meth:`errors` of spans grouped by length into power-of-two buckets (padding wastes at most half)."""
         out = np.empty(len(channel))
         bucket = np.ceil(np.log2(np.maximum(stop - start, 1))).astype(int)
         for b in np.unique(bucket):
@@ -181,6 +233,7 @@ def drop_channel_keys(
     free = np.flatnonzero(~fixed)
     never = np.iinfo(np.int64).max
     rank = np.full(n_channels * n_keys, never)
+    mark = np.zeros(n_channels * n_keys, dtype=bool)
 
     def refit(flat: np.ndarray) -> None:
         c, i = np.divmod(flat, n_keys)
@@ -188,6 +241,7 @@ def drop_channel_keys(
 
     if len(free):
         refit(free)
+    live = free  # the keys still kept and free to go (ascending): costs are finite there only
     total = n_channels * n_keys
     count = np.full(n_channels, n_keys)
     floor = fixed.reshape(n_channels, n_keys).sum(axis=1)
@@ -198,21 +252,21 @@ def drop_channel_keys(
         over = np.maximum(count - cap, 0)
         if over.any():  # first bring every channel down to its cap, each by its own cheapest keys
             excess = int(over.sum())
-            flat = np.where(np.repeat(over > 0, n_keys), cost, np.inf)
+            finite = live[over[live // n_keys] > 0]
         elif total > budget:
             excess, over = total - budget, None
-            flat = cost
+            finite = live
         else:
             break
         take = min(excess, max(1, int(np.ceil(batch * excess))))
-        finite = np.flatnonzero(np.isfinite(flat))
+        finite = finite[np.isfinite(cost[finite])]
         if not len(finite):
             break
         if take < len(finite):
-            finite = finite[np.argpartition(flat[finite], take - 1)[:take]]
+            finite = finite[np.argpartition(cost[finite], take - 1)[:take]]
         # cheapest first; equal costs (a flat stretch) in a scrambled but fixed order, so that a run
         # of them is not one chain in which only its first key is cheaper than both neighbours
-        candidates = finite[np.lexsort(((finite * 2654435761) % 4294967296, flat[finite]))]
+        candidates = finite[_cheapest_first(finite, cost[finite])]
         if over is not None:  # at most each channel's excess, its cheapest first
             channel = candidates // n_keys
             order = np.argsort(channel, kind="stable")
@@ -241,8 +295,27 @@ def drop_channel_keys(
         cost[chosen] = np.inf
         nxt[p], prev[q] = q, p
         total -= len(chosen)
-        touched = np.unique(np.concatenate((p, q)))
+        live = live[keep.ravel()[live]]
+        mark[p] = mark[q] = True
+        touched = np.flatnonzero(mark)
+        mark[touched] = False
         touched = touched[keep.ravel()[touched] & ~fixed[touched]]
         if len(touched):
             refit(touched)
     return [keys[keep[c]] for c in range(n_channels)]
+
+
+def _cheapest_first(flat: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """The order of keys ``flat`` (flat indices) by ``cost``, equal costs in a scrambled but fixed order
+    of their indices: ``np.lexsort((scrambled, cost))``, with the second key sorted only where costs tie
+    (measured: the lexsort was a sixth of the channel pass on CMU 01_01 at 10 %)."""
+    order = np.argsort(cost)
+    ranked = cost[order]
+    tie = np.zeros(len(order), dtype=bool)
+    same = ranked[1:] == ranked[:-1]
+    tie[1:] |= same
+    tie[:-1] |= same
+    if tie.any():
+        tied = order[tie]
+        order[tie] = tied[np.lexsort(((flat[tied] * 2654435761) % 4294967296, cost[tied]))]
+    return order

@@ -128,3 +128,52 @@ def test_levers_count_the_measured_points_of_a_zero_length_leaf():
     shell = SHELL_FRACTION * mean_bone_length(skeleton)
     assert thumb == pytest.approx(shell, rel=1e-6) and thumb_q == pytest.approx(2 * shell, rel=1e-6)
     assert hand_lever >= skeleton.reach()[hand] and loc == 1.0
+
+
+def test_many_spans_of_one_length_fit_as_the_padded_rows_do():
+    """The closed-form fit of many same-length spans (one basis a length) and the padded per-row fit agree,
+    for Bezier and straight segments."""
+    from core.keyframes.hybrid import EXACT_ROWS, _SegmentFits
+
+    rng = np.random.default_rng(3)
+    values = np.cumsum(rng.normal(size=(300, 4)), axis=0)
+    m = 3 * EXACT_ROWS
+    channel = rng.integers(0, 4, m)
+    start = rng.integers(0, 280, m)
+    stop = start + np.repeat([2, 7, 15], EXACT_ROWS)
+    for linear in (False, True):
+        fits = _SegmentFits(np.ascontiguousarray(values.T), linear=linear)
+        exact, padded = fits.errors(channel, start, stop), fits._bucketed_errors(channel, start, stop)
+        assert np.allclose(exact, padded, rtol=1e-7, atol=1e-9)  # rounding apart (values of some units)
+        assert exact.max() > 0.1  # real deviations, not all zero
+
+
+@pytest.mark.parametrize("target", [{"count": 15}, {"max_error": 0.5}])
+def test_a_caller_measuring_the_curves_itself_gets_the_same_keys(target):
+    """measure=False (Extract Keyframes measures the curves it wrote): the same plan, no figures for a
+    count; a bound is measured anyway (its search runs on it)."""
+    from core.keyframes.channel_keys import extract_channels
+
+    motion, layout, values, _ = _thumb_spin("XYZ")
+    measured = extract_channels(motion, layout, values, "hybrid", target)
+    bare = extract_channels(motion, layout, values, "hybrid", target, measure=False)
+    assert measured.plan.keys() == bare.plan.keys()
+    for k, ck in measured.plan.items():
+        assert np.array_equal(ck.keys, bare.plan[k].keys) and np.array_equal(ck.values, bare.plan[k].values)
+    if "count" in target:
+        assert bare.error == {} and bare.played is None and measured.error["position_mean"] > 0
+    else:
+        assert bare.error["position_max"] == measured.error["position_max"] <= 0.5
+
+
+def test_known_points_are_returned_for_that_motion_only():
+    from core.keyframes.error import known_points, pose_points
+
+    motion, _, _, _ = _thumb_spin("XYZ")
+    other = motion.frames(slice(0, 50))
+    points = pose_points(motion)
+    marker = np.zeros_like(points)
+    with known_points(motion, marker):
+        assert pose_points(motion) is marker
+        assert np.allclose(pose_points(other), points[:50])
+    assert np.allclose(pose_points(motion), points)
