@@ -4,6 +4,8 @@ An operator built on :class:`JobOperator` splits its work in three:
 
 1. ``prepare(context)`` on the main thread: checks the input and reads what it needs from Blender
    into plain data, writing nothing; returns a :class:`Task` (or ``{'CANCELLED'}`` after a report).
+   Reads too long for one go (files through Blender's importers) are the task's ``reads``: steps on
+   the main thread, one per timer tick, with progress and Esc between them, before the work starts.
 2. ``Task.work(progress)``: the core's pure work (numpy, no bpy), in a worker thread when invoked
    from the user interface. ``progress(fraction)`` records the share done (0–1) and raises
    :class:`Cancelled` once the user cancelled, so the work stops at its next call.
@@ -24,7 +26,7 @@ on its own after a cancel (a daemon thread); its result is never written.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,11 +50,18 @@ class Cancelled(BaseException):
 @dataclass
 class Task:
     """An operator's work after its reads: ``work(progress) -> result`` touches no Blender data;
-    ``finish(context, result) -> {'FINISHED'}`` writes it. label: what the status bar says."""
+    ``finish(context, result) -> {'FINISHED'}`` writes it. label: what the status bar says.
+
+    reads: main-thread steps before the work (None: none), each ``next`` one read that leaves the
+    scene as it was (an import read and removed again), yielding the share of reading done (0–1);
+    closed when cancelled. read_share: the part of the progress bar the reads fill (0–1).
+    """
 
     work: Callable[[Progress], Any]
     finish: Callable[[Any, Any], set[str]]
     label: str = "Working"
+    reads: Iterator[float] | None = None
+    read_share: float = 0.0
 
 
 class Job:
@@ -62,10 +71,16 @@ class Job:
     after :meth:`cancel`; ``on_progress`` (optional) is called with each fraction in the caller's thread.
     """
 
-    def __init__(self, work: Callable[[Progress], Any], on_progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        work: Callable[[Progress], Any],
+        on_progress: Progress | None = None,
+        span: tuple[float, float] = (0.0, 1.0),
+    ) -> None:
         self._work = work
         self._on_progress = on_progress
-        self.fraction = 0.0
+        self._span = span  # the part of the bar the work fills (after a task's reads)
+        self.fraction = span[0]
         self._cancel = threading.Event()
         self._done = threading.Event()
         self._result: Any = None
@@ -76,7 +91,8 @@ class Job:
         """What the work calls with its share done; raises :class:`Cancelled` once cancelled."""
         if self._cancel.is_set():
             raise Cancelled
-        self.fraction = min(max(float(fraction), 0.0), 1.0)
+        low, high = self._span
+        self.fraction = low + (high - low) * min(max(float(fraction), 0.0), 1.0)
         if self._on_progress is not None:
             self._on_progress(self.fraction)
 
@@ -130,10 +146,16 @@ def run_now(task: Task, context: Any) -> set[str]:
     wm = context.window_manager
     wm.progress_begin(0, 100)
     try:
-        result = Job(task.work, lambda x: wm.progress_update(int(100 * x))).run()
+        for share in task.reads or ():
+            wm.progress_update(int(100 * task.read_share * share))
+        result = Job(task.work, lambda x: wm.progress_update(int(100 * x)), _work_span(task)).run()
     finally:
         wm.progress_end()
     return task.finish(context, result)
+
+
+def _work_span(task: Task) -> tuple[float, float]:
+    return (task.read_share, 1.0) if task.reads is not None else (0.0, 1.0)
 
 
 def status_text(task: Task, fraction: float) -> str:
@@ -188,7 +210,10 @@ class JobOperator:
             return {"CANCELLED"}
         if isinstance(task, set):
             return task
-        self._task, self._job = task, Job(task.work).start()
+        self._task, self._job = task, Job(task.work, span=_work_span(task))
+        self._reading = task.reads is not None  # the reads go first, a step a timer tick
+        if not self._reading:
+            self._job.start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(POLL_SECONDS, window=context.window)
         wm.modal_handler_add(self)
@@ -203,6 +228,8 @@ class JobOperator:
             self._end(context)
             self.report({"WARNING"}, f"{task.label} cancelled: nothing changed")
             return {"CANCELLED"}
+        if self._reading and event.type == "TIMER":
+            return self._read_step(context)
         if job.done:
             self._end(context)
             return self._finished(context)
@@ -211,6 +238,22 @@ class JobOperator:
             self._show(context, status_text(task, job.fraction), status_bar(task, job))  # redrawn
             return {"RUNNING_MODAL"}
         return {"PASS_THROUGH"} if event.type in VIEW_EVENTS else {"RUNNING_MODAL"}
+
+    def _read_step(self, context: Any) -> set[str]:
+        """One of the task's reads; the work starts once they are done. A failing read ends the job."""
+        task, job = self._task, self._job
+        try:
+            job.fraction = task.read_share * min(max(float(next(task.reads)), 0.0), 1.0)
+        except StopIteration:
+            self._reading = False
+            job.start()
+        except Exception as exc:  # noqa: BLE001 (every failure becomes a report; the reads put back their own)
+            self._end(context)
+            self.report({"ERROR"}, error_message(exc))
+            return {"CANCELLED"}
+        context.window_manager.progress_update(int(100 * job.fraction))
+        self._show(context, status_text(task, job.fraction), status_bar(task, job))
+        return {"RUNNING_MODAL"}
 
     def cancel(self, context: Any) -> None:
         """Blender ends the operator (the window closes, a file loads): stop the work, write nothing."""
@@ -224,6 +267,9 @@ class JobOperator:
         return self._task.finish(context, self._job.result())  # the work's error is raised here
 
     def _end(self, context: Any) -> None:
+        reads = getattr(getattr(self, "_task", None), "reads", None)
+        if reads is not None and hasattr(reads, "close"):
+            reads.close()  # a generator's cleanup runs (a read left half done is put back)
         wm = context.window_manager
         timer, self._timer = getattr(self, "_timer", None), None
         if timer is not None:

@@ -416,3 +416,77 @@ def test_retarget_chooses_its_keyframes_in_the_worker_too():
         fcurve = curves[(f'pose.bones["{bone}"].{prop}', index)]
         frames = np.array([k.co[0] for k in fcurve.keyframe_points])
         assert np.array_equal(frames, report.frames[planned.keys])
+
+
+class Reading(jobs.JobOperator):
+    """A job with main-thread reads (as a batch imports files): each read makes an action and removes it
+    again, as an import read and removed does; the work sums what the reads gathered."""
+
+    def __init__(self, n_reads, fail_at=None):
+        self.reports, self.log, self.n_reads, self.fail_at = [], [], n_reads, fail_at
+
+    def report(self, kind, text):
+        self.reports.append((next(iter(kind)), text))
+
+    def prepare(self, context):
+        gathered = []
+
+        def reads():
+            try:
+                for i in range(self.n_reads):
+                    if i == self.fail_at:
+                        raise ValueError(f"file {i} is not a motion")
+                    action = bpy.data.actions.new(f"import {i}")
+                    gathered.append(i)
+                    bpy.data.actions.remove(action)
+                    self.log.append(("read", i, threading.current_thread() is threading.main_thread()))
+                    yield (i + 1) / self.n_reads
+            finally:
+                self.log.append(("closed",))
+
+        def work(progress):
+            progress(1.0)
+            return sum(gathered)
+
+        def finish(context, result):
+            self.report({"INFO"}, f"sum {result}")
+            return {"FINISHED"}
+
+        return jobs.Task(work, finish, "Reading and working", reads=reads(), read_share=0.5)
+
+
+def test_reads_run_on_the_main_thread_a_step_a_tick_with_progress_then_the_work():
+    context, before = stand_in_context(), scene_state()
+    op = Reading(4)
+    results = run_modal(op, context)
+    assert results[-1] == {"FINISHED"} and op.reports[-1] == ("INFO", "sum 6")
+    reads = [e for e in op.log if e[0] == "read"]
+    assert [e[1] for e in reads] == [0, 1, 2, 3] and all(e[2] for e in reads)
+    assert len(results) >= 6  # start, four reads (one a tick), the end of the reads, the work
+    updates = [u[1] for u in context.window_manager.progress if u[0] == "update"]
+    assert updates[:4] == [12, 25, 37, 50] and updates == sorted(updates)  # the reads fill half the bar
+    assert same_state(before, scene_state())
+
+
+def test_esc_between_reads_stops_them_and_the_work_never_runs():
+    context, before = stand_in_context(), scene_state()
+    op = Reading(5)
+    results = run_modal(op, context, [event("TIMER"), event("TIMER"), event("ESC", "PRESS")])
+    assert results[-1] == {"CANCELLED"} and op.reports[-1][0] == "WARNING" and "cancelled" in op.reports[-1][1]
+    assert [e[1] for e in op.log if e[0] == "read"] == [0, 1] and op.log[-1] == ("closed",)
+    assert op._job.thread is None and context.window_manager.timers == []
+    assert same_state(before, scene_state())
+
+
+def test_a_failing_read_ends_the_job_with_its_error_and_nothing_written():
+    context, before = stand_in_context(), scene_state()
+    op = Reading(3, fail_at=1)
+    results = run_modal(op, context)
+    assert results[-1] == {"CANCELLED"} and op.reports[-1] == ("ERROR", "file 1 is not a motion")
+    assert op._job.thread is None and context.window_manager.timers == []
+    assert same_state(before, scene_state())
+
+
+def test_reads_run_at_once_without_a_window():
+    op = Reading(3)
+    assert op.execute(bpy.context) == {"FINISHED"} and op.reports[-1] == ("INFO", "sum 3")
