@@ -134,6 +134,25 @@ def test_saved_preset_round_trips_across_namespaces_and_is_removed(short_capture
             Path(path).unlink()
 
 
+def test_presets_named_with_odd_characters_are_added_and_removed_by_the_minus_button(short_captures):
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    source = import_bvh(short_captures["02_01"])
+    make_pair(source, target)
+    assert bpy.ops.mocap.retarget_auto_map() == {"FINISHED"}
+    folder = Path(bpy.utils.user_resource("SCRIPTS", path=f"presets/{SUBDIR}", create=True))
+    before = set(folder.iterdir())
+    for name in ("walk v2.final", "My/Rig: *ü*", "lowercase"):  # Blender title-cases lowercase file names
+        assert bpy.ops.mocap.retarget_bone_map_preset_add(name=name) == {"FINISHED"}
+        (made,) = set(folder.iterdir()) - before
+        assert presets.read_preset(made)["map"] == bone_map()
+        assert bpy.ops.mocap.retarget_bone_map_preset_add(remove_active=True) == {"FINISHED"}, name
+        assert set(folder.iterdir()) == before
+    for name in ("..", "?!", "***"):  # nothing left for a file name: refused, no hidden ".py" written
+        with pytest.raises(RuntimeError, match="no letters or digits"):
+            bpy.ops.mocap.retarget_bone_map_preset_add(name=name)
+        assert set(folder.iterdir()) == before
+
+
 def test_shipped_presets_are_never_removed(short_captures):
     target = import_bvh(short_captures["Walk-In-Circle"])
     source = import_bvh(short_captures["02_01"])
