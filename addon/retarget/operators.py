@@ -457,7 +457,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             if unknown:
                 self.report({"ERROR"}, f"No action called {', '.join(map(repr, unknown[:3]))}")
                 return {"CANCELLED"}
-            actions = [bpy.data.actions[n] for n in names] if names else batch.source_actions(source)
+            actions = [bpy.data.actions[n] for n in names] if names else batch.source_actions(source, target)
             if not actions:
                 self.report({"ERROR"}, f"No action animates the bones of '{source.name}'")
                 return {"CANCELLED"}

@@ -2,6 +2,7 @@
 
 from importlib import import_module
 from pathlib import Path
+from types import SimpleNamespace
 
 import addon_utils
 import bpy
@@ -251,6 +252,31 @@ def test_batch_takes_the_ticked_actions_or_the_named_ones(short_captures):
     }
     with pytest.raises(RuntimeError, match="No action called 'nothing'"):
         bpy.ops.mocap.retarget_batch(actions=[{"name": "nothing"}])
+
+
+def test_batch_never_takes_the_targets_own_action_for_the_sources(short_captures):
+    source = import_bvh(short_captures["02_01"])  # CMU cgspeed names
+    target = import_bvh(short_captures["131_01"])  # CMU 3ds Max names: Hips, Neck, Head… shared with the source
+    other = import_bvh(short_captures["05_01"])  # another take of the source's skeleton: one of its actions
+    make_pair(source, target)
+    ui_list = bpy.types.MOCAP_UL_batch_actions
+    fake = SimpleNamespace(filter_name="", bitflag_filter_item=1 << 30)
+    flags, _ = ui_list.filter_items(fake, bpy.context, bpy.data, "actions")
+    listed = {a.name for a, f in zip(bpy.data.actions, flags) if f}
+    assert listed == {source.animation_data.action.name, other.animation_data.action.name}
+    own = target.animation_data.action
+    assert bpy.ops.mocap.retarget_batch(batch_source="ACTIONS") == {"FINISHED"}
+    made = {a.name for a in bpy.data.actions if a.get("mocap_workbench")}
+    assert made == {f"{n}_{target.name}" for n in listed} and f"{own.name}_{target.name}" not in made
+    for obj in (source, other):  # the source's skeleton animated by no action: nothing to take
+        bpy.data.actions.remove(obj.animation_data.action)
+    for action in [a for a in bpy.data.actions if a.get("mocap_workbench")]:
+        bpy.data.actions.remove(action)
+    target.animation_data.action = own
+    state = data_state()
+    with pytest.raises(RuntimeError, match=f"No action animates the bones of '{source.name}'"):
+        bpy.ops.mocap.retarget_batch(batch_source="ACTIONS")
+    assert data_state() == state and target.animation_data.action == own
 
 
 def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_import(short_captures, tmp_path):
