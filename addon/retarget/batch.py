@@ -154,9 +154,10 @@ def map_for_file(mapping: dict[str, str], source: Any, target: Any) -> tuple[dic
     rig than the panel's source), None — automatic — with a note saying so."""
     from ...core.retarget.presets import preset_document, resolve_preset
     from ..common.armature import skeleton_from_armature
+    from .retarget_action import target_skeleton
 
     resolved, missing = resolve_preset(
-        preset_document(mapping), skeleton_from_armature(source), skeleton_from_armature(target)
+        preset_document(mapping), skeleton_from_armature(source), target_skeleton(target)
     )
     if not missing:
         return resolved, []

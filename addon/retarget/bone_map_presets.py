@@ -44,17 +44,17 @@ def is_shipped(path: str | os.PathLike) -> bool:
 
 def apply_document(operator: Any, context: Any, document: dict) -> set[str]:
     """Fill the Retarget panel's bone map for the active armature from a preset document
-    (:func:`core.retarget.presets.resolve_preset`), reporting on ``operator``; the source is the
-    panel's (or the other selected) armature, optional for a preset of bone names."""
+    (:func:`core.retarget.presets.resolve_preset`, on a control rig its body), reporting on ``operator``;
+    the source is the panel's (or the other selected) armature, optional for a preset of bone names."""
     from ...core.retarget.presets import resolve_preset
     from ..common.armature import skeleton_from_armature
     from .operators import core_body_missing, find_source
-    from .retarget_action import fill_bone_map
+    from .retarget_action import fill_bone_map, target_skeleton
 
     target = context.active_object
     source = find_source(context)
     mapping, missing = resolve_preset(
-        document, skeleton_from_armature(source) if source is not None else None, skeleton_from_armature(target)
+        document, skeleton_from_armature(source) if source is not None else None, target_skeleton(target)
     )
     if not mapping:
         operator.report({"ERROR"}, f"The preset maps no bone of '{target.name}'" + (

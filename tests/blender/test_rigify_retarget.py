@@ -172,3 +172,24 @@ def test_switching_to_ik_keeps_hands_and_feet(retargeted):
           f"{100 * distance.max():.2f}%")  # fmt: skip
     assert distance[:, ends, 0].max() < 0.01
     assert distance.max() < 0.05
+
+
+def test_bone_map_presets_map_the_rigs_body_not_its_controls(retargeted):
+    """A preset applied to a Rigify rig pairs its body (ORG bones), as Auto-Map does: a convention whose
+    names match controls (CMU's ``Hips``, ``Neck``, ``Head`` are Rigify's ``hips``, ``neck``, ``head``)
+    maps none of them, so the map never names a bone Retarget refuses."""
+    source, rig = retargeted["source"], retargeted["rig"]
+    select_pair(source, rig)
+    settings = bpy.context.scene.mocap_workbench.retarget
+    settings.source = source
+    folder = import_module(PACKAGE + ".addon.retarget.bone_map_presets").SHIPPED
+    for name in ("Rigify", "CMU_cgspeed", "Unreal_Mannequin"):
+        try:
+            bpy.ops.mocap.retarget_bone_map_preset(filepath=str(folder / f"{name}.py"))
+        except RuntimeError as exc:
+            assert "maps no bone" in str(exc), name
+            continue
+        mapped = {row.target for row in settings.bone_map if row.source}
+        assert mapped and all(b.startswith("ORG-") for b in mapped), (name, sorted(mapped))
+        if name == "Rigify":
+            assert {"ORG-spine", "ORG-thigh.L", "ORG-hand.R", "ORG-spine.006"} <= mapped
