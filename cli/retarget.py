@@ -523,8 +523,9 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, preset: dict 
     units, notes = _blender_units(args, source, source_obj, target) if args.physics_settings else ({}, [])
     if preset is not None:
         from ..addon.common.armature import skeleton_from_armature
+        from ..addon.retarget.retarget_action import target_skeleton  # a Rigify rig: its body
 
-        mapping = _resolved(preset, skeleton_from_armature(source_obj), skeleton_from_armature(target), notes)
+        mapping = _resolved(preset, skeleton_from_armature(source_obj), target_skeleton(target), notes)
     else:
         mapping = None
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,
