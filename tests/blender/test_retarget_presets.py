@@ -392,6 +392,24 @@ def test_script_takes_several_sources_and_a_shipped_preset(short_captures, tmp_p
     assert arguments.status(lambda: cli_retarget.main(twice), "retarget.py") == 2  # one output for both
 
 
+def test_script_sources_whose_outputs_would_collide_or_a_bad_map_write_nothing(short_captures, tmp_path):
+    cli_retarget = import_module(PACKAGE + ".cli.retarget")
+    arguments = import_module(PACKAGE + ".cli._arguments")
+    for folder, name in (("a", "walk.bvh"), ("b", "WALK.bvh")):  # one file on Windows and macOS
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_bytes(short_captures["02_01"].read_bytes())
+    target, out = str(short_captures["Walk-In-Circle"]), tmp_path / "out"
+    argv = ["retarget.py", str(tmp_path / "a" / "walk.bvh"), str(tmp_path / "b" / "WALK.bvh"), target, "-o", str(out)]
+    assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 2
+    assert not out.exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000)
+    argv = ["retarget.py", str(short_captures["02_01"]), str(short_captures["05_01"]), target, "-o", str(out),
+            "--map", str(bad)]  # fmt: skip
+    assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 1
+    assert not out.exists()  # the map is read before any output (or its folder) is made
+
+
 def test_batch_panel_lists_the_source_actions_with_their_ticks(short_captures, tmp_path):
     from types import SimpleNamespace
 
