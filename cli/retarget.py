@@ -229,6 +229,8 @@ def _sources(args: argparse.Namespace) -> list[str]:
             sources += files
         elif not path.exists():
             raise UsageError(f"source not found: {path}")
+        elif path.suffix.lower() not in (*MOTION_SUFFIXES, *BLENDER_SUFFIXES, ".blend"):
+            raise UsageError(f"{path}: expected a .bvh, .amc, .fbx or .blend source (or a folder of them)")
         else:
             sources.append(str(path))
     if not Path(args.target).exists():

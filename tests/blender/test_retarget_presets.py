@@ -408,6 +408,11 @@ def test_script_sources_whose_outputs_would_collide_or_a_bad_map_write_nothing(s
             "--map", str(bad)]  # fmt: skip
     assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 1
     assert not out.exists()  # the map is read before any output (or its folder) is made
+    notes = tmp_path / "notes.txt"  # not a motion: a bad argument, before anything is done
+    notes.write_text("not a capture")
+    argv = ["retarget.py", str(short_captures["02_01"]), str(notes), target, "-o", str(out)]
+    assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 2
+    assert not out.exists()
 
 
 def test_batch_panel_lists_the_source_actions_with_their_ticks(short_captures, tmp_path):
