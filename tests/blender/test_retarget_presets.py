@@ -254,6 +254,24 @@ def test_batch_takes_the_ticked_actions_or_the_named_ones(short_captures):
         bpy.ops.mocap.retarget_batch(actions=[{"name": "nothing"}])
 
 
+@pytest.mark.parametrize("kind", ["RETARGET", "BATCH"])
+def test_a_bone_map_left_aside_for_another_armature_is_said(short_captures, kind):
+    """A map made for the target before it was renamed is not used (it names another armature), and
+    the report says so rather than mapping automatically in silence."""
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    source = import_bvh(short_captures["02_01"])
+    make_pair(source, target)
+    assert bpy.ops.mocap.retarget_auto_map() == {"FINISHED"}
+    bpy.context.scene.mocap_workbench.retarget.bone_map[0].source = "LowerBack"  # a hand edit
+    target.name = "Hero"
+    cls = bpy.types.MOCAP_OT_retarget if kind == "RETARGET" else bpy.types.MOCAP_OT_retarget_batch
+    op = Driven(cls, **({"actions": [], "batch_source": "ACTIONS"} if kind == "BATCH" else {}))
+    task = op.prepare(stand_in_context())
+    assert task.finish(bpy.context, task.work(lambda _x: None)) == {"FINISHED"}
+    warnings = [text for level, text in op.reports if level == "WARNING"]
+    assert any("bone map in the Retarget panel is for 'Walk-In-Circle', not 'Hero'" in w for w in warnings), warnings
+
+
 def test_batch_never_takes_the_targets_own_action_for_the_sources(short_captures):
     source = import_bvh(short_captures["02_01"])  # CMU cgspeed names
     target = import_bvh(short_captures["131_01"])  # CMU 3ds Max names: Hips, Neck, Head… shared with the source
