@@ -164,11 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     sources, out = _sources(args), Path(args.output)
     batch = len(args.source) > 1 or Path(args.source[0]).is_dir()
     suffix = _output_suffix(args, out, batch)
-    jobs = _plan(args, sources, out, batch, suffix)
     try:
-        preset = _load_map(args.map)
+        preset = _load_map(args.map)  # before any output (or its folder) is made
     except ValueError as exc:
         return A.fail("retarget.py", exc, 1)
+    jobs = _plan(args, sources, out, batch, suffix)
     results, failures = [], 0
     for source, path, report_path, plot in jobs:
         try:
@@ -229,12 +229,14 @@ def _sources(args: argparse.Namespace) -> list[str]:
             sources += files
         elif not path.exists():
             raise UsageError(f"source not found: {path}")
+        elif path.suffix.lower() not in (*MOTION_SUFFIXES, *BLENDER_SUFFIXES, ".blend"):
+            raise UsageError(f"{path}: expected a .bvh, .amc, .fbx or .blend source (or a folder of them)")
         else:
             sources.append(str(path))
     if not Path(args.target).exists():
         raise UsageError(f"target not found: {args.target}")
-    stems = [Path(s).stem for s in sources]
-    twice = sorted({s for s in stems if stems.count(s) > 1})
+    stems = [Path(s).stem.casefold() for s in sources]  # one output file where case does not count
+    twice = sorted({Path(s).stem for s, k in zip(sources, stems) if stems.count(k) > 1})
     if len(sources) > 1 and twice:
         raise UsageError(f"two sources are named {twice[0]!r}: their outputs would be the same file")
     return sources
@@ -523,8 +525,9 @@ def _run_blender(args: argparse.Namespace, source: str, out: Path, preset: dict 
     units, notes = _blender_units(args, source, source_obj, target) if args.physics_settings else ({}, [])
     if preset is not None:
         from ..addon.common.armature import skeleton_from_armature
+        from ..addon.retarget.retarget_action import target_skeleton  # a Rigify rig: its body
 
-        mapping = _resolved(preset, skeleton_from_armature(source_obj), skeleton_from_armature(target), notes)
+        mapping = _resolved(preset, skeleton_from_armature(source_obj), target_skeleton(target), notes)
     else:
         mapping = None
     report = retarget_armatures(source_obj, target, mapping, options_of(args), extract,

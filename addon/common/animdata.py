@@ -106,6 +106,16 @@ def data_paths(action: Any) -> Any:
 _BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]')
 
 
+def animated_bones(action: Any) -> set[str]:
+    """Names of the bones ``action`` has curves on (any slot)."""
+    found = set()
+    for path in data_paths(action):
+        m = _BONE_PATH.match(path)
+        if m:
+            found.add(bpy.utils.unescape_identifier(m.group(1)))
+    return found
+
+
 def animates_bones(action: Any, bones: Any) -> bool:
     """Whether ``action`` has a curve on one of ``bones`` (names, or an armature's bones), any slot."""
     for path in data_paths(action):

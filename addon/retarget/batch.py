@@ -79,10 +79,23 @@ class BatchReport:
         return self.lines()[0]
 
 
-def source_actions(source: Any) -> list[Any]:
-    """The actions a batch retargets from ``source``: those ticked for the batch, else every action
-    that animates its bones, except Retarget's own results (named in the action's record)."""
-    matching = [a for a in bpy.data.actions if animdata.animates_bones(a, source.data.bones)]
+def is_source_action(action: Any, source: Any, target: Any = None) -> bool:
+    """Whether ``action`` is one of ``source``'s motions: most of the bones it animates are the
+    source's (another rig's action that shares a few names, ``Hips``, ``Head``, is not), and it is
+    not the target's own (its active action or an NLA strip's)."""
+    if target is not None and target.animation_data is not None:
+        anim = target.animation_data
+        if action == anim.action or any(s.action == action for t in anim.nla_tracks for s in t.strips):
+            return False
+    animated = animdata.animated_bones(action)
+    return 2 * len(animated & set(source.data.bones.keys())) > len(animated)
+
+
+def source_actions(source: Any, target: Any = None) -> list[Any]:
+    """The actions a batch retargets from ``source`` onto ``target``: those ticked for the batch, else
+    every action of the source (:func:`is_source_action`), except Retarget's own results (named in
+    the action's record)."""
+    matching = [a for a in bpy.data.actions if is_source_action(a, source, target)]
     ticked = [a for a in matching if getattr(a, "mocap_batch", False)]
     return ticked or [a for a in matching if record.section(a, "retarget") is None]
 
@@ -141,9 +154,10 @@ def map_for_file(mapping: dict[str, str], source: Any, target: Any) -> tuple[dic
     rig than the panel's source), None — automatic — with a note saying so."""
     from ...core.retarget.presets import preset_document, resolve_preset
     from ..common.armature import skeleton_from_armature
+    from .retarget_action import target_skeleton
 
     resolved, missing = resolve_preset(
-        preset_document(mapping), skeleton_from_armature(source), skeleton_from_armature(target)
+        preset_document(mapping), skeleton_from_armature(source), target_skeleton(target)
     )
     if not missing:
         return resolved, []

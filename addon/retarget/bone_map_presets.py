@@ -44,17 +44,17 @@ def is_shipped(path: str | os.PathLike) -> bool:
 
 def apply_document(operator: Any, context: Any, document: dict) -> set[str]:
     """Fill the Retarget panel's bone map for the active armature from a preset document
-    (:func:`core.retarget.presets.resolve_preset`), reporting on ``operator``; the source is the
-    panel's (or the other selected) armature, optional for a preset of bone names."""
+    (:func:`core.retarget.presets.resolve_preset`, on a control rig its body), reporting on ``operator``;
+    the source is the panel's (or the other selected) armature, optional for a preset of bone names."""
     from ...core.retarget.presets import resolve_preset
     from ..common.armature import skeleton_from_armature
     from .operators import core_body_missing, find_source
-    from .retarget_action import fill_bone_map
+    from .retarget_action import fill_bone_map, target_skeleton
 
     target = context.active_object
     source = find_source(context)
     mapping, missing = resolve_preset(
-        document, skeleton_from_armature(source) if source is not None else None, skeleton_from_armature(target)
+        document, skeleton_from_armature(source) if source is not None else None, target_skeleton(target)
     )
     if not mapping:
         operator.report({"ERROR"}, f"The preset maps no bone of '{target.name}'" + (
@@ -138,10 +138,20 @@ class MOCAP_OT_retarget_bone_map_preset_add(AddPresetBase, Operator):
             if found and is_shipped(found):
                 self.report({"WARNING"}, f"'{name}' is shipped with Mocap Workbench and cannot be removed")
                 return {"CANCELLED"}
-        elif self.name.strip() and not len(context.scene.mocap_workbench.retarget.bone_map):
-            self.report({"ERROR"}, "The bone map is empty: use Auto-Map or a preset first")
-            return {"CANCELLED"}
-        return super().execute(context)
+        elif self.name.strip():
+            if not len(context.scene.mocap_workbench.retarget.bone_map):
+                self.report({"ERROR"}, "The bone map is empty: use Auto-Map or a preset first")
+                return {"CANCELLED"}
+            if not self.as_filename(self.name):  # Blender would write a hidden ".py" no menu shows
+                self.report({"ERROR"}, f"'{self.name.strip()}' has no letters or digits to name a preset file")
+                return {"CANCELLED"}
+        result = super().execute(context)
+        if not removing and "FINISHED" in result and self.name.strip():
+            # As applying a preset names the menu (Blender's add title-cases a lowercase name, which
+            # the − button then cannot find).
+            name = bpy.path.display_name(self.as_filename(self.name), has_ext=False, title_case=False)
+            MOCAP_MT_bone_map_presets.bl_label = name
+        return result
 
     def add(self, context, filepath):
         """Write the Retarget panel's bone map as a preset document (AddPresetBase's hook)."""

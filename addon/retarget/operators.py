@@ -291,16 +291,14 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
     def prepare(self, context):
         """Check the pair and read both armatures (:mod:`..common.jobs`: execute and the modal run both use it)."""
         from ..keyframes.operators import extraction_options
-        from .retarget_action import bone_map_of, prepare_retarget
+        from .retarget_action import prepare_retarget
 
         source, target = find_source(context, self.source), context.active_object
         if source is None or source == target:
             self.report({"ERROR"}, pair_poll_message(context, self.source) or "Choose another source armature")
             return {"CANCELLED"}
         settings = context.scene.mocap_workbench
-        mapping = None
-        if self.use_bone_map and settings.retarget.bone_map_target == target.name:
-            mapping = bone_map_of(settings.retarget.bone_map) or None
+        mapping, aside = panel_bone_map(self, settings.retarget, target)
         extract = None
         if self.extract_keyframes:
             extract = extraction_options(settings, target)
@@ -310,6 +308,7 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         prepared = prepare_retarget(source, target, mapping, options_of(self), extract, physics, self.plot_physics)
+        prepared.notes.extend(aside)
 
         def work(progress):
             try:
@@ -330,6 +329,18 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
             return {"FINISHED"}
 
         return jobs.Task(work, finish, "Retargeting with physics" if physics is not None else "Retargeting")
+
+
+def panel_bone_map(operator, settings, target) -> tuple[dict[str, str] | None, list[str]]:
+    """The Retarget panel's bone map for ``target`` when the operator uses it (None: automatic), and
+    a note when a map made for another armature (or for this one before a rename) is left aside."""
+    from .retarget_action import bone_map_of
+
+    mapping = (bone_map_of(settings.bone_map) or None) if operator.use_bone_map else None
+    if mapping is None or settings.bone_map_target == target.name:
+        return mapping, []
+    return None, [f"the bone map in the Retarget panel is for '{settings.bone_map_target}', not '{target.name}': "
+                  "mapped automatically (Auto-Map or apply a preset with this armature active)"]  # fmt: skip
 
 
 def explained(exc: ValueError, mapping: dict[str, str] | None) -> str:
@@ -415,14 +426,12 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
 
         from ..keyframes.operators import extraction_options
         from . import batch
-        from .retarget_action import bone_map_of, prepare_retarget
+        from .retarget_action import prepare_retarget
 
         start = time.perf_counter()
         target = context.active_object
         settings = context.scene.mocap_workbench
-        mapping = None
-        if self.use_bone_map and settings.retarget.bone_map_target == target.name:
-            mapping = bone_map_of(settings.retarget.bone_map) or None
+        mapping, aside = panel_bone_map(self, settings.retarget, target)
         extract = extraction_options(settings, target) if self.extract_keyframes else None
         try:
             physics = physics_settings_of(self, context.scene)
@@ -457,7 +466,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             if unknown:
                 self.report({"ERROR"}, f"No action called {', '.join(map(repr, unknown[:3]))}")
                 return {"CANCELLED"}
-            actions = [bpy.data.actions[n] for n in names] if names else batch.source_actions(source)
+            actions = [bpy.data.actions[n] for n in names] if names else batch.source_actions(source, target)
             if not actions:
                 self.report({"ERROR"}, f"No action animates the bones of '{source.name}'")
                 return {"CANCELLED"}
@@ -472,6 +481,8 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             context.scene.mocap_workbench.retarget.last_report = "\n".join(lines)
             if not report.done:
                 raise ValueError("Nothing retargeted: " + "; ".join(lines[1:4]))
+            for note in aside:
+                self.report({"WARNING"}, note)
             for line in lines[1:]:
                 if line.startswith("failed: "):
                     self.report({"WARNING"}, line)

@@ -148,15 +148,16 @@ class MOCAP_UL_batch_actions(bpy.types.UIList):
         row.label(text=item.name, icon="ACTION")
 
     def filter_items(self, context, data, propname):
-        from ..common.animdata import animates_bones
+        from .batch import is_source_action
 
         items = getattr(data, propname)
-        source = find_source(context)
+        source, target = find_source(context), context.active_object
         flags = [self.bitflag_filter_item] * len(items)
         if self.filter_name:
             flags = bpy.types.UI_UL_list.filter_items_by_name(self.filter_name, self.bitflag_filter_item, items, "name")
-        bones = source.data.bones if source is not None else ()
-        return [f if f and animates_bones(item, bones) else 0 for f, item in zip(flags, items)], []
+        if source is None:
+            return [0] * len(items), []
+        return [f if f and is_source_action(item, source, target) else 0 for f, item in zip(flags, items)], []
 
 
 class MOCAP_PT_retarget_batch(Sidebar, bpy.types.Panel):

@@ -90,11 +90,16 @@ class RetargetReport:
         return "; ".join(self.lines())
 
 
-def auto_bone_map(source: Any, target: Any) -> dict[str, str]:
-    """Automatic bone map target bone → source bone of two armature objects (on a control rig, of
-    the body Retarget solves on: :mod:`.control_rigs`)."""
+def target_skeleton(target: Any) -> Any:
+    """The skeleton of ``target`` a bone map names: its own, or on a control rig the body Retarget
+    solves on (:mod:`.control_rigs`: a Rigify rig's ORG bones, never its controls)."""
     rig = control_rigs.read_control_rig(target)
-    return auto_map(skeleton_from_armature(source), skeleton_from_armature(target) if rig is None else rig.skeleton)
+    return skeleton_from_armature(target) if rig is None else rig.skeleton
+
+
+def auto_bone_map(source: Any, target: Any) -> dict[str, str]:
+    """Automatic bone map target bone → source bone of two armature objects (:func:`target_skeleton`)."""
+    return auto_map(skeleton_from_armature(source), target_skeleton(target))
 
 
 def fill_bone_map(collection: Any, target: Any, mapping: dict[str, str]) -> int:

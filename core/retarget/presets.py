@@ -86,7 +86,7 @@ def check_document(data: object, where: str) -> dict:
     mapping, convention = document.get("map", {}), document.get("convention")
     if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
         raise ValueError(f"{where}: a bone map is a JSON object of target bone names to source bone names")
-    if convention is not None and convention not in CONVENTIONS:
+    if convention is not None and (not isinstance(convention, str) or convention not in CONVENTIONS):
         raise ValueError(f"{where}: unknown naming convention {convention!r}")
     document["map"] = dict(mapping)
     return document
@@ -112,26 +112,28 @@ def read_preset(path: str | os.PathLike) -> dict:
     Raises ValueError naming the file when it is not a bone map preset.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) aside
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: cannot read bone map ({exc})") from None
-    if not str(path).lower().endswith(".py"):
-        try:
-            return check_document(json.loads(text), str(path))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: cannot read bone map ({exc})") from None
     try:
+        if not str(path).lower().endswith(".py"):
+            try:
+                return check_document(json.loads(text), str(path))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: cannot read bone map ({exc})") from None
         tree = ast.parse(text, filename=str(path))
-        value = next(
+        value = next(  # the last assignment, as Python would leave it
             node.value
-            for node in tree.body
+            for node in reversed(tree.body)
             if isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == PYTHON_NAME for t in node.targets)
         )
         return check_document(ast.literal_eval(value), str(path))
-    except (SyntaxError, StopIteration, ValueError, TypeError) as exc:
+    except (SyntaxError, StopIteration, ValueError, TypeError, RecursionError, MemoryError) as exc:
         if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
             raise
+        if isinstance(exc, (RecursionError, MemoryError)):  # nested beyond any bone map
+            raise ValueError(f"{path}: not a bone map (nested too deeply)") from None
         raise ValueError(f"{path}: not a bone map preset (a {PYTHON_NAME} = {{...}} literal)") from None
 
 

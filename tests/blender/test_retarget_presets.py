@@ -2,6 +2,7 @@
 
 from importlib import import_module
 from pathlib import Path
+from types import SimpleNamespace
 
 import addon_utils
 import bpy
@@ -134,6 +135,25 @@ def test_saved_preset_round_trips_across_namespaces_and_is_removed(short_capture
             Path(path).unlink()
 
 
+def test_presets_named_with_odd_characters_are_added_and_removed_by_the_minus_button(short_captures):
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    source = import_bvh(short_captures["02_01"])
+    make_pair(source, target)
+    assert bpy.ops.mocap.retarget_auto_map() == {"FINISHED"}
+    folder = Path(bpy.utils.user_resource("SCRIPTS", path=f"presets/{SUBDIR}", create=True))
+    before = set(folder.iterdir())
+    for name in ("walk v2.final", "My/Rig: *ü*", "lowercase"):  # Blender title-cases lowercase file names
+        assert bpy.ops.mocap.retarget_bone_map_preset_add(name=name) == {"FINISHED"}
+        (made,) = set(folder.iterdir()) - before
+        assert presets.read_preset(made)["map"] == bone_map()
+        assert bpy.ops.mocap.retarget_bone_map_preset_add(remove_active=True) == {"FINISHED"}, name
+        assert set(folder.iterdir()) == before
+    for name in ("..", "?!", "***"):  # nothing left for a file name: refused, no hidden ".py" written
+        with pytest.raises(RuntimeError, match="no letters or digits"):
+            bpy.ops.mocap.retarget_bone_map_preset_add(name=name)
+        assert set(folder.iterdir()) == before
+
+
 def test_shipped_presets_are_never_removed(short_captures):
     target = import_bvh(short_captures["Walk-In-Circle"])
     source = import_bvh(short_captures["02_01"])
@@ -232,6 +252,49 @@ def test_batch_takes_the_ticked_actions_or_the_named_ones(short_captures):
     }
     with pytest.raises(RuntimeError, match="No action called 'nothing'"):
         bpy.ops.mocap.retarget_batch(actions=[{"name": "nothing"}])
+
+
+@pytest.mark.parametrize("kind", ["RETARGET", "BATCH"])
+def test_a_bone_map_left_aside_for_another_armature_is_said(short_captures, kind):
+    """A map made for the target before it was renamed is not used (it names another armature), and
+    the report says so rather than mapping automatically in silence."""
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    source = import_bvh(short_captures["02_01"])
+    make_pair(source, target)
+    assert bpy.ops.mocap.retarget_auto_map() == {"FINISHED"}
+    bpy.context.scene.mocap_workbench.retarget.bone_map[0].source = "LowerBack"  # a hand edit
+    target.name = "Hero"
+    cls = bpy.types.MOCAP_OT_retarget if kind == "RETARGET" else bpy.types.MOCAP_OT_retarget_batch
+    op = Driven(cls, **({"actions": [], "batch_source": "ACTIONS"} if kind == "BATCH" else {}))
+    task = op.prepare(stand_in_context())
+    assert task.finish(bpy.context, task.work(lambda _x: None)) == {"FINISHED"}
+    warnings = [text for level, text in op.reports if level == "WARNING"]
+    assert any("bone map in the Retarget panel is for 'Walk-In-Circle', not 'Hero'" in w for w in warnings), warnings
+
+
+def test_batch_never_takes_the_targets_own_action_for_the_sources(short_captures):
+    source = import_bvh(short_captures["02_01"])  # CMU cgspeed names
+    target = import_bvh(short_captures["131_01"])  # CMU 3ds Max names: Hips, Neck, Head… shared with the source
+    other = import_bvh(short_captures["05_01"])  # another take of the source's skeleton: one of its actions
+    make_pair(source, target)
+    ui_list = bpy.types.MOCAP_UL_batch_actions
+    fake = SimpleNamespace(filter_name="", bitflag_filter_item=1 << 30)
+    flags, _ = ui_list.filter_items(fake, bpy.context, bpy.data, "actions")
+    listed = {a.name for a, f in zip(bpy.data.actions, flags) if f}
+    assert listed == {source.animation_data.action.name, other.animation_data.action.name}
+    own = target.animation_data.action
+    assert bpy.ops.mocap.retarget_batch(batch_source="ACTIONS") == {"FINISHED"}
+    made = {a.name for a in bpy.data.actions if a.get("mocap_workbench")}
+    assert made == {f"{n}_{target.name}" for n in listed} and f"{own.name}_{target.name}" not in made
+    for obj in (source, other):  # the source's skeleton animated by no action: nothing to take
+        bpy.data.actions.remove(obj.animation_data.action)
+    for action in [a for a in bpy.data.actions if a.get("mocap_workbench")]:
+        bpy.data.actions.remove(action)
+    target.animation_data.action = own
+    state = data_state()
+    with pytest.raises(RuntimeError, match=f"No action animates the bones of '{source.name}'"):
+        bpy.ops.mocap.retarget_batch(batch_source="ACTIONS")
+    assert data_state() == state and target.animation_data.action == own
 
 
 def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_import(short_captures, tmp_path):
@@ -345,6 +408,29 @@ def test_script_takes_several_sources_and_a_shipped_preset(short_captures, tmp_p
              "-o", str(tmp_path / "x")]  # fmt: skip
     arguments = import_module(PACKAGE + ".cli._arguments")
     assert arguments.status(lambda: cli_retarget.main(twice), "retarget.py") == 2  # one output for both
+
+
+def test_script_sources_whose_outputs_would_collide_or_a_bad_map_write_nothing(short_captures, tmp_path):
+    cli_retarget = import_module(PACKAGE + ".cli.retarget")
+    arguments = import_module(PACKAGE + ".cli._arguments")
+    for folder, name in (("a", "walk.bvh"), ("b", "WALK.bvh")):  # one file on Windows and macOS
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_bytes(short_captures["02_01"].read_bytes())
+    target, out = str(short_captures["Walk-In-Circle"]), tmp_path / "out"
+    argv = ["retarget.py", str(tmp_path / "a" / "walk.bvh"), str(tmp_path / "b" / "WALK.bvh"), target, "-o", str(out)]
+    assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 2
+    assert not out.exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000)
+    argv = ["retarget.py", str(short_captures["02_01"]), str(short_captures["05_01"]), target, "-o", str(out),
+            "--map", str(bad)]  # fmt: skip
+    assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 1
+    assert not out.exists()  # the map is read before any output (or its folder) is made
+    notes = tmp_path / "notes.txt"  # not a motion: a bad argument, before anything is done
+    notes.write_text("not a capture")
+    argv = ["retarget.py", str(short_captures["02_01"]), str(notes), target, "-o", str(out)]
+    assert arguments.status(lambda: cli_retarget.main(argv), "retarget.py") == 2
+    assert not out.exists()
 
 
 def test_batch_panel_lists_the_source_actions_with_their_ticks(short_captures, tmp_path):

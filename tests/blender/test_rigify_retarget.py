@@ -172,3 +172,55 @@ def test_switching_to_ik_keeps_hands_and_feet(retargeted):
           f"{100 * distance.max():.2f}%")  # fmt: skip
     assert distance[:, ends, 0].max() < 0.01
     assert distance.max() < 0.05
+
+
+def test_bone_map_presets_map_the_rigs_body_not_its_controls(retargeted):
+    """A preset applied to a Rigify rig pairs its body (ORG bones), as Auto-Map does: a convention whose
+    names match controls (CMU's ``Hips``, ``Neck``, ``Head`` are Rigify's ``hips``, ``neck``, ``head``)
+    maps none of them, so the map never names a bone Retarget refuses."""
+    source, rig = retargeted["source"], retargeted["rig"]
+    select_pair(source, rig)
+    settings = bpy.context.scene.mocap_workbench.retarget
+    settings.source = source
+    folder = import_module(PACKAGE + ".addon.retarget.bone_map_presets").SHIPPED
+    for name in ("Rigify", "CMU_cgspeed", "Unreal_Mannequin"):
+        try:
+            bpy.ops.mocap.retarget_bone_map_preset(filepath=str(folder / f"{name}.py"))
+        except RuntimeError as exc:
+            assert "maps no bone" in str(exc), name
+            continue
+        mapped = {row.target for row in settings.bone_map if row.source}
+        assert mapped and all(b.startswith("ORG-") for b in mapped), (name, sorted(mapped))
+        if name == "Rigify":
+            assert {"ORG-spine", "ORG-thigh.L", "ORG-hand.R", "ORG-spine.006"} <= mapped
+
+
+def test_script_applies_a_preset_to_the_rigs_body(retargeted, tmp_path, capsys):
+    """The script's --map preset on a Rigify target pairs its body as the panel does (last: the script
+    loads files into this session): Rigify's convention maps the ORG bones; CMU's finds none of its
+    names there (not the controls hips, neck, head) and says the body is unmapped."""
+    import json
+
+    from tests.conftest import shared_file
+
+    bvh = import_module(PACKAGE + ".core.io.bvh")
+    source = tmp_path / "02_01.bvh"
+    bvh.write_bvh(bvh.read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(0, 30)), source)
+    rig = tmp_path / "rig.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(rig), copy=True)
+    folder = import_module(PACKAGE + ".addon.retarget.bone_map_presets").SHIPPED
+    cli_retarget = import_module(PACKAGE + ".cli.retarget")
+    name = retargeted["rig"].name  # the script loads files: the fixture's objects go
+    for preset, status in (("Rigify", 0), ("CMU_cgspeed", 1)):
+        out = tmp_path / f"{preset}.blend"
+        argv = ["retarget.py", str(source), str(rig), "--target-armature", name, "-o", str(out),
+                "--map", str(folder / f"{preset}.py")]  # fmt: skip
+        capsys.readouterr()
+        assert cli_retarget.main(argv) == status, preset
+        if status == 0:
+            mapping = json.loads(out.with_suffix(".json").read_text())["mapping"]
+            assert {"ORG-spine", "ORG-thigh.L", "ORG-hand.R"} <= set(mapping)
+            assert all(b.startswith("ORG-") for b in mapping), sorted(mapping)
+        else:
+            error = capsys.readouterr().err
+            assert "core body unmapped: hips" in error and "'hips', 'neck'" not in error

@@ -86,3 +86,30 @@ def test_a_convention_names_the_target_and_the_source_labels_its_own_bones(pair)
     assert resolve_preset(document, anonymous, target)[0]["mixamorig7:Head"] == "j0"
     with pytest.raises(ValueError, match="choose the source armature"):
         resolve_preset(preset_document(convention="mixamo"), None, target)
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("deep.json", "[" * 100_000 + "]" * 100_000),  # beyond the JSON decoder's recursion
+        ("listed.json", '{"format": "mocap_workbench.bone_map", "convention": ["mixamo"], "map": {}}'),
+        ("keyed.json", '{"format": "mocap_workbench.bone_map", "convention": {}, "map": {}}'),
+        ("negated.py", "BONE_MAP = " + "-" * 100_000 + "1"),  # beyond the parser's
+        ("listed.py", 'BONE_MAP = {"format": "mocap_workbench.bone_map", "convention": ["mixamo"], "map": {}}'),
+    ],
+)
+def test_hand_edited_presets_fail_with_one_clear_error(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"^{path}: "):
+        read_preset(path)
+
+
+def test_presets_saved_by_windows_editors_and_edited_by_hand_read_as_python_would(tmp_path):
+    document = preset_document({"Hips": "Hips"})
+    for name in ("bom.json", "bom.py"):  # a UTF-8 byte-order mark, as Notepad writes
+        (tmp_path / name).write_text("\ufeff" + preset_text(document, name), encoding="utf-8")
+        assert read_preset(tmp_path / name) == document
+    path = tmp_path / "twice.py"  # a corrected map appended: Python would keep the last
+    path.write_text("BONE_MAP = {'Hips': 'Spine'}\nBONE_MAP = {'Hips': 'Hips'}\n")
+    assert read_preset(path)["map"] == {"Hips": "Hips"}
