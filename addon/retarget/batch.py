@@ -7,7 +7,8 @@ Like Retarget, in three steps (:mod:`..common.jobs`):
    Blender's own importer (BVH, FBX; AMC with Import Acclaim, its .asf found beside it), its frames
    spread to the scene's frame rate (*Scale FPS*), read, and everything the import made is removed
    again at once (:class:`..common.guard.Changes`, the selection put back), so only plain data is
-   kept and the file is as it was;
+   kept and the file is as it was; files are the job's reads, one a timer tick, with progress and
+   Esc between them;
 2. work, in the worker thread: each source's retarget in turn, the progress over the whole batch;
    a source that fails (its map does not fit, a malformed file) is named in the report and the
    others go on;
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -180,9 +182,10 @@ def read_actions(source: Any, actions: list[Any], prepare: Any) -> list[BatchIte
     return items
 
 
-def read_files(context: Any, files: list[Path], prepare: Any, progress: Any = None) -> list[BatchItem]:
-    """Each file imported, read for its retarget (``prepare(source, clip)``), and the import removed
-    again (module notes); progress(fraction) after each file."""
+def read_files(context: Any, files: list[Path], prepare: Any, items: list[BatchItem]) -> Iterator[float]:
+    """Each file imported, read for its retarget (``prepare(source, clip)``) into ``items``, and the
+    import removed again (module notes): a job's reads (:class:`..common.jobs.Task`), one file a step,
+    yielding the share of files read. Closed early (Esc), what the imports made is removed all the same."""
     view_layer = context.view_layer
     selected = [o for o in view_layer.objects if o.select_get()]
     mode, active = context.mode, view_layer.objects.active
@@ -190,7 +193,6 @@ def read_files(context: Any, files: list[Path], prepare: Any, progress: Any = No
         bpy.ops.object.mode_set(mode="OBJECT")
     changes = Changes(context)
     extra = [(c, {b.as_pointer() for b in c}) for c in (bpy.data.meshes, bpy.data.materials)]
-    items = []
     try:
         for i, path in enumerate(files):
             item = BatchItem(path.name)
@@ -205,8 +207,7 @@ def read_files(context: Any, files: list[Path], prepare: Any, progress: Any = No
             except ValueError as exc:
                 item.error = str(exc)
             items.append(item)
-            if progress is not None:
-                progress((i + 1) / len(files))
+            yield (i + 1) / len(files)
     finally:
         changes.undo()  # every datablock the imports made, the scene's frame rate and range
         for collection, existing in extra:
@@ -217,7 +218,6 @@ def read_files(context: Any, files: list[Path], prepare: Any, progress: Any = No
         view_layer.objects.active = active
         if mode == "POSE" and active is not None:
             bpy.ops.object.mode_set(mode="POSE")
-    return items
 
 
 def batch_work(items: list[BatchItem], explain: Any) -> Any:
@@ -225,6 +225,8 @@ def batch_work(items: list[BatchItem], explain: Any) -> Any:
     the item's error says why, ``explain(exc)``); progress over the whole batch."""
 
     def work(progress):
+        if not any(item.prepared for item in items):  # files read during the job: checked once all are
+            raise ValueError("Nothing to retarget: " + "; ".join(f"{i.name}: {i.error}" for i in items[:3]))
         outcomes = []
         for i, item in enumerate(items):
             outcome = None

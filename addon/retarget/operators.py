@@ -448,13 +448,10 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             prepared.notes.extend(notes)
             return prepared
 
-        if self.batch_source == "FILES":
-            files, wm = batch.motion_files(self.batch_folder), context.window_manager
-            wm.progress_begin(0, 100)  # the imports, before the job starts (Blender's importers: main thread)
-            try:
-                items = batch.read_files(context, files, prepare, lambda x: wm.progress_update(int(100 * x)))
-            finally:
-                wm.progress_end()
+        items, reads = [], None
+        if self.batch_source == "FILES":  # Blender's importers run on the main thread: the job's reads
+            files = batch.motion_files(self.batch_folder)
+            reads = batch.read_files(context, files, prepare, items)
         else:
             source = find_source(context)
             message = pair_poll_message(context, need_action=False)
@@ -471,9 +468,9 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
                 self.report({"ERROR"}, f"No action animates the bones of '{source.name}'")
                 return {"CANCELLED"}
             items = batch.read_actions(source, actions, prepare)
-        if not any(item.prepared for item in items):
-            self.report({"ERROR"}, "Nothing to retarget: " + "; ".join(f"{i.name}: {i.error}" for i in items[:3]))
-            return {"CANCELLED"}
+            if not any(item.prepared for item in items):
+                self.report({"ERROR"}, "Nothing to retarget: " + "; ".join(f"{i.name}: {i.error}" for i in items[:3]))
+                return {"CANCELLED"}
 
         def finish(context, outcomes):
             report = batch.write_batch(target, items, outcomes, start)
@@ -492,8 +489,10 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             self.report({"INFO"}, "; ".join(lines))
             return {"FINISHED"}
 
-        label = f"Retargeting {len(items)} {'files' if self.batch_source == 'FILES' else 'actions'}"
-        return jobs.Task(batch.batch_work(items, explained), finish, label)
+        if reads is not None:
+            label = f"Reading and retargeting {len(files)} files"
+            return jobs.Task(batch.batch_work(items, explained), finish, label, reads=reads, read_share=0.5)
+        return jobs.Task(batch.batch_work(items, explained), finish, f"Retargeting {len(items)} actions")
 
 
 def core_body_missing(source, target, mapping: dict[str, str]) -> str:

@@ -374,13 +374,33 @@ def test_cancelling_a_batch_leaves_the_file_as_it_was(short_captures, tmp_path, 
     monkeypatch.setattr(retarget_action.PreparedRetarget, "work", lambda self, p=None: go.wait(60) and work(self, p))
     context = stand_in_context()
     op = Driven(bpy.types.MOCAP_OT_retarget_batch, batch_source=kind, batch_folder=str(tmp_path), actions=[])
-    results = run_modal(op, context, [event("TIMER"), event("ESC", "PRESS")])
+    reads = [event("TIMER")] * 3 if kind == "FILES" else []  # two files read, then the work starts
+    results = run_modal(op, context, [*reads, event("TIMER"), event("ESC", "PRESS")])
     go.set()
     assert results[-1] == {"CANCELLED"} and op._job.wait(120) and op._job.cancelled
     assert data_state() == before
     assert {a.name: keys_of(a).keys() for a in bpy.data.actions} == {n: k.keys() for n, k in keys.items()}
-    assert op.reports == [("WARNING", f"Retargeting {2 if kind == 'FILES' else 3} "
-                                      f"{'files' if kind == 'FILES' else 'actions'} cancelled: nothing changed")]  # fmt: skip
+    label = "Reading and retargeting 2 files" if kind == "FILES" else "Retargeting 3 actions"
+    assert op.reports == [("WARNING", f"{label} cancelled: nothing changed")]
+
+
+def test_a_folder_is_read_a_file_a_step_with_progress_and_esc_between_files(short_captures, tmp_path):
+    """Blender's importers run on the main thread: one file a timer tick, the bar moving, Esc between
+    files stops the reads (what the imports made removed) before any retarget starts."""
+    sources = cmu_sources(short_captures)
+    target = import_bvh(short_captures["Walk-In-Circle"])
+    make_pair(sources[0], target)
+    for name in ("02_01", "05_01", "Walk-In-Circle"):
+        (tmp_path / f"{name}.bvh").write_bytes(short_captures[name].read_bytes())
+    before, objects = data_state(), set(bpy.data.objects)
+    context = stand_in_context()
+    op = Driven(bpy.types.MOCAP_OT_retarget_batch, batch_source="FILES", batch_folder=str(tmp_path), actions=[])
+    results = run_modal(op, context, [event("TIMER"), event("TIMER"), event("ESC", "PRESS")])
+    assert results[-1] == {"CANCELLED"} and op._job.thread is None  # the retargets never started
+    updates = [u[1] for u in context.window_manager.progress if u[0] == "update"]
+    assert updates == [16, 33]  # two of three files read: the reads fill half the bar
+    assert data_state() == before and set(bpy.data.objects) == objects
+    assert op.reports == [("WARNING", "Reading and retargeting 3 files cancelled: nothing changed")]
 
 
 # --- the script: several sources, a preset as --map -------------------------------------------
