@@ -347,10 +347,10 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
     rigid = [j for j in foot.joints if not below_toe[j] and j != ankle] + ([toe] if toe is not None else [])
     rel = quat.rotate(quat.conjugate(rot[:, ankle])[:, None], pos[:, rigid] - pos[:, ankle][:, None])
     axis = _lateral_axis(pos, rot, foot, up)
+    # an ankle planted alone: the foot rolls up about it (a heel on the floor, the toes up)
+    heel = foot.ankle_flags & ~(foot.toe_flags if foot.toe_flags is not None else False)
     if len(rigid):
         k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
-        # an ankle planted alone: the foot rolls up about it (a heel on the floor, the toes up)
-        heel = foot.ankle_flags & ~(foot.toe_flags if foot.toe_flags is not None else False)
         angle = _turn_to_floor(quat.rotate(foot_rot[:, None], rel), target @ up, k, floor, up, frames, heel)
         if foot.toe_flags is not None:  # a planted toe holds the foot's turn
             angle = np.where(foot.toe_flags, 0.0, angle)
@@ -378,8 +378,21 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
             if angle.any():
                 bend = quat.from_axis_angle(k, angle)
                 toe_world, tips = quat.multiply(bend, toe_world), quat.rotate(bend[:, None], tips)
-            dip = floor - (toe_pos @ up + (tips @ up).min(axis=1))  # what the bend could not lift, the ankle does
-            target = target + np.maximum(dip, 0.0)[:, None] * up
+            dip = floor - (toe_pos @ up + (tips @ up).min(axis=1))
+            stuck = heel & (dip > 0)
+            if stuck.any():  # a planted heel whose toes the bend could not lift: the whole foot rolls up about it
+                k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
+                ahead = toe_pos - target
+                points = np.concatenate((quat.rotate(foot_rot[:, None], rel), ahead[:, None] + tips), axis=1)
+                angle = np.where(foot.toe_flags, 0.0, _turn_to_floor(points, target @ up, k, floor, up, frames, stuck))
+                roll = quat.from_axis_angle(k, angle)
+                foot_rot, toe_world = quat.multiply(roll, foot_rot), quat.multiply(roll, toe_world)
+                tips, toe_pos = quat.rotate(roll[:, None], tips), target + quat.rotate(roll, ahead)
+                heights = quat.rotate(foot_rot[:, None], rel) @ up + (target @ up)[:, None]
+                dip = np.maximum(floor - heights.min(axis=1), floor - (toe_pos @ up + (tips @ up).min(axis=1)))
+            target = (
+                target + np.maximum(dip, 0.0)[:, None] * up
+            )  # what the bend and roll could not lift, the ankle does
     return target, foot_rot, toe_world, weight
 
 
@@ -422,7 +435,8 @@ def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.nda
     by the least angle up to 90° that keeps every point at or above the floor (the largest its
     points need; what stays under the floor, or needs more, is left to the ankle's lift); then,
     so nothing pops, the smooth upper envelopes of the two directions' angles over ``frames`` // 2
-    frames on each side, wherever they put no point lower than it was or under the floor.
+    frames on each side, wherever they leave no point lower than the least turn does (a difference of
+    the two envelopes where the directions meet can lift less: there the least turn stays).
     """
     k = k[:, None]
     # height of a point turned by φ about k: (a − c)·cos φ + b·sin φ + c
@@ -441,5 +455,9 @@ def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.nda
     angle = np.where(np.abs(angle) <= np.pi / 2, angle, 0.0)
     window = max(1, frames // 2)
     smooth = upper_envelope(np.maximum(angle, 0.0), window) - upper_envelope(np.maximum(-angle, 0.0), window)
-    after = pivot[:, None] + (a - c) * np.cos(smooth)[:, None] + b * np.sin(smooth)[:, None] + c
-    return np.where(np.all(after >= np.minimum(floor, pivot[:, None] + a) - 1e-9, axis=1), smooth, angle)
+
+    def heights(phi):
+        return pivot[:, None] + (a - c) * np.cos(phi)[:, None] + b * np.sin(phi)[:, None] + c
+
+    # the smooth angle where it lifts every point as far as the least turn does (to the floor, or higher)
+    return np.where(np.all(heights(smooth) >= np.minimum(floor, heights(angle)) - 1e-9, axis=1), smooth, angle)
