@@ -36,7 +36,8 @@ below the ankle (its *points*: what can touch or go through the floor).
   stature; a walking step's heel strike and toe roll stay within about 4.5 %) horizontally from
   its median is cut into pieces, each ending where the joint has moved ``DRIFT`` / 2 from where
   it began, one frame of flight between pieces (the planting blends across it), each anchored at
-  its own median.
+  its own median; pieces shorter than ``SHORTEST`` (0.1 s) are the joint sweeping along (a spin,
+  a slide), not standing, and are dropped.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ HEEL_OFF = np.radians(5.0)
 HEEL_HEIGHT = 0.02
 SAME_STANCE = np.radians(5.0)  # the two feet of a rest pose that stands on flat feet agree within this
 DRIFT = 0.05  # a contact span's horizontal wander from its median, in statures, before it is split
+SHORTEST = 0.1  # seconds: a shorter piece of a split span is a sweep, not a contact
 
 
 @dataclass(frozen=True)
@@ -204,13 +206,14 @@ def heel_contacts(pos: np.ndarray, foot: Foot, up: np.ndarray, flags: np.ndarray
 
 
 def split_drifting(
-    positions: np.ndarray, flags: np.ndarray, up: np.ndarray, radius: float
+    positions: np.ndarray, flags: np.ndarray, up: np.ndarray, radius: float, shortest: int = 2
 ) -> tuple[np.ndarray, np.ndarray]:
     """(flags (T,), anchors (T, 3)) of a joint's contacts, each span that wanders more than
     ``radius`` (scene units) horizontally from its median cut into pieces (module notes): a piece
     ends where the joint has moved more than ``radius`` / 2 from where it began, one frame of
     flight before the next; each span or piece is anchored at its median
-    (:func:`core.contacts.span_anchors`, NaN outside contact); pieces of one frame are dropped.
+    (:func:`core.contacts.span_anchors`, NaN outside contact); pieces shorter than ``shortest``
+    frames (the joint sweeping along, not standing) are dropped.
 
     positions: (T, 3) the joint's world positions; flags: (T,) bool; up: (3,) unit vector.
     """
@@ -224,7 +227,7 @@ def split_drifting(
             if np.linalg.norm(flat[t] - flat[origin]) > radius / 2:
                 out[t] = False  # one frame of flight, the next piece begins after it
                 origin = t + 1
-    for start, stop in contact_spans(out):
-        if stop - start < 2:  # a piece of one frame (the joint sweeping along) is no contact
-            out[start:stop] = False
+        for a, b in contact_spans(out[start:stop]) + start:
+            if b - a < shortest:  # a piece too short: the joint sweeping along, not standing
+                out[a:b] = False
     return out, span_anchors(positions, out)

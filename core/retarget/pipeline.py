@@ -50,6 +50,7 @@ from .feet import (
     DRIFT,
     HEEL_HEIGHT,
     SAME_STANCE,
+    SHORTEST,
     Foot,
     flat_frames,
     foot_of,
@@ -403,9 +404,11 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
     for foot, (ca, _), h, f in zip(s_feet, cols, s_heights, flat):
         stance = stance_heights(s_sk, foot, up_s, False, h, f)[0]  # the source's own stance: its motion's
         contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], f, s_floor, stance, tolerance)
-    drift = DRIFT * standing_height(s_sk, up_s)
+    drift, shortest = DRIFT * standing_height(s_sk, up_s), max(2, round(SHORTEST * source.fps))
     for i, j in enumerate(contacts.joints):  # a long contact that wanders: pieces, each anchored where it is
-        contacts.flags[:, i], contacts.anchors[:, i] = split_drifting(s_pos[:, j], contacts.flags[:, i], up_s, drift)
+        contacts.flags[:, i], contacts.anchors[:, i] = split_drifting(
+            s_pos[:, j], contacts.flags[:, i], up_s, drift, shortest
+        )
     flat = [flat_frames(contacts.flags, c) for c in cols]
     s_floor = source_floor(s_heights, flat, s_floor)  # on the flat frames the heels really are down
     up = result.up
