@@ -452,7 +452,8 @@ def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.nda
     w: (T, m, 3) the points' offsets from the pivot, whose heights along the unit ``up`` are
     ``pivot`` (T,); k: (T, 3) unit axes (a positive turn lifts what lies ahead of them: k is
     forward × up); where: (T,) bool, the frames that may turn (default all). Up (positive, as
-    toes bend and as a foot rolls onto its heel) or down (a toe pointing back), whichever is less,
+    toes bend and as a foot rolls onto its heel) or down (a toe pointing back), whichever is less
+    over each run of frames that need a turn (one direction a run, so a hanging toe does not flip),
     by the least angle up to 90° that keeps every point at or above the floor (the largest its
     points need; what stays under the floor, or needs more, is left to the ankle's lift); then,
     so nothing pops, the smooth upper envelopes of the two directions' angles over ``frames`` // 2
@@ -472,7 +473,10 @@ def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.nda
         dips &= where[:, None]
     rise = np.where(dips, np.mod(phase - half, 2 * np.pi), 0.0).max(axis=1)
     sink = np.where(dips, np.mod(-phase - half, 2 * np.pi), 0.0).max(axis=1)
-    angle = np.where(rise <= sink, rise, -sink)
+    lesser = rise <= sink
+    for start, stop in contact_spans(dips.any(axis=1)):  # one direction over each run of frames (no flips)
+        lesser[start:stop] = np.minimum(rise[start:stop], np.pi).sum() <= np.minimum(sink[start:stop], np.pi).sum()
+    angle = np.where(lesser, rise, -sink)
     angle = np.where(np.abs(angle) <= np.pi / 2, angle, 0.0)
     window = max(1, frames // 2)
     smooth = upper_envelope(np.maximum(angle, 0.0), window) - upper_envelope(np.maximum(-angle, 0.0), window)
