@@ -244,7 +244,9 @@ def stand_feet(
        ``"drop"`` (at most ``max_drop`` body sizes, smooth envelope); while the toe alone is
        planted the foot then turns about the toe by the least angle about its lateral axis that
        brings the ankle within reach (the heel rises, the toe stays; faded out over ``blend``
-       seconds), and what is still out of reach rises (:func:`lift_to_reach`); two-link IK to
+       seconds), and where even that cannot reach, the foot slides horizontally towards the
+       hip by the least amount that does (a toe pushing off sliding a little rather than
+       floating; faded the same way); what is still out of reach rises (:func:`lift_to_reach`); two-link IK to
        the goal with the foot's new orientation; the toe keeps its world orientation (plus the
        bend).
     """
@@ -266,6 +268,7 @@ def stand_feet(
         reach = _limb_reach(pos, foot.leg, softness)
         if toe is not None:  # a planted toe out of reach: the heel rises about it, as at toe-off
             target, foot_rot = _tip_toe(pos[:, upper], target, foot_rot, reach, foot, toe, frames)
+            target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
         target = lift_to_reach(pos[:, upper], target, reach, up)
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
                              world=world)  # fmt: skip
@@ -524,3 +527,19 @@ def _tip_toe(hip, target, foot_rot, reach, foot: FootPlant, toe, frames: int):
     angle = blended_offsets(np.zeros((len(angle), 1)), angle != 0, angle[:, None], frames)[0][:, 0]
     turn = quat.from_axis_angle(k, angle)
     return toe_pos + quat.rotate(turn, w), quat.multiply(turn, foot_rot)
+
+
+def _slide_to_reach(hip, target, reach, up: np.ndarray, where: np.ndarray, frames: int) -> np.ndarray:
+    """Targets (T, 3) moved horizontally towards the ``hip`` (T, 3) by the least amount that puts
+    them within ``reach`` (T,), on the ``where`` (T,) frames (as far as the hip's vertical line
+    where the height alone is too much); the move fades out over ``frames`` on each side."""
+    v = target - hip
+    rise = v @ up
+    flat = v - rise[:, None] * up
+    length = np.linalg.norm(flat, axis=-1)
+    allowed = np.sqrt(np.maximum(reach**2 - rise**2, 0.0))
+    move = np.where(where & (length > allowed), length - allowed, 0.0)
+    if not move.any():
+        return target
+    shift = -move[:, None] * flat / np.maximum(length, 1e-300)[:, None]
+    return target + blended_offsets(np.zeros_like(shift), move > 0, shift, frames)[0]
