@@ -233,19 +233,28 @@ def stand_feet(
        :func:`plant_feet`, raised where out of reach (:func:`lift_to_reach`);
     4. floor clamp: while the ankle alone is planted the foot rolls up about it (heel down) by
        the least angle that keeps its points above the floor; the ankle goal then rises by the
-       least amount that keeps the ankle, the toe and every other joint of the foot above it; a
-       toe in contact lies flat, straight ahead of the foot (faded in and out like the rest);
-       then the toe bends about the foot's lateral axis by the least angle that lifts the
-       joints and End Sites below it to the floor, and the ankle rises for what remains;
+       least amount that keeps the toe and every other joint of the foot above it; while the
+       toe alone is planted the foot turns about the toe instead (the heel rises) by the least
+       angle that keeps the ankle and the rest of the foot above the floor; a toe in contact
+       lies flat, straight ahead of the foot (faded in and out like the rest); then the toe
+       bends about the foot's lateral axis by the least angle that lifts the joints and End
+       Sites below it to the floor; where a planted heel's toes are still under it the whole
+       foot rolls up about the ankle, and the ankle rises for what remains;
     5. where a goal is out of the leg's reach the pelvis is lowered as in :func:`plant_feet`'s
-       ``"drop"`` (at most ``max_drop`` body sizes, smooth envelope), and what is still out of
-       reach rises (:func:`lift_to_reach`); two-link IK to the goal with the foot's new
-       orientation; the toe keeps its world orientation (plus the bend).
+       ``"drop"`` (at most ``max_drop`` body sizes, smooth envelope); while the toe alone is
+       planted the foot then turns about the toe by the least angle about its lateral axis that
+       brings the ankle within reach (the heel rises, the toe stays; faded out over ``blend``
+       seconds), and where even that cannot reach, the foot slides horizontally towards the
+       hip by the least amount that does (a toe pushing off sliding a little rather than
+       floating; faded the same way); what is still out of reach rises (:func:`lift_to_reach`); two-link IK to
+       the goal with the foot's new orientation; the toe keeps its world orientation (plus the
+       bend).
     """
     frames = max(1, round(blend * motion.fps))
     up = np.asarray(up, dtype=float)
     world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
     goals = [_foot_goal(motion, world, foot, float(floor), up, frames) for foot in feet]
+    toes = [_toe_offset(world, foot, up) for foot in feet]  # (toe in the foot's frame, lateral axis) or None
     out, drop = motion, np.zeros(motion.n_frames)
     if goals and max_drop > 0:
         legs = [foot.leg for foot in feet]
@@ -254,9 +263,13 @@ def stand_feet(
         world = forward_kinematics(out.skeleton, out.translations, out.rotations)
     pos, _ = world
     sk = motion.skeleton
-    for foot, (target, foot_rot, toe_world, _) in zip(feet, goals):  # one leg's IK leaves the other's FK as it was
+    for foot, (target, foot_rot, toe_world, _), toe in zip(feet, goals, toes):  # one leg's IK leaves the other's FK
         upper, mid, ankle = foot.leg
-        target = lift_to_reach(pos[:, upper], target, _limb_reach(pos, foot.leg, softness), up)
+        reach = _limb_reach(pos, foot.leg, softness)
+        if toe is not None:  # a planted toe out of reach: the heel rises about it, as at toe-off
+            target, foot_rot = _tip_toe(pos[:, upper], target, foot_rot, reach, foot, toe, frames)
+            target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
+        target = lift_to_reach(pos[:, upper], target, reach, up)
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
                              world=world)  # fmt: skip
         if toe_world is not None:
@@ -347,10 +360,10 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
     rigid = [j for j in foot.joints if not below_toe[j] and j != ankle] + ([toe] if toe is not None else [])
     rel = quat.rotate(quat.conjugate(rot[:, ankle])[:, None], pos[:, rigid] - pos[:, ankle][:, None])
     axis = _lateral_axis(pos, rot, foot, up)
+    # an ankle planted alone: the foot rolls up about it (a heel on the floor, the toes up)
+    heel = foot.ankle_flags & ~(foot.toe_flags if foot.toe_flags is not None else False)
     if len(rigid):
         k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
-        # an ankle planted alone: the foot rolls up about it (a heel on the floor, the toes up)
-        heel = foot.ankle_flags & ~(foot.toe_flags if foot.toe_flags is not None else False)
         angle = _turn_to_floor(quat.rotate(foot_rot[:, None], rel), target @ up, k, floor, up, frames, heel)
         if foot.toe_flags is not None:  # a planted toe holds the foot's turn
             angle = np.where(foot.toe_flags, 0.0, angle)
@@ -359,6 +372,17 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
         heights = quat.rotate(foot_rot[:, None], rel) @ up + (target @ up)[:, None]
         target = target + np.maximum(floor - heights.min(axis=1), 0.0)[:, None] * up
     toe_world = None
+    if toe is not None and (foot.toe_flags & ~foot.ankle_flags).any():
+        # a toe planted alone: the heel rises about it by the least angle that keeps the ankle and
+        # the rest of the foot above the floor (the toe stays where it is)
+        ahead = quat.rotate(foot_rot, rel[:, -1])
+        points = np.concatenate((-ahead[:, None], quat.rotate(foot_rot[:, None], rel[:, :-1]) - ahead[:, None]), 1)
+        k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
+        toe_pos = target + ahead
+        angle = _turn_to_floor(points, toe_pos @ up, k, floor, up, frames, foot.toe_flags & ~foot.ankle_flags)
+        if angle.any():
+            turn = quat.from_axis_angle(k, angle)
+            foot_rot, target = quat.multiply(turn, foot_rot), toe_pos - quat.rotate(turn, ahead)
     if toe is not None:
         toe_pos = target + quat.rotate(foot_rot, rel[:, -1])
         toe_world = rot[:, toe]
@@ -378,8 +402,21 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
             if angle.any():
                 bend = quat.from_axis_angle(k, angle)
                 toe_world, tips = quat.multiply(bend, toe_world), quat.rotate(bend[:, None], tips)
-            dip = floor - (toe_pos @ up + (tips @ up).min(axis=1))  # what the bend could not lift, the ankle does
-            target = target + np.maximum(dip, 0.0)[:, None] * up
+            dip = floor - (toe_pos @ up + (tips @ up).min(axis=1))
+            stuck = heel & (dip > 0)
+            if stuck.any():  # a planted heel whose toes the bend could not lift: the whole foot rolls up about it
+                k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, (len(pos), 3))))[0]
+                ahead = toe_pos - target
+                points = np.concatenate((quat.rotate(foot_rot[:, None], rel), ahead[:, None] + tips), axis=1)
+                angle = np.where(foot.toe_flags, 0.0, _turn_to_floor(points, target @ up, k, floor, up, frames, stuck))
+                roll = quat.from_axis_angle(k, angle)
+                foot_rot, toe_world = quat.multiply(roll, foot_rot), quat.multiply(roll, toe_world)
+                tips, toe_pos = quat.rotate(roll[:, None], tips), target + quat.rotate(roll, ahead)
+                heights = quat.rotate(foot_rot[:, None], rel) @ up + (target @ up)[:, None]
+                dip = np.maximum(floor - heights.min(axis=1), floor - (toe_pos @ up + (tips @ up).min(axis=1)))
+            target = (
+                target + np.maximum(dip, 0.0)[:, None] * up
+            )  # what the bend and roll could not lift, the ankle does
     return target, foot_rot, toe_world, weight
 
 
@@ -418,11 +455,13 @@ def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.nda
     w: (T, m, 3) the points' offsets from the pivot, whose heights along the unit ``up`` are
     ``pivot`` (T,); k: (T, 3) unit axes (a positive turn lifts what lies ahead of them: k is
     forward × up); where: (T,) bool, the frames that may turn (default all). Up (positive, as
-    toes bend and as a foot rolls onto its heel) or down (a toe pointing back), whichever is less,
+    toes bend and as a foot rolls onto its heel) or down (a toe pointing back), whichever is less
+    over each run of frames that need a turn (one direction a run, so a hanging toe does not flip),
     by the least angle up to 90° that keeps every point at or above the floor (the largest its
     points need; what stays under the floor, or needs more, is left to the ankle's lift); then,
     so nothing pops, the smooth upper envelopes of the two directions' angles over ``frames`` // 2
-    frames on each side, wherever they put no point lower than it was or under the floor.
+    frames on each side, wherever they leave no point lower than the least turn does (a difference of
+    the two envelopes where the directions meet can lift less: there the least turn stays).
     """
     k = k[:, None]
     # height of a point turned by φ about k: (a − c)·cos φ + b·sin φ + c
@@ -437,9 +476,70 @@ def _turn_to_floor(w, pivot: np.ndarray, k: np.ndarray, floor: float, up: np.nda
         dips &= where[:, None]
     rise = np.where(dips, np.mod(phase - half, 2 * np.pi), 0.0).max(axis=1)
     sink = np.where(dips, np.mod(-phase - half, 2 * np.pi), 0.0).max(axis=1)
-    angle = np.where(rise <= sink, rise, -sink)
+    lesser = rise <= sink
+    for start, stop in contact_spans(dips.any(axis=1)):  # one direction over each run of frames (no flips)
+        lesser[start:stop] = np.minimum(rise[start:stop], np.pi).sum() <= np.minimum(sink[start:stop], np.pi).sum()
+    angle = np.where(lesser, rise, -sink)
     angle = np.where(np.abs(angle) <= np.pi / 2, angle, 0.0)
     window = max(1, frames // 2)
     smooth = upper_envelope(np.maximum(angle, 0.0), window) - upper_envelope(np.maximum(-angle, 0.0), window)
-    after = pivot[:, None] + (a - c) * np.cos(smooth)[:, None] + b * np.sin(smooth)[:, None] + c
-    return np.where(np.all(after >= np.minimum(floor, pivot[:, None] + a) - 1e-9, axis=1), smooth, angle)
+
+    def heights(phi):
+        return pivot[:, None] + (a - c) * np.cos(phi)[:, None] + b * np.sin(phi)[:, None] + c
+
+    # the smooth angle where it lifts every point as far as the least turn does (to the floor, or higher)
+    return np.where(np.all(heights(smooth) >= np.minimum(floor, heights(angle)) - 1e-9, axis=1), smooth, angle)
+
+
+def _toe_offset(world, foot: FootPlant, up: np.ndarray):
+    """(toe offset from the ankle in the ankle's frame (T, 3), lateral axis in that frame (3,)) of a
+    foot with a planted toe, else None; world: FK of the motion the goals were made from."""
+    if foot.toe is None or foot.toe_flags is None or not (foot.toe_flags & ~foot.ankle_flags).any():
+        return None
+    pos, rot = world
+    ankle = foot.leg[2]
+    local = quat.rotate(quat.conjugate(rot[:, ankle]), pos[:, foot.toe] - pos[:, ankle])
+    return local, _lateral_axis(pos, rot, foot, up)
+
+
+def _tip_toe(hip, target, foot_rot, reach, foot: FootPlant, toe, frames: int):
+    """(ankle goal (T, 3), foot orientation (T, 4)) turned about the toe, on the frames the toe alone
+    is planted, by the least angle about the foot's lateral axis that brings the ankle within
+    ``reach`` (T,) of the ``hip`` (T, 3) (the closest it can get where none does); the angle fades
+    out over ``frames`` on each side like a displacement."""
+    local, axis = toe
+    w = -quat.rotate(foot_rot, local)  # toe → ankle
+    toe_pos = target - w
+    k = unit(quat.rotate(foot_rot, np.broadcast_to(axis, w.shape)))[0]
+    d = hip - toe_pos
+    # |toe + R(φ)w − hip|² = |w|² + |d|² − 2·R(φ)w·d, R(φ)w·d = A·cos φ + B·sin φ + C
+    c = np.sum(w * k, axis=-1) * np.sum(d * k, axis=-1)
+    a, b = np.sum(w * d, axis=-1) - c, np.sum(np.cross(k, w) * d, axis=-1)
+    need = 0.5 * (np.sum(w * w, axis=-1) + np.sum(d * d, axis=-1) - reach**2) - c
+    amplitude, phase = np.hypot(a, b), np.arctan2(b, a)
+    half = np.arccos(np.clip(np.divide(need, amplitude, out=np.ones_like(need), where=amplitude > 0), -1.0, 1.0))
+    low, high = np.angle(np.exp(1j * (phase - half))), np.angle(np.exp(1j * (phase + half)))
+    angle = np.where(np.abs(low) <= np.abs(high), low, high)
+    alone = foot.toe_flags & ~foot.ankle_flags & (a < need)  # out of reach as it is
+    angle = np.where(alone & (np.abs(angle) <= np.pi / 2), angle, 0.0)
+    if not angle.any():
+        return target, foot_rot
+    angle = blended_offsets(np.zeros((len(angle), 1)), angle != 0, angle[:, None], frames)[0][:, 0]
+    turn = quat.from_axis_angle(k, angle)
+    return toe_pos + quat.rotate(turn, w), quat.multiply(turn, foot_rot)
+
+
+def _slide_to_reach(hip, target, reach, up: np.ndarray, where: np.ndarray, frames: int) -> np.ndarray:
+    """Targets (T, 3) moved horizontally towards the ``hip`` (T, 3) by the least amount that puts
+    them within ``reach`` (T,), on the ``where`` (T,) frames (as far as the hip's vertical line
+    where the height alone is too much); the move fades out over ``frames`` on each side."""
+    v = target - hip
+    rise = v @ up
+    flat = v - rise[:, None] * up
+    length = np.linalg.norm(flat, axis=-1)
+    allowed = np.sqrt(np.maximum(reach**2 - rise**2, 0.0))
+    move = np.where(where & (length > allowed), length - allowed, 0.0)
+    if not move.any():
+        return target
+    shift = -move[:, None] * flat / np.maximum(length, 1e-300)[:, None]
+    return target + blended_offsets(np.zeros_like(shift), move > 0, shift, frames)[0]

@@ -29,6 +29,15 @@ below the ankle (its *points*: what can touch or go through the floor).
   its toe keeps its world orientation. A rest pose whose two feet differ by more than
   ``SAME_STANCE`` (5°) is not taken for a flat stance (a bind pose exported mid-step): the
   feet then keep the source's pitch and their stance comes from the source's flat frames.
+- **Drift** (:func:`split_drifting`): the contact detector takes a slow shuffle for one long
+  contact (a dancer's toe down for seconds while it wanders over a tenth of the body); one median
+  anchor is then far from where the foot is at the span's ends, out of the target leg's reach,
+  and the foot floats. A span whose joint strays more than ``DRIFT`` (5 % of the source's
+  stature; a walking step's heel strike and toe roll stay within about 4.5 %) horizontally from
+  its median is cut into pieces, each ending where the joint has moved ``DRIFT`` / 2 from where
+  it began, one frame of flight between pieces (the planting blends across it), each anchored at
+  its own median; pieces shorter than ``SHORTEST`` (0.1 s) are the joint sweeping along (a spin,
+  a slide), not standing, and are dropped.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quaternion as quat
-from ..contacts import contact_spans
+from ..contacts import contact_spans, span_anchors
 from ..ik.common import local_from_world, parent_world_rotations
 from ..kinematics import end_site_positions, forward_kinematics
 from ..motion import Motion
@@ -47,6 +56,8 @@ from ..skeleton import Skeleton, rest_positions
 HEEL_OFF = np.radians(5.0)
 HEEL_HEIGHT = 0.02
 SAME_STANCE = np.radians(5.0)  # the two feet of a rest pose that stands on flat feet agree within this
+DRIFT = 0.05  # a contact span's horizontal wander from its median, in statures, before it is split
+SHORTEST = 0.1  # seconds: a shorter piece of a split span is a sweep, not a contact
 
 
 @dataclass(frozen=True)
@@ -192,3 +203,31 @@ def heel_contacts(pos: np.ndarray, foot: Foot, up: np.ndarray, flags: np.ndarray
             if len(low):
                 out[start + low[0] : start + low[-1] + 1] = True
     return out
+
+
+def split_drifting(
+    positions: np.ndarray, flags: np.ndarray, up: np.ndarray, radius: float, shortest: int = 2
+) -> tuple[np.ndarray, np.ndarray]:
+    """(flags (T,), anchors (T, 3)) of a joint's contacts, each span that wanders more than
+    ``radius`` (scene units) horizontally from its median cut into pieces (module notes): a piece
+    ends where the joint has moved more than ``radius`` / 2 from where it began, one frame of
+    flight before the next; each span or piece is anchored at its median
+    (:func:`core.contacts.span_anchors`, NaN outside contact); pieces shorter than ``shortest``
+    frames (the joint sweeping along, not standing) are dropped.
+
+    positions: (T, 3) the joint's world positions; flags: (T,) bool; up: (3,) unit vector.
+    """
+    flat = positions - np.outer(positions @ up, up)
+    out = flags.copy()
+    for start, stop in contact_spans(flags):
+        if np.linalg.norm(flat[start:stop] - np.median(flat[start:stop], axis=0), axis=-1).max() <= radius:
+            continue
+        origin = start
+        for t in range(start + 1, stop):
+            if np.linalg.norm(flat[t] - flat[origin]) > radius / 2:
+                out[t] = False  # one frame of flight, the next piece begins after it
+                origin = t + 1
+        for a, b in contact_spans(out[start:stop]) + start:
+            if b - a < shortest:  # a piece too short: the joint sweeping along, not standing
+                out[a:b] = False
+    return out, span_anchors(positions, out)

@@ -20,7 +20,8 @@ Pipeline (:func:`retarget`):
    and toes (:func:`core.contacts.detect_contacts`; an ankle's ends where its heel leaves the
    floor) go to the target joints the map pairs with them (a target toe the map does not give is
    the label's, else the ankle's longest child chain). The floor is the source's floor (where its
-   flat feet stand) mapped, or ``floor_level`` with ``on_floor``. Where the target's rest pose stands,
+   flat feet stand) mapped, or ``floor_level`` with ``on_floor``; a contact that wanders far from
+   its median is cut into pieces, each anchored where it is (:func:`.feet.split_drifting`). Where the target's rest pose stands,
    each target foot is turned to its own flat stance (the transfer points it like the source's); the
    body is then raised or lowered by one constant so the target's flat feet stand on the floor
    (its hip joints and ankles sit elsewhere than the source's). Anchors: horizontally the scaled
@@ -46,8 +47,10 @@ from ..motion import Motion
 from ..skeleton import Skeleton, rest_world
 from .body import foot_points, leg_length
 from .feet import (
+    DRIFT,
     HEEL_HEIGHT,
     SAME_STANCE,
+    SHORTEST,
     Foot,
     flat_frames,
     foot_of,
@@ -56,6 +59,7 @@ from .feet import (
     point_heights,
     rest_elevation,
     source_floor,
+    split_drifting,
     stance_heights,
 )
 from .mapping import CORE, MappingError, auto_map, describe, map_labels, mapping_pairs
@@ -400,6 +404,11 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
     for foot, (ca, _), h, f in zip(s_feet, cols, s_heights, flat):
         stance = stance_heights(s_sk, foot, up_s, False, h, f)[0]  # the source's own stance: its motion's
         contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], f, s_floor, stance, tolerance)
+    drift, shortest = DRIFT * standing_height(s_sk, up_s), max(2, round(SHORTEST * source.fps))
+    for i, j in enumerate(contacts.joints):  # a long contact that wanders: pieces, each anchored where it is
+        contacts.flags[:, i], contacts.anchors[:, i] = split_drifting(
+            s_pos[:, j], contacts.flags[:, i], up_s, drift, shortest
+        )
     flat = [flat_frames(contacts.flags, c) for c in cols]
     s_floor = source_floor(s_heights, flat, s_floor)  # on the flat frames the heels really are down
     up = result.up

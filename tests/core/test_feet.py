@@ -22,7 +22,7 @@ from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.retarget import RetargetOptions, retarget, retarget_metrics
 from core.retarget.body import leg_length
-from core.retarget.feet import foot_of, heel_contacts
+from core.retarget.feet import foot_of, heel_contacts, split_drifting
 from core.retarget.metrics import feet_figures
 from core.skeleton import Skeleton
 from tests.conftest import shared_file
@@ -35,6 +35,8 @@ SKATE_TOLERANCE = 0.001
 
 CMU, BANDAI = "cmu_bvh_cgspeed/02_01.bvh", "bandai_namco_1/dataset-1_walk_normal_001.bvh"
 MIXAMO, CC = "mixamo/Walk-In-Circle.bvh", "iclone_cc/005_06.bvh"
+CMU_DANCE, CMU_DRIBBLE = "cmu_bvh_cgspeed/05_06.bvh", "cmu_bvh_cgspeed/06_12.bvh"
+BANDAI_DANCE = "bandai_namco_1/dataset-1_dance-short_normal_001.bvh"
 
 
 def load(relative: str):
@@ -181,3 +183,53 @@ def test_heel_contact_ends_at_heel_off():
     flags[:5] = True
     by_height = heel_contacts(pos, foot, up, flags, flat, floor=0.0, stance=0.08, tolerance=0.02)
     assert contact_spans(by_height).tolist() == [[3, 26]]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "before_float"),
+    [
+        (CMU_DANCE, MIXAMO, 0.0116),
+        (CMU_DRIBBLE, CC, 0.2127),
+        (BANDAI_DANCE, "cmu_bvh_cgspeed/02_01.bvh", 0.2308),
+        ("bandai_namco_1/dataset-1_run_normal_001.bvh", "cmu_bvh_3dsmax/131_01.bvh", 0.0254),
+        ("bandai_namco_1/dataset-1_run_normal_001.bvh", CC, 0.0313),
+    ],
+)
+def test_dance_and_shuffling_feet_stand(source, target, before_float):
+    """Clips that are not walks: a dance whose source foot flips in one frame at heel strike (CMU
+    05_06, which floated 1.16 % of the height), and toes down for seconds while they wander over a
+    tenth of the body (CMU 06_12 dribbling, Bandai's dance: one median anchor out of the leg's reach,
+    floating 21–23 %), and a run's toe-off with the stance leg out of reach behind the body (Bandai
+    run → 3ds Max names, 2.54 %, → Character Creator, 3.13 %: the heel now rises about the planted
+    toe, and where even that cannot reach, the toe slides towards the hip instead of lifting — by
+    less than the source's own toes slide). ``before_float``: what the previous planting left (for the record)."""
+    motion = load(source)
+    result = retarget(motion, load(target).skeleton, target_up="y")
+    figures = retarget_metrics(motion, result)
+    assert_feet_stand(figures)
+    assert figures["float_max_h"] < before_float / 2
+    before = feet_figures(motion, unplanted(result))
+    assert before["float_max_h"] > LIMIT or before["penetration_max_h"] > LIMIT
+
+
+def test_a_wandering_contact_is_cut_into_anchored_pieces():
+    """A toe down for 3 s that creeps 30 cm: pieces, each anchored within reach of where the toe is;
+    a contact that stays within the radius keeps its one median anchor."""
+    up = np.array([0.0, 0.0, 1.0])
+    n = 120
+    pos = np.zeros((n, 3))
+    pos[:, 0] = np.linspace(0.0, 0.3, n)  # creeping along x
+    pos[:, 2] = 0.02 + 0.001 * np.sin(np.arange(n))  # heights do not count
+    flags = np.zeros(n, bool)
+    flags[10:110] = True
+    out, anchors = split_drifting(pos, flags, up, 0.05)
+    spans = contact_spans(out)
+    assert len(spans) > 4 and not out[:10].any() and not out[110:].any()
+    assert out.sum() >= flags.sum() - len(spans) - 1  # a frame of flight between pieces (and a last lone frame)
+    horizontal = np.abs(pos[out, 0] - anchors[out, 0])
+    assert horizontal.max() <= 0.05 / 2 + 1e-12
+    assert np.isnan(anchors[~out]).all()
+    still = pos.copy()
+    still[:, 0] = 0.01 * np.sin(np.arange(n))
+    kept, anchor = split_drifting(still, flags, up, 0.05)
+    assert np.array_equal(kept, flags) and np.allclose(anchor[flags], np.median(still[flags], axis=0))
