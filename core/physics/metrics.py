@@ -32,7 +32,7 @@ from .support import Support, convex_hull, from_ground, to_ground
 class Analysis(NamedTuple):
     """Everything measured on a clip: kinematics, support, ZMP (T, 3) scene units and its
     free-fall flag (T,), inverse dynamics (joint torques N·m, ground forces), CoM (T, 3) m,
-    angular momentum about it (T, 3) kg·m²/s."""
+    angular momentum about it (T, 3) kg·m²/s (None when not asked for: :func:`analyse`)."""
 
     kin: Kinematics
     support: Support
@@ -40,7 +40,7 @@ class Analysis(NamedTuple):
     free_fall: np.ndarray
     dynamics: InverseDynamics
     com: np.ndarray
-    angular_momentum: np.ndarray
+    angular_momentum: np.ndarray | None
 
     @property
     def torques(self) -> np.ndarray:
@@ -58,12 +58,15 @@ def analyse(
     width: float = 0.5,
     support: Support | None = None,
     clips: int = 1,
+    momentum_about_com: bool = True,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
     support: the polygons, when known (a motion whose planted feet did not move); else from the
     contacts. clips: the motion is that many equal clips one after another (a batch of variants
     of one clip, ``support`` given for all of them), each differentiated on its own.
+    momentum_about_com: False leaves the angular momentum out (None; the balance plan's
+    evaluations only need the ZMP and the torques).
     """
     kin = segment_kinematics(motion, body, smooth, clips=clips)
     if support is None:
@@ -71,7 +74,8 @@ def analyse(
         support = support_from(motion, contacts, ground, heel, width, world)
     p, flag = zmp(kin, body, support.ground, free_fall)
     dynamics = inverse_dynamics(kin, body, support, free_fall)
-    return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), momentum(kin, body)[1])
+    angular = momentum(kin, body)[1] if momentum_about_com else None
+    return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
 
 
 def flight_phases(support_any: np.ndarray, min_frames: int = 3) -> np.ndarray:

@@ -234,9 +234,11 @@ def _balance(
     measure: dict,
     progress,
     torque_boost: np.ndarray | None = None,
+    jacobian: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[Motion, BalancePlan]:
     """The balance plan of ``ref`` (module step 2) and the motion that realises it; torque_boost
-    (T, L) multiplies the torque term's weight per joint-frame of the limited joints."""
+    (T, L) multiplies the torque term's weight per joint-frame of the limited joints; jacobian: an
+    earlier plan's of a nearby motion to start from (:attr:`.balance.BalancePlan.jacobian`)."""
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
@@ -250,7 +252,7 @@ def _balance(
         return plant_feet(moved, feet) if opts.plant else moved
 
     def measures(motion: Motion) -> Measures:
-        an = analyse(motion, contacts, body, support=sup, **measure)
+        an = analyse(motion, contacts, body, support=sup, momentum_about_com=False, **measure)
         return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
 
     batch = _Batch(ref, root, feet, spacing, sup.basis, opts.plant)
@@ -260,7 +262,9 @@ def _balance(
         e = len(controls)
         if e not in tiled:
             tiled[e] = sup.tiled(e)
-        an = analyse(batch.realise(controls), contacts, body, support=tiled[e], clips=e, **measure)
+        an = analyse(
+            batch.realise(controls), contacts, body, support=tiled[e], clips=e, momentum_about_com=False, **measure
+        )
         zmp = to_ground(an.zmp, sup.basis).reshape(e, t, 2)
         tau = an.torques[:, limited].reshape(e, t, len(limited), 3)
         return [Measures(z, q) for z, q in zip(zmp, tau)]
@@ -272,7 +276,7 @@ def _balance(
         sup,
         body.torque_limits[limited],
         spacing,
-        2 * spacing + 2 * half,
+        2 * spacing + half,
         PlanGoals(
             margin=opts.margin * hu,
             balance=opts.balance,
@@ -288,6 +292,8 @@ def _balance(
         fps=ref.fps,
         progress=progress,
         measure_many=measures_many,
+        edge=half,
+        jacobian=jacobian,
     )
     return realise(plan.controls), plan
 
@@ -784,11 +790,13 @@ def physics_retarget(
             ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
             worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            out, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost)
+            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost)
             an = analyse(out, contacts, body, **measure)
             if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
-                # Balance not yet where it must be: one more final plan on a fresh Jacobian, kept if better.
-                again, _ = _balance(out, an, contacts, feet, body, final, measure, step.span(0.95, 0.99), boost)
+                # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
+                again, _ = _balance(
+                    out, an, contacts, feet, body, final, measure, step.span(0.95, 0.99), boost, last.jacobian
+                )
                 again_an = analyse(again, contacts, body, **measure)
                 was, now = report(an, body, out), report(again_an, body, again)
                 if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(

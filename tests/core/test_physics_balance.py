@@ -26,7 +26,10 @@ def _square_support(t: int, half: float = 1.0, flags: np.ndarray | None = None) 
     return Support(np.broadcast_to(box, (t, 1, 4, 2)).copy(), flags, np.array([0]), ground_basis(UP), UP, 0.0)
 
 
-def test_coloured_jacobian_equals_one_control_at_a_time():
+@pytest.mark.parametrize("tight", [False, True])
+def test_coloured_jacobian_equals_one_control_at_a_time(tight):
+    """Also with the tight reach (two spacings plus one derivative window, fewer colours), the
+    clip's edge frames reaching from the centre of their one-sided window (``edge``)."""
     t, spacing, half = 90, 4.0, 6
     n = n_controls(t, spacing)
     rng = np.random.default_rng(3)
@@ -37,9 +40,10 @@ def test_coloured_jacobian_equals_one_control_at_a_time():
         acc = savgol(x, half, 3, 2)
         return np.concatenate((np.sin(x), x[:, :1] * acc), axis=1)
 
-    reach = 2 * spacing + 2 * half
-    index, jac = coloured_jacobian(f, c0, spacing, reach, 1e-6)
+    reach = 2 * spacing + (half if tight else 2 * half)
+    index, jac = coloured_jacobian(f, c0, spacing, reach, 1e-6, edge=half if tight else 0)
     assert index.shape[1] < n  # fewer evaluations than controls
+    assert index.shape[1] == (8 if tight else 11)
     base = f(c0)
     for i in range(n):
         for d in range(2):
