@@ -12,7 +12,7 @@ the joint torques of the result by inverse dynamics, so what the plan optimises 
 metrics report:
 
     minimise Σ_active |Z − goal|² + w² Σ_active (|τ|/L − (1 − m_τ))² + λ_dev Σ_all |δ|²
-             + λ_smooth |D² c|² + λ_free Σ_flight |k₀ δ̈|²
+             + λ_smooth |D² c|² + λ_jerk |D³ c|² + λ_free Σ_flight |k₀ δ̈|²
 
 goal the projection of the ZMP onto the polygon shrunk by ``margin``; a frame (a joint-frame
 for torques) becomes active for good once it comes within its margin, so a satisfied goal then
@@ -145,7 +145,8 @@ class PlanGoals:
     torque_weight: scene units per unit of |τ|/limit over that (0: balance only), a scalar or one per
     joint-frame (T, L) (:meth:`BalanceObjective.torque_weights`); deviation:
     weight of |δ|² per frame, a scalar or one per dimension; smoothness: weight of the
-    controls' second differences; free_gain: k₀ in s² for frames without support.
+    controls' second differences; free_gain: k₀ in s² for frames without support; jerk: weight of
+    the controls' third differences (the shift's jerk, which adds to the motion's).
     """
 
     margin: float
@@ -155,6 +156,7 @@ class PlanGoals:
     deviation: float | tuple[float, ...] = 1e-2
     smoothness: float = 1e-3
     free_gain: float = 0.0
+    jerk: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,10 @@ class BalanceObjective:
         basis = bspline_basis(np.arange(t), n, spacing)
         weights = np.broadcast_to(np.asarray(goals.deviation, dtype=float), (dims,))
         reg = np.kron(basis.T @ basis, np.diag(weights)) + np.kron(
-            goals.smoothness * second_difference_penalty(n) + 1e-12 * np.eye(n), np.eye(dims)
+            goals.smoothness * second_difference_penalty(n)
+            + goals.jerk * second_difference_penalty(n, 3)
+            + 1e-12 * np.eye(n),
+            np.eye(dims),
         )
         free = ~support.any
         if free.any() and goals.free_gain > 0:

@@ -103,6 +103,30 @@ def test_plan_brings_a_cart_table_zmp_inside_and_a_torque_under_its_limit():
     np.testing.assert_allclose(plan.shift, realise(plan.controls))
 
 
+def test_plan_jerk_weight_smooths_the_shift_and_keeps_the_zmp_inside():
+    """The jerk term (third differences of the controls) lowers the shift's mean |third difference|
+    — what the report's jerk adds up — while the cart-table ZMP still ends inside the polygon."""
+    fps, t, spacing, half = 60.0, 180, 2.0, 3
+    time = np.arange(t) / fps
+    z0 = np.stack((1.3 * np.sin(2 * np.pi * time / 1.5), 0.2 * np.cos(2 * np.pi * time / 3.0)), axis=1)
+    sup = _square_support(t)
+
+    def measure(delta):
+        return Measures(z0 + delta - 0.08 * savgol(delta, half, 3, 2, 1.0 / fps), np.zeros((t, 0, 3)))
+
+    shifts = {}
+    for jerk in (0.0, 1.0):
+        plan = plan_balance(
+            lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + half,
+            PlanGoals(0.05, deviation=1e-4, smoothness=1e-4, jerk=jerk), SolverOptions(iterations=4), fps=fps,
+            edge=half,
+        )  # fmt: skip
+        inside, _, _ = sup.query(measure(plan.shift).zmp)
+        assert inside.mean() > 0.97
+        shifts[jerk] = np.linalg.norm(np.diff(plan.shift, 3, axis=0), axis=-1).mean()
+    assert shifts[1.0] < 0.8 * shifts[0.0]
+
+
 def test_plan_does_not_accelerate_the_shift_in_flight():
     """Without support the plan's shift must stay unaccelerated (the flight stays ballistic)."""
     fps, t, spacing, half = 60.0, 120, 2.0, 3
