@@ -21,6 +21,7 @@ from .dynamics import (
     center_of_mass,
     inverse_dynamics,
     momentum,
+    phase_momentum,
     segment_kinematics,
     support_from,
     torque_ratios,
@@ -275,7 +276,8 @@ def report(
     zmp_outside_mean_m: mean distance outside over those frames; torque_violations: joint-frames
     with |τ| above the limit, torque_violation_frames, torque_worst_ratio (and its joint);
     flight_error_m: RMS distance of the CoM from its best ballistic parabola over flight phases;
-    flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s);
+    flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s), L from
+    derivatives of each phase's own frames (:func:`.dynamics.phase_momentum`);
     flight_momentum_change: the same RMS over each phase's mean |L̄| (its own momentum; RMS over
     the phases' frames): 0.05 is "constant within 5 %";
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
@@ -293,7 +295,7 @@ def report(
     for start, stop in phases:
         com = a.com[start:stop]
         flight_err.append(np.linalg.norm(com - ballistic_fit(com, motion.fps, body.up), axis=1))
-        momentum = a.angular_momentum[start:stop]
+        momentum = phase_momentum(a.kin, body, start, stop)
         drift.append(momentum - momentum.mean(axis=0))
         scale = max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
         change.append(np.linalg.norm(drift[-1], axis=1) / scale)
