@@ -12,7 +12,7 @@ runs :func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
 - ``summary.json`` and ``summary.md``: every figure of issue 16, before → after: ZMP inside the
   support polygon (share of contact frames), frames over a torque limit and the worst
   |τ|/limit, the CoM's distance from its ballistic path in flight and the change of the angular
-  momentum in flight (RMS over its mean), jerk (and after / before), deviation (mean joint
+  momentum in flight (RMS over its mean; derivatives of each flight phase's own frames), jerk (and after / before), deviation (mean joint
   displacement / stature), the joint-frames over a limit that physics made worse, and speed:
   frames per second of the solve on one core (BLAS threads pinned to 1), per CPU second (what
   the solve costs, whatever else the machine runs) and per wall second, with the load average;

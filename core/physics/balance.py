@@ -12,7 +12,7 @@ the joint torques of the result by inverse dynamics, so what the plan optimises 
 metrics report:
 
     minimise Σ_active |Z − goal|² + w² Σ_active (|τ|/L − (1 − m_τ))² + λ_dev Σ_all |δ|²
-             + λ_smooth |D² c|² + λ_free Σ_flight |k₀ δ̈|²
+             + λ_smooth |D² c|² + λ_jerk |D³ c|² + λ_free Σ_flight |k₀ δ̈|²
 
 goal the projection of the ZMP onto the polygon shrunk by ``margin``; a frame (a joint-frame
 for torques) becomes active for good once it comes within its margin, so a satisfied goal then
@@ -67,7 +67,8 @@ class Measures(NamedTuple):
 class BalancePlan(NamedTuple):
     """controls (n, D) of the shift's B-spline (ground coordinates, then up when D = 3, scene
     units); shift (T, D) per frame; zmp_active (T,) and torque_active (T, L) the constrained
-    frames; iterations run; the measures of the realised plan."""
+    frames; iterations run; the measures of the realised plan; jacobian: the last colour-compressed
+    Jacobian of the measures (index, jac: :func:`coloured_jacobian`), for a later plan to start from."""
 
     controls: np.ndarray
     shift: np.ndarray
@@ -75,6 +76,7 @@ class BalancePlan(NamedTuple):
     torque_active: np.ndarray
     iterations: int
     measures: Measures
+    jacobian: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def coloured_jacobian(
@@ -85,6 +87,7 @@ def coloured_jacobian(
     eps: float,
     many: Callable[[np.ndarray], np.ndarray] | None = None,
     base: np.ndarray | None = None,
+    edge: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Finite-difference Jacobian of per-frame outputs f(controls) (T, M) with respect to B-spline
     controls (n, D) whose effect on a frame stays within ``reach`` frames of the control's peak.
@@ -93,7 +96,9 @@ def coloured_jacobian(
     jac (T, M, C, D): ∂f[t] / ∂controls[index[t, c], d]. Costs C·D + 1 evaluations of f, with
     C = ⌊2·reach / spacing⌋ + 1 colours; ``many`` (E, n, D) → (E, T, M), when given, makes them
     all in batches (the same values as f, one call per batch: far less overhead per evaluation);
-    base: f(controls) when already known (one evaluation fewer).
+    base: f(controls) when already known (one evaluation fewer); edge: the first and last ``edge``
+    frames depend on the samples of the first and last full window (one-sided derivatives), so
+    their reach is measured from the centre of that window (frame ``edge`` or T − 1 − ``edge``).
     """
     n, dims = controls.shape
     colours = min(int(2 * reach // spacing) + 1, n)
@@ -106,7 +111,7 @@ def coloured_jacobian(
     values = many(moved) if many is not None else np.stack([f(m) for m in moved])
     t = len(base)
     peak = np.arange(n) - 1.0  # control i of the uniform cubic B-spline peaks at frame (i − 1)·spacing
-    u = np.arange(t) / spacing
+    u = np.clip(np.arange(t), min(edge, (t - 1) // 2), max(t - 1 - edge, (t - 1) // 2)) / spacing
     index = np.empty((t, colours), dtype=int)
     jac = (values - base).reshape(colours, dims, t, -1).transpose(2, 3, 0, 1) / eps
     for c in range(colours):
@@ -140,7 +145,8 @@ class PlanGoals:
     torque_weight: scene units per unit of |τ|/limit over that (0: balance only), a scalar or one per
     joint-frame (T, L) (:meth:`BalanceObjective.torque_weights`); deviation:
     weight of |δ|² per frame, a scalar or one per dimension; smoothness: weight of the
-    controls' second differences; free_gain: k₀ in s² for frames without support.
+    controls' second differences; free_gain: k₀ in s² for frames without support; jerk: weight of
+    the controls' third differences (the shift's jerk, which adds to the motion's).
     """
 
     margin: float
@@ -150,6 +156,7 @@ class PlanGoals:
     deviation: float | tuple[float, ...] = 1e-2
     smoothness: float = 1e-3
     free_gain: float = 0.0
+    jerk: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,10 @@ class BalanceObjective:
         basis = bspline_basis(np.arange(t), n, spacing)
         weights = np.broadcast_to(np.asarray(goals.deviation, dtype=float), (dims,))
         reg = np.kron(basis.T @ basis, np.diag(weights)) + np.kron(
-            goals.smoothness * second_difference_penalty(n) + 1e-12 * np.eye(n), np.eye(dims)
+            goals.smoothness * second_difference_penalty(n)
+            + goals.jerk * second_difference_penalty(n, 3)
+            + 1e-12 * np.eye(n),
+            np.eye(dims),
         )
         free = ~support.any
         if free.any() and goals.free_gain > 0:
@@ -256,17 +266,22 @@ def gauss_newton(
     options: SolverOptions,
     progress: Callable[[float], None] | Progress | None = None,
     evaluate_many: Callable[[np.ndarray], list[Measures]] | None = None,
-) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int]:
+    edge: int = 0,
+    jacobian: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int, tuple[np.ndarray, np.ndarray] | None]:
     """Minimise ``objective`` over the controls (n, D) from zero: Gauss–Newton steps on coloured
     finite-difference Jacobians, active sets that only grow (first from the measures, then from
     what the linear model says a step would push out), a backtracking line search on the merit.
 
-    evaluate_measures(controls) → :class:`Measures`; spacing, reach: see :func:`coloured_jacobian`;
+    evaluate_measures(controls) → :class:`Measures`; spacing, reach, edge: see :func:`coloured_jacobian`;
     evaluate_many(controls (E, n, D)) → E :class:`Measures`, the same values in one call (batches of
     ``options.batch_frames`` frames), for the Jacobians.
     progress: called with the share done after every evaluation (the shares only grow), so a
     callback that raises stops the solve within one evaluation of the clip.
-    Returns (controls, their measures, active sets, iterations run).
+    jacobian: (index, jac) of :func:`coloured_jacobian` from an earlier plan of a nearby motion (same
+    frames and controls), used in place of a fresh one until ``options.jacobian_every`` steps are
+    done (a chord method: every step still measures its trial exactly).
+    Returns (controls, their measures, active sets, iterations run, the last Jacobian).
     """
     n, dims = objective.n, objective.dims
     report = as_progress(progress)
@@ -300,6 +315,7 @@ def gauss_newton(
         return tuple(a | b for a, b in zip(active, new))
 
     controls = np.zeros((n, dims))
+    index, jac = jacobian if jacobian is not None else (None, None)
     current = measured(controls)
     active = (np.zeros(len(current.zmp), dtype=bool), np.zeros(current.torques.shape[:2], dtype=bool))
     done = 0
@@ -308,9 +324,10 @@ def gauss_newton(
         active = grown(active, objective.violations(current))
         if not any(a.any() for a in active):
             break
-        if (done - 1) % max(options.jacobian_every, 1) == 0:  # else the last Jacobian, at the new residuals
+        fresh = (done - 1) % max(options.jacobian_every, 1) == 0 and not (jacobian is not None and done == 1)
+        if fresh or jac is None:  # else the last Jacobian, at the new residuals
             many = flat_many if evaluate_many is not None else None
-            index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps, many, current.flat())
+            index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps, many, current.flat(), edge)
         for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
             a, b = objective.linearise(current, index, jac, active)
             report.tick()  # each of these is about one evaluation's work on a long clip
@@ -337,7 +354,7 @@ def gauss_newton(
             break
         report(done / options.iterations)
     report(1.0)
-    return controls, current, active, done
+    return controls, current, active, done, (None if jac is None else (index, jac))
 
 
 def plan_balance(
@@ -353,6 +370,8 @@ def plan_balance(
     dims: int = 2,
     progress: Callable[[float], None] | Progress | None = None,
     measure_many: Callable[[np.ndarray], list[Measures]] | None = None,
+    edge: int = 0,
+    jacobian: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BalancePlan:
     """The :class:`BalancePlan` of a clip (module notes): :class:`BalanceObjective` minimised by
     :func:`gauss_newton`.
@@ -360,12 +379,14 @@ def plan_balance(
     realise(controls (n, D)) → motion; measure(motion) → :class:`Measures`; support: the
     clip's polygons (the feet stay planted, so they do not move with the shift); limits (L,)
     N·m of the measured torques; spacing: control spacing in frames; reach: how far in frames
-    a control's effect spreads past its peak (two spacings plus the derivative window);
+    a control's effect spreads past its peak (two spacings plus the derivative window); edge: the
+    derivative window's half (:func:`coloured_jacobian`: the clip's first and last frames reach further);
     measure_many(controls (E, n, D)) → E :class:`Measures`: realise and measure a batch at once
-    (optional, for the Jacobians; see :func:`gauss_newton`).
+    (optional, for the Jacobians; see :func:`gauss_newton`); jacobian: a nearby plan's, to start from
+    (:attr:`BalancePlan.jacobian`, see :func:`gauss_newton`).
     """
     objective = BalanceObjective(support, limits, goals, spacing, fps, dims)
-    controls, current, (zmp_active, torque_active), done = gauss_newton(
+    controls, current, (zmp_active, torque_active), done, last = gauss_newton(
         objective,
         lambda c: measure(realise(c)),
         spacing,
@@ -373,6 +394,8 @@ def plan_balance(
         solver or SolverOptions(),
         progress,
         measure_many,
+        edge,
+        jacobian,
     )
     shift = evaluate(controls, len(support.flags), spacing)
-    return BalancePlan(controls, shift, zmp_active, torque_active, done, current)
+    return BalancePlan(controls, shift, zmp_active, torque_active, done, current, last)

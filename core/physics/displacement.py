@@ -63,10 +63,11 @@ def normal_matrix(index: np.ndarray, w: np.ndarray, weights: np.ndarray, n_ctrl:
     return out
 
 
-def second_difference_penalty(n_ctrl: int) -> np.ndarray:
-    """D²ᵀD² (n_ctrl, n_ctrl) for the second differences of control points."""
-    d2 = np.diff(np.eye(n_ctrl), 2, axis=0)
-    return d2.T @ d2
+def second_difference_penalty(n_ctrl: int, order: int = 2) -> np.ndarray:
+    """DᵀD (n_ctrl, n_ctrl) for the ``order``-th differences D of control points (2: curvature; 3: the
+    uniform cubic B-spline's third derivative, piecewise constant, is the third difference / spacing³)."""
+    d = np.diff(np.eye(n_ctrl), order, axis=0)
+    return d.T @ d
 
 
 def fit_controls(

@@ -66,6 +66,7 @@ class Kinematics(NamedTuple):
     inertia_local: np.ndarray
     fps: float
     spin: np.ndarray | None = None  # Ḣ (T, J, 3) N·m when computed (:func:`body_torques`)
+    smooth: float = 0.1  # the derivatives' Savitzky–Golay span, seconds (0: central differences)
 
     @property
     def inertia(self) -> np.ndarray:
@@ -99,13 +100,28 @@ def segment_kinematics(
     pos = pos * body.unit
     com = pos + quat.rotate(rot, body.com_local * body.unit)
     vel, acc = derivatives(com, motion.fps, smooth, clips=clips)
-    q = from_clips(quat.make_continuous(by_clip(rot, clips), axis=0))
-    dq, ddq = derivatives(q, motion.fps, smooth, clips=clips)
-    conj = quat.conjugate(q)
-    omega = 2.0 * quat.multiply(dq, conj)[..., 1:]
-    alpha = 2.0 * quat.multiply(ddq, conj)[..., 1:]
-    kin = Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps)
+    omega, alpha = angular_velocity(rot, motion.fps, smooth, clips)
+    kin = Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps, smooth=smooth)
     return kin._replace(spin=body_torques(kin))
+
+
+def angular_velocity(rot: np.ndarray, fps: float, smooth: float, clips: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """World angular velocity ω (T, J, 3) rad/s and acceleration α (T, J, 3) rad/s² of world rotations (T, J, 4)."""
+    q = from_clips(quat.make_continuous(by_clip(rot, clips), axis=0))
+    dq, ddq = derivatives(q, fps, smooth, clips=clips)
+    conj = quat.conjugate(q)
+    return 2.0 * quat.multiply(dq, conj)[..., 1:], 2.0 * quat.multiply(ddq, conj)[..., 1:]
+
+
+def phase_momentum(kin: Kinematics, body: BodyModel, start: int, stop: int) -> np.ndarray:
+    """Angular momentum about the CoM (stop − start, 3) kg·m²/s over frames [start, stop), from
+    derivatives of those frames alone (one-sided at both ends): in a flight phase the clip-wide
+    derivative windows would mix in the take-off and landing frames, where the ground acts."""
+    f = slice(start, stop)
+    vel, _ = derivatives(kin.com[f], kin.fps, kin.smooth)
+    omega, _ = angular_velocity(kin.joint_rot[f], kin.fps, kin.smooth)
+    part = kin._replace(joint_pos=kin.joint_pos[f], joint_rot=kin.joint_rot[f], com=kin.com[f], vel=vel, omega=omega)
+    return momentum(part, body)[1]
 
 
 def body_torques(kin: Kinematics) -> np.ndarray:

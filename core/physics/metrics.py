@@ -21,6 +21,7 @@ from .dynamics import (
     center_of_mass,
     inverse_dynamics,
     momentum,
+    phase_momentum,
     segment_kinematics,
     support_from,
     torque_ratios,
@@ -32,7 +33,7 @@ from .support import Support, convex_hull, from_ground, to_ground
 class Analysis(NamedTuple):
     """Everything measured on a clip: kinematics, support, ZMP (T, 3) scene units and its
     free-fall flag (T,), inverse dynamics (joint torques N·m, ground forces), CoM (T, 3) m,
-    angular momentum about it (T, 3) kg·m²/s."""
+    angular momentum about it (T, 3) kg·m²/s (None when not asked for: :func:`analyse`)."""
 
     kin: Kinematics
     support: Support
@@ -40,7 +41,7 @@ class Analysis(NamedTuple):
     free_fall: np.ndarray
     dynamics: InverseDynamics
     com: np.ndarray
-    angular_momentum: np.ndarray
+    angular_momentum: np.ndarray | None
 
     @property
     def torques(self) -> np.ndarray:
@@ -58,12 +59,15 @@ def analyse(
     width: float = 0.5,
     support: Support | None = None,
     clips: int = 1,
+    momentum_about_com: bool = True,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
     support: the polygons, when known (a motion whose planted feet did not move); else from the
     contacts. clips: the motion is that many equal clips one after another (a batch of variants
     of one clip, ``support`` given for all of them), each differentiated on its own.
+    momentum_about_com: False leaves the angular momentum out (None; the balance plan's
+    evaluations only need the ZMP and the torques).
     """
     kin = segment_kinematics(motion, body, smooth, clips=clips)
     if support is None:
@@ -71,7 +75,8 @@ def analyse(
         support = support_from(motion, contacts, ground, heel, width, world)
     p, flag = zmp(kin, body, support.ground, free_fall)
     dynamics = inverse_dynamics(kin, body, support, free_fall)
-    return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), momentum(kin, body)[1])
+    angular = momentum(kin, body)[1] if momentum_about_com else None
+    return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
 
 
 def flight_phases(support_any: np.ndarray, min_frames: int = 3) -> np.ndarray:
@@ -271,7 +276,8 @@ def report(
     zmp_outside_mean_m: mean distance outside over those frames; torque_violations: joint-frames
     with |τ| above the limit, torque_violation_frames, torque_worst_ratio (and its joint);
     flight_error_m: RMS distance of the CoM from its best ballistic parabola over flight phases;
-    flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s);
+    flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s), L from
+    derivatives of each phase's own frames (:func:`.dynamics.phase_momentum`);
     flight_momentum_change: the same RMS over each phase's mean |L̄| (its own momentum; RMS over
     the phases' frames): 0.05 is "constant within 5 %";
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
@@ -289,7 +295,7 @@ def report(
     for start, stop in phases:
         com = a.com[start:stop]
         flight_err.append(np.linalg.norm(com - ballistic_fit(com, motion.fps, body.up), axis=1))
-        momentum = a.angular_momentum[start:stop]
+        momentum = phase_momentum(a.kin, body, start, stop)
         drift.append(momentum - momentum.mean(axis=0))
         scale = max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
         change.append(np.linalg.norm(drift[-1], axis=1) / scale)

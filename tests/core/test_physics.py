@@ -405,3 +405,33 @@ def test_physics_torque_constraint_holds_on_a_real_walk():
     over = {(int(t), body.skeleton.names[j]) for t, j in zip(*np.nonzero(ratio_after > 1))}
     assert {(c["frame"], c["joint"]) for c in rep["torque_causes"]} == over  # each remaining one with its cause
     assert all((c["cause"] == "gravity alone") == (c["static"] > 1) for c in rep["torque_causes"])
+
+
+def test_phase_momentum_is_constant_where_the_clip_wide_derivatives_mix_in_the_phase_ends():
+    """A pose held still and turned about the vertical through its CoM at one rate on frames
+    40–79 and another outside: the vertical angular momentum (I_zz·ω, I_zz constant under that
+    turn) from derivatives of those frames alone is constant and equals the clip-wide one
+    mid-phase, where its window stays inside; the clip-wide windows reach across the rate
+    changes near the ends."""
+    from core.io.bvh import read_bvh
+    from core.physics.body import body_model
+    from core.physics.dynamics import center_of_mass, momentum, phase_momentum, segment_kinematics
+    from core.physics.solve import _turn_about_com
+    from tests.conftest import shared_file
+
+    unit = 0.0254 / 0.45
+    clip = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 121)).scaled(1.4)
+    held = clip.copy()
+    held.translations[:] = clip.translations[:1]
+    held.rotations[:] = clip.rotations[:1]
+    body = body_model(held.skeleton, 90.0, unit=unit)
+    com = center_of_mass(segment_kinematics(held, body, 0.2), body) / unit
+    rate = np.where((np.arange(120) >= 40) & (np.arange(120) < 80), 3.0, 1.0)  # rad/s
+    theta = np.concatenate(([0.0], np.cumsum(rate[:-1]))) / held.fps
+    turned = _turn_about_com(held, com, theta[:, None] * body.up)
+    kin = segment_kinematics(turned, body, 0.2)
+    own = phase_momentum(kin, body, 40, 80) @ body.up
+    wide = momentum(kin, body)[1][40:80] @ body.up
+    assert np.abs(own - own.mean()).max() < 1e-3 * abs(own.mean())
+    assert own[20] == pytest.approx(wide[20], rel=1e-6)
+    assert np.abs(wide - own.mean()).max() > 0.1 * abs(own.mean())

@@ -26,7 +26,10 @@ def _square_support(t: int, half: float = 1.0, flags: np.ndarray | None = None) 
     return Support(np.broadcast_to(box, (t, 1, 4, 2)).copy(), flags, np.array([0]), ground_basis(UP), UP, 0.0)
 
 
-def test_coloured_jacobian_equals_one_control_at_a_time():
+@pytest.mark.parametrize("tight", [False, True])
+def test_coloured_jacobian_equals_one_control_at_a_time(tight):
+    """Also with the tight reach (two spacings plus one derivative window, fewer colours), the
+    clip's edge frames reaching from the centre of their one-sided window (``edge``)."""
     t, spacing, half = 90, 4.0, 6
     n = n_controls(t, spacing)
     rng = np.random.default_rng(3)
@@ -37,9 +40,10 @@ def test_coloured_jacobian_equals_one_control_at_a_time():
         acc = savgol(x, half, 3, 2)
         return np.concatenate((np.sin(x), x[:, :1] * acc), axis=1)
 
-    reach = 2 * spacing + 2 * half
-    index, jac = coloured_jacobian(f, c0, spacing, reach, 1e-6)
+    reach = 2 * spacing + (half if tight else 2 * half)
+    index, jac = coloured_jacobian(f, c0, spacing, reach, 1e-6, edge=half if tight else 0)
     assert index.shape[1] < n  # fewer evaluations than controls
+    assert index.shape[1] == (8 if tight else 11)
     base = f(c0)
     for i in range(n):
         for d in range(2):
@@ -97,6 +101,30 @@ def test_plan_brings_a_cart_table_zmp_inside_and_a_torque_under_its_limit():
     ratio = np.linalg.norm(after.torques, axis=-1)[:, 0] / limit[0]
     assert ratio.max() < 1.0  # the torque goal (|x| ≤ 0.63) is tighter than the polygon's here
     np.testing.assert_allclose(plan.shift, realise(plan.controls))
+
+
+def test_plan_jerk_weight_smooths_the_shift_and_keeps_the_zmp_inside():
+    """The jerk term (third differences of the controls) lowers the shift's mean |third difference|
+    — what the report's jerk adds up — while the cart-table ZMP still ends inside the polygon."""
+    fps, t, spacing, half = 60.0, 180, 2.0, 3
+    time = np.arange(t) / fps
+    z0 = np.stack((1.3 * np.sin(2 * np.pi * time / 1.5), 0.2 * np.cos(2 * np.pi * time / 3.0)), axis=1)
+    sup = _square_support(t)
+
+    def measure(delta):
+        return Measures(z0 + delta - 0.08 * savgol(delta, half, 3, 2, 1.0 / fps), np.zeros((t, 0, 3)))
+
+    shifts = {}
+    for jerk in (0.0, 1.0):
+        plan = plan_balance(
+            lambda c: evaluate(c, t, spacing), measure, sup, np.zeros(0), spacing, 2 * spacing + half,
+            PlanGoals(0.05, deviation=1e-4, smoothness=1e-4, jerk=jerk), SolverOptions(iterations=4), fps=fps,
+            edge=half,
+        )  # fmt: skip
+        inside, _, _ = sup.query(measure(plan.shift).zmp)
+        assert inside.mean() > 0.97
+        shifts[jerk] = np.linalg.norm(np.diff(plan.shift, 3, axis=0), axis=-1).mean()
+    assert shifts[1.0] < 0.8 * shifts[0.0]
 
 
 def test_plan_does_not_accelerate_the_shift_in_flight():
