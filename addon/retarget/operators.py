@@ -317,7 +317,12 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
                 raise ValueError(explained(exc, mapping)) from exc
 
         def finish(context, done):
-            report = prepared.write(done)
+            wm = context.window_manager
+            wm.progress_begin(0, 100)  # a control rig's keys are fitted on Blender's evaluation, here (seconds)
+            try:
+                report = prepared.write(done, lambda x: wm.progress_update(int(100 * x)))
+            finally:
+                wm.progress_end()
             settings = context.scene.mocap_workbench
             settings.retarget.last_report = "\n".join(report.lines())
             settings.retarget.last_physics_image = report.physics_image
