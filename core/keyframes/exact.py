@@ -60,6 +60,7 @@ SAMPLES = 4  # exactly rebuilt frames per long segment
 REACH = 12  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
+BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
 FOCUS = 0.3  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
@@ -112,20 +113,27 @@ class Rates:
         return out
 
 
-def _offsets(gap: int) -> np.ndarray:
+def _offsets(gap: int, samples: int = SAMPLES) -> np.ndarray:
     """The frames (offsets from the segment's start) sampled on a segment of ``gap``: the middles of
-    SAMPLES equal cells of its in-between frames."""
+    ``samples`` equal cells of its in-between frames."""
     inner = gap - 1
-    edges = np.linspace(0.0, inner, min(SAMPLES, inner) + 1)
+    edges = np.linspace(0.0, inner, min(samples, inner) + 1)
     return np.unique(np.clip(np.round(0.5 * (edges[:-1] + edges[1:]) + 0.5).astype(int), 1, inner))
 
 
-def sampled_bounds(errors: SegmentErrors, rates: Rates, gaps: list[int]) -> list[np.ndarray]:
-    """For each gap g ≥ 2 of ``gaps``: (T−g,) lower bounds of the cost of every segment (a, a+g), from
-    SAMPLES exactly rebuilt frames each (see the module notes). One flat batch for all the gaps."""
+def sampled_bounds(
+    errors: SegmentErrors,
+    rates: Rates,
+    gaps: list[int],
+    samples: int = SAMPLES,
+    starts: list[np.ndarray] | None = None,
+) -> list[np.ndarray]:
+    """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for a in its
+    ``starts`` (default every a < T−g), from ``samples`` exactly rebuilt frames each (see the module
+    notes). One flat batch for all the gaps."""
     n = errors.n_frames
-    offsets = [_offsets(g) for g in gaps]
-    starts = [np.arange(n - g) for g in gaps]
+    offsets = [_offsets(g, samples) for g in gaps]
+    starts = [np.arange(n - g) for g in gaps] if starts is None else [np.asarray(s, dtype=int) for s in starts]
     a = np.concatenate([np.repeat(s, len(o)) for s, o in zip(starts, offsets)])
     b = np.concatenate([np.repeat(s + g, len(o)) for s, o, g in zip(starts, offsets, gaps)])
     t = np.concatenate([(s[:, None] + o).ravel() for s, o in zip(starts, offsets)])
@@ -194,7 +202,10 @@ def exact_keys(
         upper = (keys_u, float(info_u["total_error"]))
     keys_u, bound = np.asarray(upper[0]), float(upper[1])
     limit = bound * (1.0 + TOLERANCE) + 1e-300
-    band = int(min(n - 1, max(MIN_BAND, math.ceil(BAND_FACTOR * (n - 1) / (count - 1)))))
+    longest = n - count + 1  # K keys leave n − K in-between frames: no segment can hold more
+    band = int(min(longest, max(MIN_BAND, math.ceil(BAND_FACTOR * (n - 1) / (count - 1)))))
+    g = np.arange(2, band + 1)
+    band = max(min(band, MIN_BAND), int(np.searchsorted(np.cumsum((n - g) * (g - 1)), BAND_WORK, side="right")) + 1)
     table = np.full((n, n), np.inf)  # table[a, g]: a lower bound of E(a, a+g), exact where ``exact``
     exact = np.zeros((n, n), dtype=bool)
     table[: n - 1, 1], exact[: n - 1, 1] = 0.0, True
@@ -204,15 +215,23 @@ def exact_keys(
         table[: n - g, g] = errors.gap_errors(np.arange(n - g), g).sum(axis=1)
         exact[: n - g, g] = True
         rebuilt += (n - g) * (g - 1)
-        report(0.3 + 0.3 * rebuilt / max(work, 1.0))
+        report(0.3 + 0.2 * rebuilt / max(work, 1.0))
     rates = Rates(motion)
-    per = max(1, BATCH // (n * SAMPLES))  # gaps per flat batch
-    for first in range(band + 1, n, per):
-        gaps = list(range(first, min(first + per, n)))
-        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps)):
+    per = max(1, BATCH // n)  # gaps per flat batch
+    for first in range(band + 1, longest + 1, per):  # one sample each: most long segments exceed U at once
+        gaps = list(range(first, min(first + per, longest + 1)))
+        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps, samples=1)):
             table[: n - g, g] = np.where(lb > limit, np.inf, lb)
-            rebuilt += (n - g) * len(_offsets(g))
-        report(0.6 + 0.2 * (gaps[-1] - band) / max(n - 1 - band, 1))
+            rebuilt += n - g
+        report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
+    per = max(1, BATCH // (n * SAMPLES))
+    for first in range(band + 1, longest + 1, per):  # the others: SAMPLES each
+        gaps = list(range(first, min(first + per, longest + 1)))
+        starts = [np.flatnonzero(np.isfinite(table[: n - g, g])) for g in gaps]
+        for g, a, lb in zip(gaps, starts, sampled_bounds(errors, rates, gaps, starts=starts)):
+            table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
+            rebuilt += len(a) * len(_offsets(g))
+        report(0.65 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
     rounds = 0
     while True:
         rounds += 1
