@@ -126,3 +126,12 @@ def test_exact_optimum_refuses_non_finite_motion_and_handles_tiny_clips():
     for n in (1, 2, 3):
         keys, info = exact_keys(m.frames(slice(0, n)), 3)
         assert keys.tolist() == list(range(n)) or keys.tolist() == [0, n - 1]
+
+
+def test_gap_rows_are_rows_of_the_gap_layout():
+    m = CLIPS["bandai"]()
+    errors = SegmentErrors(m)
+    for gap, starts in ((2, np.arange(70)), (9, np.arange(60)), (33, np.array([0, 4, 5, 30]))):
+        rows = np.array(sorted({1, gap // 2, gap - 1}))
+        every = errors.gap_errors(starts, gap)  # (n, gap−1)
+        assert np.allclose(errors.gap_rows(starts, gap, rows), every[:, rows - 1].T, rtol=1e-12, atol=1e-12)
