@@ -44,11 +44,12 @@ gives L(a, b) ≤ E(a, b).
 
 **Cost, measured** (scripts/benchmark_optimal.py, cold, CPU seconds on a loaded 2-core machine).
 Correct but not fast: CMU 05_02 (1,124 frames) at 5 % keys 80 s (about 11 M rebuilt frames, peak
-95 MB), at 10 % 47 s, 3 keys 49 s; CMU 01_01 (2,752 frames) at 10 % 163 s (185 MB). That is more
+95 MB), at 10 % 47 s, 3 keys 49 s; CMU 01_01 (2,752 frames) at 5 % 472 s (287 MB), at 10 % 163 s,
+1,000 keys 68 s. That is more
 than the old full table (exact up to 4× the mean gap, screened beyond: 3.8 M frames, 31.5 s at
 5 % of 05_02, whose answer it proves optimal) and far from the 1 s asked for. It confirms the
 default coarse-to-fine path: its total is 1.0015× the optimum at 5 % of 05_02, 1.013× at 10 %,
-equal at 3 keys, 1.007× at 10 % of 01_01. Why so slow:
+equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys. Why so slow:
 with the exact costs known, only 1,279 segments (27,771 rebuilt frames) can be in a key set
 within the coarse-to-fine answer's total, but proving it of the others needs each segment
 bounded to within 0.5–1.0× of its exact cost where its gap is near the mean gap (the median
