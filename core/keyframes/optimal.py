@@ -40,9 +40,9 @@ COARSE_WORK + (2·WINDOW+1)²·T rebuilt frames per round. Measured against the 
 table on CMU 05_02 (1,124 frames): total error within 0.2 % at 5 % keys and 1.3 % at 10 %
 (scripts/benchmark_optimal.py prints the current figures).
 
-Provable lower bounds were tried to prune the exact table instead (triangle inequality from a
-few exact frames and a Lipschitz bound of the slerp rebuild: sound, but only 0.5-0.7 of the
-exact cost, too loose to prune). Both paths report progress every PROGRESS_FRAMES rebuilt
+The proved optimum over every key set (no gap bound, no estimate) is :func:`.exact.exact_keys`:
+it starts from the coarse-to-fine answer and prunes segments with sound lower bounds, but
+those bounds are loose near the mean gap, so it costs about as much as a full table. Both paths report progress every PROGRESS_FRAMES rebuilt
 frames and can be cancelled (``progress`` raises); the cache of full-resolution tables is
 then left as it was.
 """

@@ -113,6 +113,17 @@ class SegmentErrors:
         per = max(1, self.chunk // (gap - 1))
         return np.concatenate([self._gap_batch(starts[i : i + per], gap).T for i in range(0, len(starts), per)])
 
+    def gap_rows(self, starts: np.ndarray, gap: int, offsets: np.ndarray) -> np.ndarray:
+        """(len(offsets), n) errors of frames starts + offsets (1 ≤ offset < gap) rebuilt from the
+        segments (starts, starts + gap): a few rows of :meth:`gap_errors`, at the gap layout's speed."""
+        starts, offsets = np.asarray(starts, dtype=int), np.asarray(offsets, dtype=int)
+        if len(starts) == 0 or len(offsets) == 0:
+            return np.zeros((len(offsets), len(starts)))
+        per = max(1, self.chunk // len(offsets))
+        return np.concatenate(
+            [self._rows_batch(starts[i : i + per], gap, offsets) for i in range(0, len(starts), per)], axis=1
+        )
+
     def flat_errors(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """(Σ (b−a−1),) per-frame errors of the in-between frames of segments (a, b), segment after segment."""
         a, b = np.asarray(a, dtype=int).ravel(), np.asarray(b, dtype=int).ravel()
@@ -166,6 +177,16 @@ class SegmentErrors:
         u = (np.arange(1, g) / g)[:, None]
         batch = _Batch(starts, starts + g, u, _Frames(starts, g), (g - 1, len(starts)))
         return self._errors(batch, *self._gap_weights(starts, g, u))
+
+    def _rows_batch(self, starts: np.ndarray, g: int, offsets: np.ndarray) -> np.ndarray:
+        """(r, n) errors at rows ``offsets`` of n segments of gap g (slerp weights by a sine per row)."""
+        u = (offsets / g)[:, None]
+        batch = _Batch(starts, starts + g, u, _Frames(starts, g, offsets), (len(offsets), len(starts)))
+        theta, s, near, sign = self._arc(starts, starts + g)
+        inv = (1.0 / np.where(near, 1.0, s))[:, None, :]
+        wa = np.where(near[:, None, :], 1.0 - u, np.sin((1.0 - u) * theta[:, None, :]) * inv)
+        wb = np.where(near[:, None, :], u, np.sin(u * theta[:, None, :]) * inv) * sign[:, None, :]
+        return self._errors(batch, wa, wb)
 
     def _flat_batch(self, a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
         """(N,) errors of frames t, each rebuilt from its keys a < t < b."""
@@ -296,22 +317,25 @@ def _distance(x: tuple, original: np.ndarray) -> np.ndarray:
 
 
 class _Frames:
-    """Gather a (C, T) series at the in-between frames of segments (starts, starts + g): (C, g−1, n).
+    """Gather a (C, T) series at the in-between frames of segments (starts, starts + g): (C, g−1, n),
+    or at the rows ``offsets`` only: (C, len(offsets), n).
 
-    Contiguous starts (table builds) give a strided view, no copy.
+    Contiguous starts (table builds) give a strided view, no copy (a copy of the rows asked for).
     """
 
-    def __init__(self, starts: np.ndarray, g: int):
-        self.g, self.n = g, len(starts)
+    def __init__(self, starts: np.ndarray, g: int, offsets: np.ndarray | None = None):
+        self.g, self.n, self.offsets = g, len(starts), offsets
         self.first = int(starts[0])
         self.contiguous = bool(np.all(np.diff(starts) == 1))
         if not self.contiguous:
-            self.index = starts[None, :] + np.arange(1, g)[:, None]
+            rows = np.arange(1, g) if offsets is None else offsets
+            self.index = starts[None, :] + rows[:, None]
 
     def __call__(self, series: np.ndarray) -> np.ndarray:
         if self.contiguous:
             block = series[:, self.first : self.first + self.n + self.g - 1]
-            return sliding_window_view(block, self.n, axis=-1)[:, 1 : self.g]
+            view = sliding_window_view(block, self.n, axis=-1)
+            return view[:, 1 : self.g] if self.offsets is None else view[:, self.offsets]
         return series[:, self.index]
 
 

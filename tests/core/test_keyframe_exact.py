@@ -1,0 +1,137 @@
+"""The exact keyframe optimum (core/keyframes/exact.py): sound lower bounds, and the same least total
+error as the DP over every segment's exact cost, on real captures and on adversarial motion."""
+
+import numpy as np
+import pytest
+
+from core import quaternion as quat
+from core import synthetic
+from core.io.bvh import read_bvh
+from core.keyframes import optimal
+from core.keyframes.exact import Rates, exact_keys, sampled_bounds
+from core.keyframes.segments import SegmentErrors
+from core.motion import Motion
+from tests.conftest import shared_file
+from tests.core.test_keyframe_methods import brute_force, frame_errors
+
+
+def capture(relative: str, frames: slice) -> Motion:
+    return read_bvh(shared_file(relative)).frames(frames)
+
+
+def adversarial() -> Motion:
+    """Segment errors far from monotone: a walk that comes back to where it started (a palindrome, so
+    a long segment can rebuild it better than a shorter one), a held pose, and one-frame spikes."""
+    m = synthetic.demo_clip().frames(slice(0, 120, 3))
+    order = np.r_[np.arange(40), np.arange(39, -1, -1), np.full(8, 20)]
+    rotations = m.rotations[order].copy()
+    rng = np.random.default_rng(7)
+    for t in rng.choice(len(order), 6, replace=False):  # a bone flicks away for one frame
+        j = rng.integers(1, m.skeleton.n_joints)
+        rotations[t, j] = quat.multiply(rotations[t, j], quat.from_axis_angle(rng.normal(size=3), 1.2))
+    return Motion(m.skeleton, m.translations[order], rotations, m.fps)
+
+
+CLIPS = {
+    "05_02": lambda: capture("cmu_bvh_cgspeed/05_02.bvh", slice(300, 540, 3)),
+    "02_01": lambda: capture("cmu_bvh_cgspeed/02_01.bvh", slice(0, 240, 3)),
+    "131_03": lambda: capture("cmu_bvh_3dsmax/131_03.bvh", slice(900, 1140, 3)),
+    "bandai": lambda: capture("bandai_namco_1/dataset-1_dance-short_normal_001.bvh", slice(0, 240, 3)),
+    "adversarial": adversarial,
+}
+
+
+def full_table(motion: Motion) -> np.ndarray:
+    """Independent reference: the exact cost of every segment (every gap), for the DP of :func:`optimal.solve`."""
+    errors, n = SegmentErrors(motion), motion.n_frames
+    table = np.full((n, n), np.inf)
+    table[: n - 1, 1] = 0.0
+    for gap in range(2, n):
+        table[: n - gap, gap] = errors.gap_errors(np.arange(n - gap), gap).sum(axis=1)
+    return table
+
+
+@pytest.mark.parametrize("name", ["05_02", "bandai", "adversarial"])
+def test_lower_bounds_never_exceed_the_exact_costs(name):
+    m = CLIPS[name]()
+    errors, rates = SegmentErrors(m), Rates(m)
+    n = m.n_frames
+    for gap in (2, 5, 17, 40, 60, n - 1):
+        starts = np.arange(n - gap)
+        bound = sampled_bounds(errors, rates, [gap])[0]
+        cost = errors.costs(starts, starts + gap)
+        assert np.all(bound <= cost * (1 + 1e-9) + 1e-12), gap
+        if gap >= 40:
+            assert bound.sum() > 0.1 * cost.sum()  # a bound, not zero
+
+
+@pytest.mark.parametrize("name", list(CLIPS))
+def test_exact_optimum_equals_the_full_table(name):
+    m = CLIPS[name]()
+    n = m.n_frames
+    table = full_table(m)
+    for count in (4, round(0.1 * n)):
+        reference = optimal.solve(table, count)[1]
+        keys, info = exact_keys(m, count)
+        assert info["path"] == "exact" and len(keys) == count and keys[0] == 0 and keys[-1] == n - 1
+        assert info["total_error"] == pytest.approx(reference, rel=1e-9), count
+        assert frame_errors(m, keys).sum() == pytest.approx(info["total_error"], rel=1e-9)
+        coarse = optimal.coarse_to_fine(m, count)[1]["total_error"]
+        assert info["total_error"] <= coarse * (1 + 1e-12)
+
+
+def test_exact_optimum_equals_brute_force_over_every_key_set():
+    m = read_bvh(shared_file("cmu_bvh_cgspeed/05_02.bvh")).frames(slice(200, 312, 8))
+    every = brute_force(m, m.n_frames - 1)
+    for count in range(2, m.n_frames + 1):
+        keys, info = exact_keys(m, count)
+        assert info["total_error"] == pytest.approx(every[count], abs=1e-9), count
+
+
+def test_exact_optimum_is_never_worse_than_a_given_upper_bound():
+    m = CLIPS["adversarial"]()
+    count = 7
+    uniform = np.round(np.linspace(0, m.n_frames - 1, count)).astype(int)
+    total = float(SegmentErrors(m).costs(uniform[:-1], uniform[1:]).sum())
+    keys, info = exact_keys(m, count, upper=(uniform, total))
+    assert info["total_error"] <= total
+    assert info["total_error"] == pytest.approx(optimal.solve(full_table(m), count)[1], rel=1e-9)
+
+
+def test_exact_optimum_reports_progress_and_can_be_cancelled():
+    m = CLIPS["05_02"]()
+    seen = []
+    keys, info = exact_keys(m, 8, progress=seen.append)
+    assert len(seen) > 10 and seen[-1] == 1.0 and all(b >= a for a, b in zip(seen, seen[1:]))
+
+    class Stop(Exception):
+        pass
+
+    def stop_half_way(fraction: float) -> None:
+        if fraction > 0.5:
+            raise Stop
+
+    with pytest.raises(Stop):
+        exact_keys(m, 8, progress=stop_half_way)
+    again, fresh = exact_keys(m, 8)
+    assert again.tolist() == keys.tolist() and fresh["total_error"] == info["total_error"]
+
+
+def test_exact_optimum_refuses_non_finite_motion_and_handles_tiny_clips():
+    m = CLIPS["adversarial"]()
+    broken = m.copy()
+    broken.rotations[5, 2] = np.nan
+    with pytest.raises(ValueError, match="frame 5"):
+        exact_keys(broken, 5)
+    for n in (1, 2, 3):
+        keys, info = exact_keys(m.frames(slice(0, n)), 3)
+        assert keys.tolist() == list(range(n)) or keys.tolist() == [0, n - 1]
+
+
+def test_gap_rows_are_rows_of_the_gap_layout():
+    m = CLIPS["bandai"]()
+    errors = SegmentErrors(m)
+    for gap, starts in ((2, np.arange(70)), (9, np.arange(60)), (33, np.array([0, 4, 5, 30]))):
+        rows = np.array(sorted({1, gap // 2, gap - 1}))
+        every = errors.gap_errors(starts, gap)  # (n, gap−1)
+        assert np.allclose(errors.gap_rows(starts, gap, rows), every[:, rows - 1].T, rtol=1e-12, atol=1e-12)
