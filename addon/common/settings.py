@@ -30,3 +30,11 @@ def unregister() -> None:
     if _settings_class is not None:
         bpy.utils.unregister_class(_settings_class)
         _settings_class = None
+
+
+def take_unset(operator: bpy.types.Operator, settings: bpy.types.PropertyGroup, names) -> None:
+    """Give ``operator`` the panel's ``settings`` for every property in ``names`` the caller did not set
+    (a script, a keymap item, a preset keep theirs)."""
+    for name in names:
+        if not operator.properties.is_property_set(name):
+            setattr(operator, name, getattr(settings, name))

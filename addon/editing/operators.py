@@ -17,6 +17,7 @@ from ..common import animdata
 from ..common.armature import scene_fps, set_scene_fps
 from ..common.guard import reported_errors
 from ..common.library import linked_message
+from ..common.settings import take_unset
 
 PIVOT_ITEMS = [
     ("FIRST_FRAME", "First Frame Root", "The vertical through the root bone at the action's first frame"),
@@ -338,9 +339,7 @@ class _EditOperator:
     def fill(self, context) -> None:
         """Take the Edit panel's settings for every option and input the operator was not given."""
         settings = context.scene.mocap_workbench.editing
-        for name in self.properties_of():
-            if not self.properties.is_property_set(name):
-                setattr(self, name, getattr(settings, name))
+        take_unset(self, settings, self.properties_of())
         self.take_settings(context, settings)
 
     def invoke(self, context, event):

@@ -9,6 +9,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..common import jobs
 from ..common.library import linked_message
+from ..common.settings import take_unset
 
 HYBRID_GRID_DEFAULT = 8.0
 
@@ -269,10 +270,7 @@ class MOCAP_OT_extract_keyframes(jobs.JobOperator, bpy.types.Operator):
 
         seed(context.scene)  # a scene made in this session has not taken the preferences yet
         # The scene's settings, except those the caller passed (a script, a keymap item, a preset)
-        settings = context.scene.mocap_workbench
-        for name in settings_properties():
-            if not self.properties.is_property_set(name):
-                setattr(self, name, getattr(settings, name))
+        take_unset(self, context.scene.mocap_workbench, settings_properties())
         fill_frame_range(self, context)
         return jobs.start(self, context)  # modal with a window: progress in the status bar, Esc cancels
 

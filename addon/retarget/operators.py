@@ -9,6 +9,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..common import jobs
 from ..common.guard import reported_errors
 from ..common.library import linked_message
+from ..common.settings import take_unset
 
 BODY_MODEL_ITEMS = [
     ("MALE", "Male", "Segment masses and inertia of an average adult man (de Leva, 1996)"),
@@ -18,6 +19,15 @@ SCALE_ITEMS = [
     ("AUTO", "Leg Length", "Scale the root motion by the ratio of the target's leg length to the source's"),
     ("RATIO", "Ratio", "Scale the root motion by a chosen ratio"),
 ]
+
+
+def use_bone_map_property():
+    """Retarget's and Retarget Batch's choice of the panel's bone map."""
+    return BoolProperty(
+        name="Use Bone Map",
+        default=True,
+        description="Use the Retarget panel's bone map when it was made for this target (else map automatically)",
+    )
 
 
 def retarget_properties() -> dict:
@@ -256,11 +266,7 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
             options={"SKIP_PRESET"},  # a preset names no object of a file
             description="Source armature (default: the Retarget panel's source, else the other selected armature)",
         ),
-        "use_bone_map": BoolProperty(
-            name="Use Bone Map",
-            default=True,
-            description="Use the Retarget panel's bone map when it was made for this target (else map automatically)",
-        ),
+        "use_bone_map": use_bone_map_property(),
     }
 
     @classmethod
@@ -271,10 +277,7 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
         return message is None
 
     def invoke(self, context, event):
-        settings = context.scene.mocap_workbench.retarget
-        for name in retarget_properties():
-            if not self.properties.is_property_set(name):
-                setattr(self, name, getattr(settings, name))
+        take_unset(self, context.scene.mocap_workbench.retarget, retarget_properties())
         return jobs.start(self, context)  # modal with a window: progress in the status bar, Esc cancels
 
     def draw(self, context):
@@ -394,11 +397,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
             description="Names of the source actions (default: those ticked in the list, else every action of "
             "the source's bones)",
         ),
-        "use_bone_map": BoolProperty(
-            name="Use Bone Map",
-            default=True,
-            description="Use the Retarget panel's bone map when it was made for this target (else map automatically)",
-        ),
+        "use_bone_map": use_bone_map_property(),
     }
 
     @classmethod
@@ -409,10 +408,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
         return message is None
 
     def invoke(self, context, event):
-        settings = context.scene.mocap_workbench.retarget
-        for name in (*retarget_properties(), *batch_properties()):
-            if not self.properties.is_property_set(name):
-                setattr(self, name, getattr(settings, name))
+        take_unset(self, context.scene.mocap_workbench.retarget, (*retarget_properties(), *batch_properties()))
         return jobs.start(self, context)
 
     def draw(self, context):
