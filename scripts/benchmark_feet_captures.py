@@ -27,15 +27,9 @@ sys.path.insert(0, str(ROOT))
 from core.io.asf_amc import read_asf_amc  # noqa: E402
 from core.io.bvh import read_bvh  # noqa: E402
 from core.retarget import retarget, retarget_metrics  # noqa: E402
+from scripts.benchmark_retarget import MOCAP  # noqa: E402
+from scripts.benchmark_retarget import RIGS as TARGETS  # noqa: E402  (the cross-rig table's rigs)
 
-MOCAP = ROOT.parent / "shared" / "mocap"
-TARGETS = {
-    "CMU cgspeed": "cmu_bvh_cgspeed/02_01.bvh",
-    "CMU 3ds Max": "cmu_bvh_3dsmax/131_01.bvh",
-    "Bandai Namco": "bandai_namco_1/dataset-1_walk_normal_001.bvh",
-    "Mixamo": "mixamo/Walk-In-Circle.bvh",
-    "Character Creator": "iclone_cc/005_06.bvh",
-}
 FIGURES = ("float_max_h", "penetration_max_h", "skating_ankle_source_h", "skating_ankle_after_h",
            "skating_toe_source_h", "skating_toe_after_h")  # fmt: skip
 
