@@ -11,6 +11,7 @@ import pytest
 
 from tests.blender.conftest import PACKAGE
 from tests.blender.test_jobs import Driven, event, run_modal, stand_in_context
+from tests.blender.test_retarget import select_pair
 from tests.conftest import shared_file
 
 bvh = import_module(PACKAGE + ".core.io.bvh")
@@ -45,11 +46,7 @@ def import_bvh(path):
 
 
 def make_pair(source, target):
-    for obj in bpy.context.view_layer.objects:
-        obj.select_set(False)
-    source.select_set(True)
-    target.select_set(True)
-    bpy.context.view_layer.objects.active = target
+    select_pair(source, target)
     bpy.context.scene.mocap_workbench.retarget.source = source
 
 
