@@ -12,6 +12,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper, 
 
 from ...core.quaternion import EULER_ORDERS
 from ..common.guard import reported_errors
+from ..common.poll import poll_result
 
 ROTATION_MODE_ITEMS = [
     ("QUATERNION", "Quaternion", "Convert rotations to quaternions"),
@@ -175,10 +176,7 @@ class EXPORT_ANIM_OT_acclaim(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        message = export_poll_message(context)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, export_poll_message(context))
 
     def draw(self, context):
         layout = self.layout

@@ -17,6 +17,7 @@ from ..common import animdata
 from ..common.armature import scene_fps, set_scene_fps
 from ..common.guard import reported_errors
 from ..common.library import linked_message
+from ..common.poll import poll_result
 from ..common.settings import take_unset
 
 PIVOT_ITEMS = [
@@ -331,10 +332,7 @@ class _EditOperator:
 
     @classmethod
     def poll(cls, context):
-        message = edit_poll_message(context, cls.need_action, cls.need_other, cls.writes)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, edit_poll_message(context, cls.need_action, cls.need_other, cls.writes))
 
     def fill(self, context) -> None:
         """Take the Edit panel's settings for every option and input the operator was not given."""
@@ -550,9 +548,7 @@ class MOCAP_OT_pca_synthesis(_EditOperator, bpy.types.Operator):
         obj = context.active_object
         if message is None and not any(animdata.animates_bones(a, obj.data.bones) for a in bpy.data.actions):
             message = f"No action animates the bones of '{obj.name}'"
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, message)
 
     def take_settings(self, context, settings):
         if not len(self.actions):
@@ -600,9 +596,7 @@ class MOCAP_OT_smoothed_pose_edit(_EditOperator, bpy.types.Operator):
             frame = context.scene.frame_current
             if not start - 1e-6 <= frame <= end + 1e-6:
                 message = f"Frame {frame} is outside '{action.name}' (frames {start:g}–{end:g})"
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, message)
 
     def in_place_actions(self, context):
         return [context.active_object.animation_data.action] if self.in_place else []

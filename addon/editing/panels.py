@@ -10,6 +10,7 @@ from bpy.props import CollectionProperty, IntProperty, PointerProperty, StringPr
 from ..common import animdata
 from ..common.guard import reported_errors
 from ..common.panels import draw_report
+from ..common.poll import poll_result
 from .operators import (
     MOCAP_OT_blend_body_part,
     MOCAP_OT_copy_range,
@@ -78,10 +79,7 @@ class MOCAP_OT_pca_list_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = edit_poll_message(context, need_action=False, writes=False)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, edit_poll_message(context, need_action=False, writes=False))
 
     @reported_errors
     def execute(self, context):
@@ -103,10 +101,8 @@ class MOCAP_OT_pca_list_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not len(context.scene.mocap_workbench.editing.pca_actions):
-            cls.poll_message_set("The list is empty")
-            return False
-        return True
+        empty = not len(context.scene.mocap_workbench.editing.pca_actions)
+        return poll_result(cls, "The list is empty" if empty else None)
 
     @reported_errors
     def execute(self, context):
@@ -125,10 +121,7 @@ class MOCAP_OT_pca_list_fill(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = edit_poll_message(context, need_action=False, writes=False)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, edit_poll_message(context, need_action=False, writes=False))
 
     @reported_errors
     def execute(self, context):

@@ -12,6 +12,7 @@ import bpy
 import numpy as np
 
 from ..common.guard import reported_errors
+from ..common.poll import poll_result
 
 PREVIEW_SIZE = 256
 ICON_SIZE = 32
@@ -89,10 +90,7 @@ class MOCAP_OT_mark_motion_asset(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = poll_message(context)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, poll_message(context))
 
     @reported_errors
     def execute(self, context):

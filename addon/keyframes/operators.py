@@ -9,6 +9,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..common import jobs
 from ..common.library import linked_message
+from ..common.poll import poll_result
 from ..common.settings import take_unset
 
 HYBRID_GRID_DEFAULT = 8.0
@@ -260,10 +261,7 @@ class MOCAP_OT_extract_keyframes(jobs.JobOperator, bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = armature_poll_message(context)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, armature_poll_message(context))
 
     def invoke(self, context, event):
         from ..common.preferences import seed

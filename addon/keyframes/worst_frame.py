@@ -10,6 +10,7 @@ import bpy
 
 from ..common import record
 from ..common.guard import reported_errors
+from ..common.poll import poll_result
 
 
 def worst_of(obj) -> dict | None:
@@ -57,10 +58,7 @@ class MOCAP_OT_goto_worst_frame(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = poll_message(context)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, poll_message(context))
 
     @reported_errors
     def execute(self, context):

@@ -28,6 +28,7 @@ from bpy.props import StringProperty
 from bpy.types import Menu, Operator
 
 from ..common.guard import reported_errors
+from ..common.poll import poll_result
 
 SUBDIR = "mocap_workbench/bone_maps"
 PRESET_ROOT = Path(__file__).resolve().parent  # holds presets/<SUBDIR> (register_preset_path's layout)
@@ -77,10 +78,8 @@ def apply_document(operator: Any, context: Any, document: dict) -> set[str]:
 
 def _target_poll(cls: Any, context: Any) -> bool:
     obj = context.active_object
-    if obj is None or obj.type != "ARMATURE" or not len(obj.data.bones):
-        cls.poll_message_set("Make the target armature active")
-        return False
-    return True
+    ready = obj is not None and obj.type == "ARMATURE" and len(obj.data.bones)
+    return poll_result(cls, None if ready else "Make the target armature active")
 
 
 class MOCAP_MT_bone_map_presets(Menu):

@@ -9,6 +9,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..common import jobs
 from ..common.guard import reported_errors
 from ..common.library import linked_message
+from ..common.poll import poll_result
 from ..common.settings import take_unset
 
 BODY_MODEL_ITEMS = [
@@ -246,10 +247,7 @@ def pair_poll_message(context, name: str = "", need_action: bool = True, writes:
 class _PairOperator:
     @classmethod
     def poll(cls, context):
-        message = pair_poll_message(context, need_action=cls.need_action, writes=False)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, pair_poll_message(context, need_action=cls.need_action, writes=False))
 
 
 class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
@@ -271,10 +269,7 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = pair_poll_message(context)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, pair_poll_message(context))
 
     def invoke(self, context, event):
         take_unset(self, context.scene.mocap_workbench.retarget, retarget_properties())
@@ -402,10 +397,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        message = target_poll_message(context)
-        if message:
-            cls.poll_message_set(message)
-        return message is None
+        return poll_result(cls, target_poll_message(context))
 
     def invoke(self, context, event):
         take_unset(self, context.scene.mocap_workbench.retarget, (*retarget_properties(), *batch_properties()))
@@ -546,10 +538,7 @@ class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
 
     @classmethod
     def poll(cls, context):
-        if not _armature(context.active_object):
-            cls.poll_message_set("Make the target armature active")
-            return False
-        return True
+        return poll_result(cls, None if _armature(context.active_object) else "Make the target armature active")
 
     @reported_errors
     def execute(self, context):
@@ -569,10 +558,8 @@ class MOCAP_OT_retarget_save_map(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        if not len(context.scene.mocap_workbench.retarget.bone_map):
-            cls.poll_message_set("The bone map is empty: use Auto-Map or Load Bone Map first")
-            return False
-        return True
+        empty = not len(context.scene.mocap_workbench.retarget.bone_map)
+        return poll_result(cls, "The bone map is empty: use Auto-Map or Load Bone Map first" if empty else None)
 
     @reported_errors
     def execute(self, context):
@@ -596,10 +583,8 @@ class MOCAP_OT_retarget_clear_map(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         settings = context.scene.mocap_workbench.retarget
-        if not len(settings.bone_map) and not settings.bone_map_target:
-            cls.poll_message_set("The bone map is already empty")
-            return False
-        return True
+        empty = not len(settings.bone_map) and not settings.bone_map_target
+        return poll_result(cls, "The bone map is already empty" if empty else None)
 
     @reported_errors
     def execute(self, context):
