@@ -9,7 +9,7 @@ from bpy.props import CollectionProperty, IntProperty, PointerProperty, StringPr
 
 from ..common import animdata
 from ..common.guard import reported_errors
-from ..common.panels import draw_report
+from ..common.panels import Sidebar, draw_report
 from ..common.poll import poll_result
 from .operators import (
     MOCAP_OT_blend_body_part,
@@ -273,17 +273,12 @@ def _panels() -> list[type]:
     panels = []
     for space, suffix in SPACES:
         parent = f"MOCAP_PT_edit_{suffix}"
-        common = {"bl_space_type": space, "bl_region_type": "UI", "bl_category": "Mocap"}
-        panels.append(type(parent, (bpy.types.Panel,), {**common, "bl_label": "Edit", "draw": draw_edit}))
+        base = type(f"_EditPanel_{suffix}", (Sidebar,), {"bl_space_type": space})
+        panels.append(type(parent, (base, bpy.types.Panel), {"bl_label": "Edit", "draw": draw_edit}))
+        sub = type(f"_EditSubPanel_{suffix}", (base,), {"bl_parent_id": parent, "bl_options": {"DEFAULT_CLOSED"}})
         for key, label, draw in SUBPANELS:
-            attributes = {
-                **common,
-                "bl_label": label,
-                "bl_parent_id": parent,
-                "bl_options": {"DEFAULT_CLOSED"},
-                "draw": draw,
-            }
-            panels.append(type(f"MOCAP_PT_edit_{key}_{suffix}", (bpy.types.Panel,), attributes))
+            attributes = {"bl_label": label, "draw": draw}
+            panels.append(type(f"MOCAP_PT_edit_{key}_{suffix}", (sub, bpy.types.Panel), attributes))
     return panels
 
 

@@ -84,8 +84,20 @@ class MOCAP_UL_bone_map(bpy.types.UIList):
         return flags, []
 
 
-class MOCAP_PT_retarget(Sidebar, bpy.types.Panel):
+class _RetargetPanel(Sidebar):
+    """Mixin of the Retarget panel and its sub-panels: the 3D Viewport's sidebar."""
+
     bl_space_type = "VIEW_3D"
+
+
+class _RetargetSubPanel(_RetargetPanel):
+    """Mixin of the Retarget panel's sub-panels, closed until opened."""
+
+    bl_parent_id = "MOCAP_PT_retarget"
+    bl_options = {"DEFAULT_CLOSED"}
+
+
+class MOCAP_PT_retarget(_RetargetPanel, bpy.types.Panel):
     bl_label = "Retarget"
 
     def draw(self, context):
@@ -105,11 +117,8 @@ class MOCAP_PT_retarget(Sidebar, bpy.types.Panel):
         draw_report(layout, settings.last_report.splitlines())
 
 
-class MOCAP_PT_retarget_bone_map(Sidebar, bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
+class MOCAP_PT_retarget_bone_map(_RetargetSubPanel, bpy.types.Panel):
     bl_label = "Bone Map"
-    bl_parent_id = "MOCAP_PT_retarget"
-    bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
         layout = self.layout
@@ -160,11 +169,8 @@ class MOCAP_UL_batch_actions(bpy.types.UIList):
         return [f if f and is_source_action(item, source, target) else 0 for f, item in zip(flags, items)], []
 
 
-class MOCAP_PT_retarget_batch(Sidebar, bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
+class MOCAP_PT_retarget_batch(_RetargetSubPanel, bpy.types.Panel):
     bl_label = "Batch"
-    bl_parent_id = "MOCAP_PT_retarget"
-    bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
         layout = self.layout
@@ -183,11 +189,8 @@ class MOCAP_PT_retarget_batch(Sidebar, bpy.types.Panel):
         layout.operator(MOCAP_OT_retarget_batch.bl_idname, icon="ARMATURE_DATA")
 
 
-class MOCAP_PT_retarget_physics(Sidebar, bpy.types.Panel):
-    bl_space_type = "VIEW_3D"
+class MOCAP_PT_retarget_physics(_RetargetSubPanel, bpy.types.Panel):
     bl_label = "Physics"
-    bl_parent_id = "MOCAP_PT_retarget"
-    bl_options = {"DEFAULT_CLOSED"}
 
     def draw_header(self, context):
         self.layout.prop(context.scene.mocap_workbench.retarget, "use_physics", text="")
