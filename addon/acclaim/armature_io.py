@@ -4,8 +4,9 @@ Import: the core reads and checks every file first (nothing is created for a mal
 one); the capture is then turned and scaled into Blender's world (:func:`transform_world`,
 Y-up to Z-up by default like Blender's BVH importer, baked into the bones, the object keeps
 an identity transform), an armature is built with one bone per ASF bone (head at the bone's
-start, tail at its end, roll matched to the ASF bone axes) and every AMC becomes an action
-written in bulk. What export needs to give the file back its own axes, dofs, limits and
+start, tail at its end, roll matched to the ASF bone axes; an ASF our writer made from another
+skeleton comes back on that skeleton, without the ``_link`` and ``_end`` bones it added) and every
+AMC becomes an action written in bulk. What export needs to give the file back its own axes, dofs, limits and
 units is kept in the armature's ``acclaim`` custom property.
 
 Export: the active action is read densely (:func:`extract.read_clip`), laid back into the
@@ -32,6 +33,7 @@ from ...core.io.asf_amc import (
     channels_to_dofs,
     dofs_to_channels,
     fit_dofs,
+    from_asf_layout,
     write_asf_amc,
 )
 from ...core.io.convert import AcclaimTakes
@@ -85,10 +87,15 @@ class ImportResult:
         )
 
 
-def _file_motions(takes: AcclaimTakes, options: ImportOptions) -> list[Motion]:
-    """The motions (or the rest pose alone) in Blender's world frame and units."""
+def _file_motions(takes: AcclaimTakes) -> list[Motion]:
+    """The motions (or the rest pose alone) in the file's frame, on the skeleton the file was made from.
+
+    An ASF our writer made from another skeleton (a BVH's, an armature's) notes the fixed bones it added
+    (``<child>_link`` where a child does not start at its parent's end, ``<joint>_end`` for extra End Sites)
+    and the root's name: they are taken away again (:func:`from_asf_layout`, as ``load_motion`` does), since a
+    Blender bone may start anywhere. Other files (CMU's, any other tool's) keep every bone they have."""
     motions = takes.motions or [Motion.rest(takes.skeleton, 1, DEFAULT_FPS)]
-    return [transform_world(m, options.rotation, options.scale) for m in motions]
+    return [from_asf_layout(m) for m in motions]
 
 
 def _key_frames(motion: Motion, options: ImportOptions, fps: float) -> np.ndarray:
@@ -116,10 +123,11 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
     """
     start = time.perf_counter()
     scene = context.scene
-    too_long = [n for n in takes.skeleton.names if len(n.encode()) > MAX_NAME_BYTES]
+    in_file = _file_motions(takes)
+    too_long = [n for n in in_file[0].skeleton.names if len(n.encode()) > MAX_NAME_BYTES]
     if too_long:
         raise ValueError(f"bone name '{too_long[0]}' is longer than Blender allows ({MAX_NAME_BYTES} bytes)")
-    motions = _file_motions(takes, options)
+    motions = [transform_world(m, options.rotation, options.scale) for m in in_file]
     fps = motions[0].fps if options.update_scene_fps and takes.motions else scene_fps(scene)
     skeleton = motions[0].skeleton
     changes = Changes(context)
@@ -139,7 +147,7 @@ def import_takes(context: Any, takes: AcclaimTakes, options: ImportOptions) -> I
             for channels in made[1:]:
                 channels.action.use_fake_user = True  # kept when the file is saved, though unassigned
         actions = [c.action for c in made]
-        store_meta(obj, takes.skeleton, options)
+        store_meta(obj, in_file[0].skeleton, options)
     except BaseException:
         changes.undo()
         raise

@@ -45,8 +45,10 @@ def data_counts() -> dict:
 
 
 def expected_positions(asf: Path, amc: Path, scale: float = 1.0, **kw):
-    """Core FK of the files in Blender's frame: joints (T, J, 3) and End Sites (T, E, 3)."""
-    motion = motion_mod.transform_world(asf_amc.read_asf_amc(asf, amc, **kw), acclaim.Y_UP_TO_Z_UP, scale)
+    """Core FK of the files in Blender's frame: joints (T, J, 3) and End Sites (T, E, 3), on the skeleton
+    the file was made from (the bones our writer added taken away; a file without its notes as it is)."""
+    in_file = asf_amc.from_asf_layout(asf_amc.read_asf_amc(asf, amc, **kw))
+    motion = motion_mod.transform_world(in_file, acclaim.Y_UP_TO_Z_UP, scale)
     pos, rot = kinematics.forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
     return motion, pos, kinematics.end_site_positions(motion.skeleton, pos, rot)
 
@@ -72,10 +74,15 @@ def played_tails(obj) -> np.ndarray:
     return buffer.reshape(n, 3)
 
 
+def generated_walk():
+    """The take walk_files writes as walk.amc: hips, shoulders and thighs start away from their parent's end."""
+    return synthetic.walk(60, fps=30.0)
+
+
 @pytest.fixture
 def walk_files(tmp_path):
     """A generated take written as ASF/AMC (no real capture needed): walk.asf, walk.amc, turn.amc."""
-    walk = synthetic.walk(60, fps=30.0)
+    walk = generated_walk()
     asf_amc.write_asf_amc(walk, tmp_path / "walk.asf", tmp_path / "walk.amc")
     shaped = asf_amc.to_asf_layout(synthetic.turn(synthetic.walk(45, fps=30.0), 5, 40))
     asf_amc.write_amc(shaped, tmp_path / "turn.amc")
@@ -203,13 +210,39 @@ def test_skeleton_alone_imports_in_rest_pose(walk_files):
     assert import_files(walk_files, "walk.asf") == {"FINISHED"}
     obj = bpy.context.active_object
     assert obj.animation_data is None or obj.animation_data.action is None
-    skeleton = asf_amc.read_asf(walk_files / "walk.asf")
+    skeleton = generated_walk().skeleton
     rest = motion_mod.transform_world(motion_mod.Motion.rest(skeleton, 1), acclaim.Y_UP_TO_Z_UP)
     names = [b.name for b in obj.data.bones]
     assert sorted(names) == sorted(skeleton.names)
     heads = np.array([b.head_local for b in obj.data.bones])
     expected = skeleton_mod.rest_positions(rest.skeleton)[[skeleton.index(n) for n in names]]
     assert np.abs(heads - expected).max() < 1e-5
+
+
+def test_our_own_asf_comes_back_on_the_skeleton_it_was_made_from(walk_files, tmp_path):
+    """walk.asf holds fixed ``<child>_link`` bones (children that do not start at their parent's end) and
+    a root called ``root``, with our writer's notes: the armature has the generated walk's own bones,
+    names and hierarchy instead, so no ``_link`` bone is offered where bones are picked (bone map,
+    body part), and plays the walk; exported again, the files hold the links and come back the same."""
+    source = generated_walk()
+    in_file = asf_amc.read_asf(walk_files / "walk.asf").names
+    assert "root" in in_file and sum(n.endswith("_link") for n in in_file) == 5
+    import_files(walk_files, "walk.asf", "walk.amc")
+    obj = bpy.context.active_object
+    sk = source.skeleton
+    bones = obj.data.bones
+    assert sorted(b.name for b in bones) == sorted(sk.names)
+    for j, name in enumerate(sk.names):
+        parent = bones[name].parent
+        assert (parent.name if parent else None) == (sk.names[sk.parents[j]] if sk.parents[j] >= 0 else None)
+    expected = motion_mod.transform_world(source, acclaim.Y_UP_TO_Z_UP)
+    heads = played_heads(obj, range(1, source.n_frames + 1))
+    idx = [sk.index(b.name) for b in obj.pose.bones]
+    assert np.abs(heads - expected.world_positions()[:, idx]).max() < PLAYBACK_TOLERANCE * sk.size()
+    assert bpy.ops.export_anim.acclaim(filepath=str(tmp_path / "again.amc")) == {"FINISHED"}
+    assert sum(n.endswith("_link") for n in asf_amc.read_asf(tmp_path / "again.asf").names) == 5
+    import_files(tmp_path, "again.asf", "again.amc")
+    assert sorted(b.name for b in bpy.context.active_object.data.bones) == sorted(sk.names)
 
 
 def test_frame_rate_options(walk_files):

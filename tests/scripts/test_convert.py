@@ -148,7 +148,7 @@ def test_blend_input_through_blender(tmp_path):
     result = run(blend, tmp_path / "out" / "back.bvh", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     bvh = read_bvh(tmp_path / "out" / "back.bvh")
-    idx = [source.skeleton.index(n) for n in bvh.skeleton.names]
-    assert np.abs(bvh.world_positions() - source.world_positions()[:, idx]).max() < 1e-5 * size
+    idx = [motion.skeleton.index(n) for n in bvh.skeleton.names]  # the walk's own bones: no ASF root, no links
+    assert np.abs(bvh.world_positions() - motion.world_positions()[:, idx]).max() < 1e-5 * size
     result = run(blend, tmp_path / "x.amc", "--armature", "Nope", cwd=tmp_path)
     assert result.returncode == 1 and "no armature called 'Nope'" in result.stderr
