@@ -70,16 +70,22 @@ class MOCAP_UL_actions(bpy.types.UIList):
         layout.prop(item, "action", text="", emboss=True)
 
 
-class MOCAP_OT_pca_list_add(bpy.types.Operator):
-    """Add a row to the PCA action list (the next action of the armature not in it yet)"""
+class _ArmatureActionsOperator:
+    """Mixin of the PCA list operators that list the active armature's actions: greyed out, saying why,
+    without one."""
 
-    bl_idname = "mocap.pca_list_add"
-    bl_label = "Add Action"
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
     def poll(cls, context):
         return poll_result(cls, edit_poll_message(context, need_action=False, writes=False))
+
+
+class MOCAP_OT_pca_list_add(_ArmatureActionsOperator, bpy.types.Operator):
+    """Add a row to the PCA action list (the next action of the armature not in it yet)"""
+
+    bl_idname = "mocap.pca_list_add"
+    bl_label = "Add Action"
 
     @reported_errors
     def execute(self, context):
@@ -112,16 +118,11 @@ class MOCAP_OT_pca_list_remove(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOCAP_OT_pca_list_fill(bpy.types.Operator):
+class MOCAP_OT_pca_list_fill(_ArmatureActionsOperator, bpy.types.Operator):
     """Fill the PCA action list with every action of the armature whose name matches the filter"""
 
     bl_idname = "mocap.pca_list_fill"
     bl_label = "Add Matching Actions"
-    bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return poll_result(cls, edit_poll_message(context, need_action=False, writes=False))
 
     @reported_errors
     def execute(self, context):
