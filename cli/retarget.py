@@ -308,12 +308,12 @@ def _plot(report: dict, series: dict, path: Path) -> None:
 
 def _target_skeleton(path: str):
     """A target file's skeleton and the up axis of its space (from its motion when it has one)."""
-    from ..core.io.asf_amc import read_asf
     from ..core.io.bvh import read_bvh
+    from ..core.io.convert import load_asf_skeleton
     from ..core.limbs import detect_up
 
     if path.lower().endswith(".asf"):
-        return read_asf(path), None
+        return load_asf_skeleton(path), None
     motion = read_bvh(path)
     positions = motion.world_positions()[:: max(1, motion.n_frames // 50)]
     return motion.skeleton, detect_up(motion.skeleton, positions)
@@ -461,9 +461,9 @@ def _load_target(args: argparse.Namespace):
         return _import_bvh(str(Path(target).resolve()), args.rotate_mode)
     if target.lower().endswith(".asf"):
         from ..addon.common.armature import build_armature
-        from ..core.io.asf_amc import read_asf
+        from ..core.io.convert import load_asf_skeleton
 
-        obj = build_armature(read_asf(target), Path(target).stem, bpy.context.scene.collection)
+        obj = build_armature(load_asf_skeleton(target), Path(target).stem, bpy.context.scene.collection)
         obj.rotation_euler = (1.5707963267948966, 0.0, 0.0)  # Y-up file in Blender's Z-up world
         return obj
     if target.lower().endswith(".fbx"):

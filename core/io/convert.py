@@ -140,6 +140,13 @@ def load_motion(path: str | os.PathLike, asf: str | os.PathLike | None = None, f
     raise ValueError(f"{path.name}: unknown motion format {suffix!r} (expected .bvh or .amc)")
 
 
+def load_asf_skeleton(path: str | os.PathLike) -> Skeleton:
+    """The skeleton of an .asf, on the skeleton it was made from when our writer made it from another one
+    (no ``_link`` or ``_end`` bones, the root's own name: :func:`.asf_amc.from_asf_layout`, as :func:`load_motion`
+    does for its motions). Raises MocapFormatError for a malformed file."""
+    return from_asf_layout(Motion.rest(read_asf(path), 1, DEFAULT_FPS)).skeleton
+
+
 def save_motion(motion: Motion, path: str | os.PathLike, asf: str | os.PathLike | None = None) -> list[Path]:
     """Write ``motion`` as .bvh, or as .amc plus its .asf (``asf``, default next to it); returns the files written."""
     path = Path(path)

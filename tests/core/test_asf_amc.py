@@ -29,6 +29,7 @@ from core.io.convert import (
     asf_amc_to_bvh,
     bvh_to_asf_amc,
     find_asf,
+    load_asf_skeleton,
     load_motion,
     save_motion,
     to_bvh_layout,
@@ -714,3 +715,18 @@ def test_real_bvh_to_asf_amc_and_back(tmp_path, relative):
     assert np.isclose(back.fps, src.fps) and back.skeleton.names == src.skeleton.names != shaped.skeleton.names
     if "bandai" in relative:
         assert "Hips_link" in names and "tx" in channels_to_dofs(amc.skeleton.channels[names.index("Hips")])
+
+
+def test_an_asf_we_made_gives_its_own_skeleton_back(tmp_path):
+    """A target .asf our writer made from a BVH (Bandai's joints start away from their parent's bone end, so
+    the writer adds ``_link`` bones) is read as that BVH's skeleton: same names and parents, same rest
+    positions (within 1e-6 of the body size); a CMU .asf is read as it is."""
+    src = read_bvh(shared_file("bandai_namco_1/dataset-1_walk_normal_001.bvh"))
+    bvh_to_asf_amc(shared_file("bandai_namco_1/dataset-1_walk_normal_001.bvh"), tmp_path / "x.asf", tmp_path / "x.amc")
+    assert any(n.endswith("_link") for n in read_asf(tmp_path / "x.asf").names)
+    skeleton = load_asf_skeleton(tmp_path / "x.asf")
+    assert skeleton.names == src.skeleton.names and list(skeleton.parents) == list(src.skeleton.parents)
+    tol = 1e-6 * src.skeleton.size()
+    assert np.abs(rest_positions(skeleton) - rest_positions(src.skeleton)).max() < tol
+    cmu = shared_file("cmu_asf_amc/01.asf")
+    assert load_asf_skeleton(cmu).names == read_asf(cmu).names

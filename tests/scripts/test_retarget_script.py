@@ -214,3 +214,19 @@ def test_a_map_missing_the_core_body_exits_1_unless_forced(files, tmp_path):
     proc = run(folder / "walk.bvh", folder / "tall.bvh", "-o", tmp_path / "x.bvh", "--map", tmp_path / "map_crossed.json",
                "--force-partial", check=False, blender=False)  # fmt: skip
     assert proc.returncode == 1 and "crosses sides or limbs: 'LeftFoot' (left foot) ← 'RightFoot'" in proc.stderr
+
+
+def test_an_asf_target_our_writer_made_keeps_its_own_bones(files, tmp_path):
+    """An .asf target made by our writer from a BVH whose joints start away from their parent's bone end (the
+    writer adds ``_link`` bones) is retargeted onto as that BVH's skeleton, in plain Python and through Blender:
+    the output has the BVH's bone names, no ``_link`` or ``_end`` bones."""
+    from core.io.convert import bvh_to_asf_amc
+
+    folder, walk = files
+    bandai = shared_file("bandai_namco_1/dataset-1_walk_normal_001.bvh")
+    bvh_to_asf_amc(bandai, tmp_path / "bandai.asf", tmp_path / "bandai.amc")
+    names = read_bvh(bandai).skeleton.names
+    run(folder / "walk.bvh", tmp_path / "bandai.asf", "-o", tmp_path / "plain.bvh", blender=False)
+    assert read_bvh(tmp_path / "plain.bvh").skeleton.names == names
+    run(folder / "walk.bvh", tmp_path / "bandai.asf", "-o", tmp_path / "blender.bvh")
+    assert read_bvh(tmp_path / "blender.bvh").skeleton.names == names
