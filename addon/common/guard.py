@@ -69,15 +69,19 @@ class Changes:
         scene = context.scene
         self.scene = scene
         self.scene_state = (scene.render.fps, scene.render.fps_base, scene.frame_start, scene.frame_end)
+        self.settled = False  # undone or discarded: a second call does nothing
 
     def discard(self) -> None:
         """Forget the copies of the actions rewritten in place (the call succeeded)."""
+        self.settled = True
         for _, copy in self.backups:
             bpy.data.actions.remove(copy)
         self.backups = []
 
     def undo(self) -> None:
-        """Put the file back as it was when the changes were taken."""
+        """Put the file back as it was when the changes were taken (once: then it does nothing)."""
+        if self.settled:
+            return
         for action, copy in self.backups:
             animdata.restore_keys(action, copy)
         self.discard()
@@ -136,29 +140,48 @@ def reported_errors(execute: Callable) -> Callable:
 
     @functools.wraps(execute)
     def guarded(self: Any, context: Any) -> set[str]:
-        in_place = getattr(self, "in_place_actions", None)
-        try:
-            changes = Changes(context, in_place(context) if in_place is not None else ())
-        except Exception as exc:  # noqa: BLE001 (nothing is changed yet)
-            self.report({"ERROR"}, error_message(exc))
+        changes = take_changes(self, context)
+        if changes is None:
             return {"CANCELLED"}
-        try:
-            result = execute(self, context)
-        except Exception as exc:  # noqa: BLE001 (every failure becomes a report)
-            _undo(changes)
-            self.report({"ERROR"}, error_message(exc))
-            return {"CANCELLED"}
-        except BaseException:
-            _undo(changes)
-            raise
-        if "CANCELLED" in result:
-            _undo(changes)
-        else:
-            changes.discard()
-        return result
+        return settle(changes, guarded_call(self, changes, lambda: execute(self, context)))
 
     guarded.reported_errors = True
     return guarded
+
+
+def take_changes(operator: Any, context: Any) -> Changes | None:
+    """The :class:`Changes` ``operator`` may make (its ``in_place_actions(context)`` too); None after an ERROR
+    report when they cannot be taken (nothing is changed yet)."""
+    in_place = getattr(operator, "in_place_actions", None)
+    try:
+        return Changes(context, in_place(context) if in_place is not None else ())
+    except Exception as exc:  # noqa: BLE001 (nothing is changed yet)
+        operator.report({"ERROR"}, error_message(exc))
+        return None
+
+
+def guarded_call(operator: Any, changes: Changes, call: Callable[[], Any]) -> Any:
+    """``call()``'s result; if it raises, the file is put back (``changes``) and the error becomes an ERROR
+    report of ``operator`` and ``{'CANCELLED'}`` (a BaseException, such as a cancel, is raised again).
+    Used once per operator, or once per step of a modal operator's writes."""
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 (every failure becomes a report)
+        _undo(changes)
+        operator.report({"ERROR"}, error_message(exc))
+        return {"CANCELLED"}
+    except BaseException:
+        _undo(changes)
+        raise
+
+
+def settle(changes: Changes, result: set[str]) -> set[str]:
+    """The operator's ``result``, its changes kept when it finished and put back when it cancelled."""
+    if "CANCELLED" in result:
+        _undo(changes)
+    else:
+        changes.discard()
+    return result
 
 
 def _undo(changes: Changes) -> None:

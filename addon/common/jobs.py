@@ -10,14 +10,17 @@ An operator built on :class:`JobOperator` splits its work in three:
    from the user interface. ``progress(fraction)`` records the share done (0–1) and raises
    :class:`Cancelled` once the user cancelled, so the work stops at its next call.
 3. ``Task.finish(context, result)`` on the main thread once the work is done: writes to Blender,
-   reports, returns ``{'FINISHED'}``.
+   reports, returns ``{'FINISHED'}``. Writes too long for one go (keys fitted on Blender's own
+   evaluation, pass by pass) make ``finish`` a generator: each ``next`` one step yielding the share of
+   writing done (0–1), its return value the result; modal, a step a timer tick, with progress and Esc
+   between them (the file put back, :class:`.guard.Changes`).
 
 Invoked with a window, the operator runs modal: a window-manager timer polls the worker, the status
 bar shows a progress bar and the area's header the step and the share done, Esc or right-click
 cancels (view navigation still works; every other event is held, so nothing edits the scene). Cancelled
 or failed, nothing was written (the worker's result is dropped) and the operator returns
-``{'CANCELLED'}`` with a report; the finish step runs under :func:`.guard.reported_errors`, so a
-failure while writing puts the file back as well. In the background (``bpy.app.background``), with
+``{'CANCELLED'}`` with a report; the finish (each of its write steps) runs under the file's
+:class:`.guard.Changes`, so a failure or Esc while writing puts the file back as well. In the background (``bpy.app.background``), with
 no window, or through ``EXEC_DEFAULT`` (scripts, tests, the redo panel) the same three steps run at
 once in ``execute``. A worker whose core does not call ``progress`` for a while finishes that stretch
 on its own after a cancel (a daemon thread); its result is never written.
@@ -26,13 +29,13 @@ on its own after a cancel (a daemon thread); its result is never written.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import bpy
 
-from .guard import error_message, reported_errors
+from .guard import error_message, guarded_call, reported_errors, settle, take_changes
 
 Progress = Callable[[float], None]
 POLL_SECONDS = 0.1  # how often the timer looks at the worker
@@ -55,13 +58,15 @@ class Task:
     reads: main-thread steps before the work (None: none), each ``next`` one read that leaves the
     scene as it was (an import read and removed again), yielding the share of reading done (0–1);
     closed when cancelled. read_share: the part of the progress bar the reads fill (0–1).
+    write_share: the part a ``finish`` that is a generator of write steps fills, at the end (0–1).
     """
 
     work: Callable[[Progress], Any]
-    finish: Callable[[Any, Any], set[str]]
+    finish: Callable[[Any, Any], set[str] | Generator[float, None, set[str]]]
     label: str = "Working"
     reads: Iterator[float] | None = None
     read_share: float = 0.0
+    write_share: float = 0.0
 
 
 class Job:
@@ -142,20 +147,52 @@ class Job:
 
 
 def run_now(task: Task, context: Any) -> set[str]:
-    """Run ``task`` at once on this thread with Blender's progress indicator: work, then finish."""
+    """Run ``task`` at once on this thread with Blender's progress indicator: reads, work, then finish."""
     wm = context.window_manager
     wm.progress_begin(0, 100)
     try:
         for share in task.reads or ():
             wm.progress_update(int(100 * task.read_share * share))
         result = Job(task.work, lambda x: wm.progress_update(int(100 * x)), _work_span(task)).run()
+        finished = task.finish(context, result)
+        if isinstance(finished, Generator):
+            finished = drain(finished, lambda x: wm.progress_update(int(100 * _write_fraction(task, x))))
     finally:
         wm.progress_end()
-    return task.finish(context, result)
+    return finished
+
+
+def drain(steps: Generator[float, None, Any], on_step: Callable[[float], None] | None = None) -> Any:
+    """Run a generator of steps to its end (``on_step`` given each share it yields); its return value."""
+    while True:
+        try:
+            share = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if on_step is not None:
+            on_step(share)
+
+
+def scaled(steps: Generator[float, None, Any], low: float, high: float) -> Generator[float, None, Any]:
+    """``steps`` (a generator of steps yielding shares 0–1) with its shares mapped onto ``low``–``high``, for a
+    part of a longer generator (``yield from``); returns its return value and closes it when closed."""
+    try:
+        while True:
+            try:
+                share = next(steps)
+            except StopIteration as stop:
+                return stop.value
+            yield low + (high - low) * share
+    finally:
+        steps.close()
 
 
 def _work_span(task: Task) -> tuple[float, float]:
-    return (task.read_share, 1.0) if task.reads is not None else (0.0, 1.0)
+    return (task.read_share if task.reads is not None else 0.0, 1.0 - task.write_share)
+
+
+def _write_fraction(task: Task, share: float) -> float:
+    return 1.0 - task.write_share * (1.0 - min(max(float(share), 0.0), 1.0))
 
 
 def status_text(task: Task, fraction: float) -> str:
@@ -211,6 +248,7 @@ class JobOperator:
         if isinstance(task, set):
             return task
         self._task, self._job = task, Job(task.work, span=_work_span(task))
+        self._writes, self._changes = None, None  # the finish's write steps, and what they may change
         self._reading = task.reads is not None  # the reads go first, a step a timer tick
         if not self._reading:
             self._job.start()
@@ -230,8 +268,9 @@ class JobOperator:
             return {"CANCELLED"}
         if self._reading and event.type == "TIMER":
             return self._read_step(context)
-        if job.done:
-            self._end(context)
+        if self._writes is not None and event.type == "TIMER":
+            return self._write_step(context)
+        if job.done and self._writes is None:
             return self._finished(context)
         if event.type == "TIMER":
             context.window_manager.progress_update(int(100 * job.fraction))
@@ -262,14 +301,48 @@ class JobOperator:
             job.cancel()
             self._end(context)
 
-    @reported_errors
     def _finished(self, context: Any) -> set[str]:
-        return self._task.finish(context, self._job.result())  # the work's error is raised here
+        """The work is done: ``finish`` writes at once, or returns its write steps, then run a timer tick each."""
+        changes = take_changes(self, context)
+        if changes is None:
+            self._end(context)
+            return {"CANCELLED"}
+        outcome = guarded_call(self, changes, lambda: self._task.finish(context, self._job.result()))  # work's error
+        if not isinstance(outcome, Generator):
+            self._end(context)
+            return settle(changes, outcome)
+        self._writes, self._changes = outcome, changes
+        return {"RUNNING_MODAL"}
+
+    def _write_step(self, context: Any) -> set[str]:
+        """One of the finish's write steps; a failing one puts the file back and ends the job with its error."""
+        done = []
+
+        def step() -> float:
+            try:
+                return next(self._writes)
+            except StopIteration as stop:
+                done.append(stop.value)
+                return 1.0
+
+        share = guarded_call(self, self._changes, step)
+        if done or isinstance(share, set):
+            changes, self._writes = self._changes, None
+            self._end(context)
+            return settle(changes, done[0] if done else share)
+        self._job.fraction = _write_fraction(self._task, share)
+        context.window_manager.progress_update(int(100 * self._job.fraction))
+        self._show(context, status_text(self._task, self._job.fraction), status_bar(self._task, self._job))
+        return {"RUNNING_MODAL"}
 
     def _end(self, context: Any) -> None:
         reads = getattr(getattr(self, "_task", None), "reads", None)
         if reads is not None and hasattr(reads, "close"):
             reads.close()  # a generator's cleanup runs (a read left half done is put back)
+        writes, self._writes = getattr(self, "_writes", None), None
+        if writes is not None:  # cancelled between write steps: the step's cleanup runs, the file is put back
+            writes.close()
+            settle(self._changes, {"CANCELLED"})
         wm = context.window_manager
         timer, self._timer = getattr(self, "_timer", None), None
         if timer is not None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,7 +32,7 @@ from typing import Any
 
 import bpy
 
-from ..common import animdata, record
+from ..common import animdata, jobs, record
 from ..common.guard import Changes
 
 MOTION_SUFFIXES = (".bvh", ".amc", ".fbx")
@@ -242,10 +242,16 @@ def batch_work(items: list[BatchItem], explain: Any) -> Any:
     return work
 
 
-def write_batch(target: Any, items: list[BatchItem], outcomes: list[Any], start: float) -> BatchReport:
-    """Write each retargeted source as a new action on ``target`` (main thread); the report."""
+def write_batch(
+    target: Any, items: list[BatchItem], outcomes: list[Any], start: float
+) -> Generator[float, None, BatchReport]:
+    """Write each retargeted source as a new action on ``target`` (main thread), in steps (a generator yielding
+    the share written: each action's writes, a control rig's fit a pass a step); returns the report."""
     report = BatchReport(target.name, items)
-    for item, outcome in zip(items, outcomes):
-        report.reports.append(item.prepared.write(outcome) if outcome is not None else None)
+    for i, (item, outcome) in enumerate(zip(items, outcomes)):
+        written = None
+        if outcome is not None:
+            written = yield from jobs.scaled(item.prepared.write_steps(outcome), i / len(items), (i + 1) / len(items))
+        report.reports.append(written)
     report.seconds = time.perf_counter() - start
     return report

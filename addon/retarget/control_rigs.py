@@ -31,6 +31,7 @@ On any other rig, a mapped target bone that a constraint drives is refused by
 from __future__ import annotations
 
 import re
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -411,12 +412,13 @@ class _Writer:
 
 
 def key_controls(
-    obj: Any, rig: ControlRig, plan: ControlPlan, channels: animdata.Channels, frames: np.ndarray, progress=None
-) -> dict:
+    obj: Any, rig: ControlRig, plan: ControlPlan, channels: animdata.Channels, frames: np.ndarray
+) -> Generator[float, None, dict]:
     """Key ``plan``'s controls into ``channels`` (the new action, assigned to ``obj``) so the rig's ORG
-    bones reach their targets; returns the figures (steps, residual in armature units and as a share
-    of the rig's height, keys written). The scene's current frame is restored."""
-    step = progress or (lambda _x: None)
+    bones reach their targets, a pass a step (a generator yielding the share of passes done, so that a modal
+    operator runs one a timer tick and Esc can stop it); returns the figures (steps, residual in armature
+    units and as a share of the rig's height, keys written). The scene's current frame is restored, also
+    when the steps are stopped."""
     scene = bpy.context.scene
     current = scene.frame_current
     frames = np.asarray(frames, dtype=float)
@@ -447,7 +449,7 @@ def key_controls(
                 now[:, c] = above @ rig.rest[control] @ basis[:, c]
             errors = controls.position_errors(bones, plan.corrected_targets, lengths)
             residual, ik_residual = errors[:, playing], errors[:, matched]
-            step(min(1.0, (iteration + 1) / (MAX_STEPS + 1)))
+            yield min(1.0, (iteration + 1) / (MAX_STEPS + 1))
             if residual.max() < tolerance or iteration == MAX_STEPS:
                 break
             wanted = np.array(plan.targets, copy=True)  # the torso and the poles: their poses outright

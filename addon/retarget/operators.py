@@ -315,12 +315,7 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
                 raise ValueError(explained(exc, mapping)) from exc
 
         def finish(context, done):
-            wm = context.window_manager
-            wm.progress_begin(0, 100)  # a control rig's keys are fitted on Blender's evaluation, here (seconds)
-            try:
-                report = prepared.write(done, lambda x: wm.progress_update(int(100 * x)))
-            finally:
-                wm.progress_end()
+            report = yield from prepared.write_steps(done)  # a control rig's fit: a pass a step, Esc between
             settings = context.scene.mocap_workbench
             settings.retarget.last_report = "\n".join(report.lines())
             settings.retarget.last_physics_image = report.physics_image
@@ -331,7 +326,8 @@ class MOCAP_OT_retarget(jobs.JobOperator, bpy.types.Operator):
             self.report({"INFO"}, report.summary())
             return {"FINISHED"}
 
-        return jobs.Task(work, finish, "Retargeting with physics" if physics is not None else "Retargeting")
+        label = "Retargeting with physics" if physics is not None else "Retargeting"
+        return jobs.Task(work, finish, label, write_share=0.5 if prepared.controls is not None else 0.05)
 
 
 def panel_bone_map(operator, settings, target) -> tuple[dict[str, str] | None, list[str]]:
@@ -466,7 +462,7 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
                 return {"CANCELLED"}
 
         def finish(context, outcomes):
-            report = batch.write_batch(target, items, outcomes, start)
+            report = yield from batch.write_batch(target, items, outcomes, start)
             lines = report.lines()
             context.scene.mocap_workbench.retarget.last_report = "\n".join(lines)
             if not report.done:
@@ -484,8 +480,10 @@ class MOCAP_OT_retarget_batch(jobs.JobOperator, bpy.types.Operator):
 
         if reads is not None:
             label = f"Reading and retargeting {len(files)} files"
-            return jobs.Task(batch.batch_work(items, explained), finish, label, reads=reads, read_share=0.5)
-        return jobs.Task(batch.batch_work(items, explained), finish, f"Retargeting {len(items)} actions")
+            return jobs.Task(batch.batch_work(items, explained), finish, label, reads=reads, read_share=0.5,
+                             write_share=0.1)  # fmt: skip
+        return jobs.Task(batch.batch_work(items, explained), finish, f"Retargeting {len(items)} actions",
+                         write_share=0.1)  # fmt: skip
 
 
 def core_body_missing(source, target, mapping: dict[str, str]) -> str:

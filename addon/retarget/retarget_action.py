@@ -18,7 +18,7 @@ Python) becomes an image datablock "Physics Report – <action>", packed into th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from ...core.physics.apply import PhysicsSettings, apply_physics
 from ...core.physics.apply import summary_lines as physics_lines
 from ...core.physics.errors import PhysicsError
 from ...core.retarget import RetargetOptions, auto_map, retarget, retarget_metrics
-from ..common import animdata, record, units
+from ..common import animdata, jobs, record, units
 from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
@@ -346,7 +346,10 @@ class PreparedRetarget:
 
     def write(self, done: RetargetOutcome, progress: Callable[[float], None] | None = None) -> RetargetReport:
         """Bake the retargeted motion as the target's new action, with its record, overlay, plot and keys."""
-        step = progress or (lambda _x: None)
+        return jobs.drain(self.write_steps(done), progress)
+
+    def write_steps(self, done: RetargetOutcome) -> Generator[float, None, RetargetReport]:
+        """:meth:`write` in steps (yielding the share written): a control rig's fit a pass a step."""
         source, target, clip, skeleton = self.source, self.target, self.clip, self.skeleton
         result, figures, outcome = done.result, done.figures, done.physics
         root = skeleton.names[result.root]
@@ -358,14 +361,14 @@ class PreparedRetarget:
         if done.controls is not None:  # a control rig: an action for the controls, keyed on Blender's evaluation
             keyed = set(done.controls.controls) | set(done.controls.switches)
             channels, values = write_result(target, result.motion, clip.frames, name, {}, keyed)
-            controlled = control_rigs.key_controls(target, self.controls, done.controls, channels, clip.frames,
-                                                   lambda x: step(0.4 * x))  # fmt: skip
+            fit = control_rigs.key_controls(target, self.controls, done.controls, channels, clip.frames)
+            controlled = yield from jobs.scaled(fit, 0.0, 0.4)
             result.notes.extend(control_rigs.notes(done.controls, controlled, self.extract is not None))
         else:
             channels, values = write_result(target, result.motion, clip.frames, name, done.values, keyed)
         _record(channels.action, source, clip.channels.action.name, result, figures,
                 outcome.figures if outcome else {})  # fmt: skip
-        step(0.4)
+        yield 0.4
         report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name,
                                 clip.frames, len(result.pairs[0]), len(skeleton.names), result.scale, figures,
                                 result.mapping, result.notes, controls=controlled)  # fmt: skip
@@ -380,7 +383,7 @@ class PreparedRetarget:
             report.physics, report.physics_series = outcome.figures, outcome.series
             if self.plot:
                 physics_image(report)
-        step(0.6)
+        yield 0.6
         if done.keys is not None:  # the keys the work chose, written over the curves just written
             from ..keyframes.extract_action import PreparedExtraction
 
@@ -389,7 +392,7 @@ class PreparedRetarget:
             extraction = PreparedExtraction(target, written, {"method": self.extract["method"]}, True, True, None,
                                             time.perf_counter())  # fmt: skip
             report.extraction = extraction.write(done.keys)
-        step(1.0)
+        yield 1.0
         report.seconds = time.perf_counter() - self.start
         return report
 

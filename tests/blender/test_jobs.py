@@ -490,3 +490,67 @@ def test_a_failing_read_ends_the_job_with_its_error_and_nothing_written():
 def test_reads_run_at_once_without_a_window():
     op = Reading(3)
     assert op.execute(bpy.context) == {"FINISHED"} and op.reports[-1] == ("INFO", "sum 3")
+
+
+class Writing(jobs.JobOperator):
+    """A job whose finish writes in steps (as a control rig's fit does, a pass a step): each step makes an
+    action; ``fail_at`` makes that step raise."""
+
+    def __init__(self, n_writes, fail_at=None):
+        self.reports, self.log, self.n_writes, self.fail_at = [], [], n_writes, fail_at
+
+    def report(self, kind, text):
+        self.reports.append((next(iter(kind)), text))
+
+    def prepare(self, context):
+        def finish(context, result):
+            try:
+                for i in range(self.n_writes):
+                    if i == self.fail_at:
+                        raise ValueError(f"write {i} failed")
+                    bpy.data.actions.new(f"written {i}").use_fake_user = True
+                    self.log.append(("write", i, threading.current_thread() is threading.main_thread()))
+                    yield (i + 1) / self.n_writes
+            finally:
+                self.log.append(("closed",))
+            self.report({"INFO"}, f"wrote {self.n_writes} after {result}")
+            return {"FINISHED"}
+
+        return jobs.Task(lambda progress: 7, finish, "Working and writing", write_share=0.5)
+
+
+def test_writes_run_a_step_a_tick_with_progress_and_are_kept():
+    context = stand_in_context()
+    op = Writing(4)
+    names = {a.name for a in bpy.data.actions}
+    results = run_modal(op, context)
+    assert results[-1] == {"FINISHED"} and op.reports[-1] == ("INFO", "wrote 4 after 7")
+    assert [e[1] for e in op.log if e[0] == "write"] == [0, 1, 2, 3] and all(e[2] for e in op.log if e[0] == "write")
+    assert {a.name for a in bpy.data.actions} - names == {f"written {i}" for i in range(4)}
+    updates = [u[1] for u in context.window_manager.progress if u[0] == "update"]
+    assert updates[-4:] == [62, 75, 87, 100] and updates == sorted(updates)  # the writes fill the last half
+    assert context.window_manager.timers == [] and context.window_manager.progress[-1] == ("end",)
+
+
+@pytest.mark.parametrize("fail_at", [None, 2])
+def test_esc_or_a_failure_between_writes_puts_the_file_back(fail_at):
+    context, before = stand_in_context(), scene_state()
+    op = Writing(5, fail_at)
+    assert op.start_job(context) == {"RUNNING_MODAL"} and op._job.wait(10)  # the work is done: the writes next
+    events = [event("TIMER")] * 6 if fail_at is not None else [event("TIMER")] * 3 + [event("ESC", "PRESS")]
+    results = []
+    for e in events:
+        results.append(op.modal(context, e))
+        if results[-1] != {"RUNNING_MODAL"}:
+            break
+    assert results[-1] == {"CANCELLED"} and op.log[-1] == ("closed",)
+    assert len([e for e in op.log if e[0] == "write"]) == 2  # two actions made, then stopped
+    assert op.reports[-1] == (("ERROR", "write 2 failed") if fail_at is not None else op.reports[-1])
+    assert op.reports[-1][0] == "ERROR" or "cancelled" in op.reports[-1][1]
+    assert same_state(before, scene_state()) and context.window_manager.timers == []
+
+
+def test_writes_run_at_once_without_a_window():
+    op = Writing(3)
+    assert op.execute(bpy.context) == {"FINISHED"} and op.reports[-1] == ("INFO", "wrote 3 after 7")
+    assert {f"written {i}" for i in range(3)} <= {a.name for a in bpy.data.actions}

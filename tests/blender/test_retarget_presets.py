@@ -21,6 +21,7 @@ armature = import_module(PACKAGE + ".addon.common.armature")
 bone_map_presets = import_module(PACKAGE + ".addon.retarget.bone_map_presets")
 animdata = import_module(PACKAGE + ".addon.common.animdata")
 retarget_action = import_module(PACKAGE + ".addon.retarget.retarget_action")
+jobs = import_module(PACKAGE + ".addon.common.jobs")
 
 SUBDIR = "mocap_workbench/bone_maps"
 
@@ -264,7 +265,7 @@ def test_a_bone_map_left_aside_for_another_armature_is_said(short_captures, kind
     cls = bpy.types.MOCAP_OT_retarget if kind == "RETARGET" else bpy.types.MOCAP_OT_retarget_batch
     op = Driven(cls, **({"actions": [], "batch_source": "ACTIONS"} if kind == "BATCH" else {}))
     task = op.prepare(stand_in_context())
-    assert task.finish(bpy.context, task.work(lambda _x: None)) == {"FINISHED"}
+    assert jobs.drain(task.finish(bpy.context, task.work(lambda _x: None))) == {"FINISHED"}
     warnings = [text for level, text in op.reports if level == "WARNING"]
     assert any("bone map in the Retarget panel is for 'Walk-In-Circle', not 'Hero'" in w for w in warnings), warnings
 
@@ -354,7 +355,7 @@ def test_batch_progress_covers_every_source(short_captures, tmp_path):
     assert all(b >= a for a, b in zip(fractions, fractions[1:])) and fractions[-1] == 1.0
     assert [min(f for f in fractions if f >= k / 3 - 1e-9) for k in (1, 2, 3)] == pytest.approx([1 / 3, 2 / 3, 1])
     assert len([f for f in fractions if 0 < f < 1]) > 6  # inside each source's retarget too
-    assert task.finish(bpy.context, outcomes) == {"FINISHED"}
+    assert jobs.drain(task.finish(bpy.context, outcomes)) == {"FINISHED"}
 
 
 @pytest.mark.parametrize("kind", ["ACTIONS", "FILES"])

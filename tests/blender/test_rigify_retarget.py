@@ -196,6 +196,33 @@ def test_bone_map_presets_map_the_rigs_body_not_its_controls(retargeted):
             assert {"ORG-spine", "ORG-thigh.L", "ORG-hand.R", "ORG-spine.006"} <= mapped
 
 
+def test_esc_during_the_control_fit_leaves_the_rig_as_it_was(retargeted):
+    """Run modal, the control rig's fit (Blender's evaluation, seconds) is the job's last steps, a pass a timer
+    tick with the bar moving; Esc between two passes leaves the rig's action, pose, the file's actions and the
+    current frame as they were."""
+    from tests.blender.test_jobs import Driven, event, same_state, scene_state, stand_in_context
+
+    source, rig, scene = retargeted["source"], retargeted["rig"], bpy.context.scene
+    select_pair(source, rig)
+    scene.frame_set(17)
+    context, before = stand_in_context(), scene_state(rig, source)
+    pose = [b.matrix_basis.copy() for b in rig.pose.bones]
+    op = Driven(bpy.types.MOCAP_OT_retarget)
+    assert op.start_job(context) == {"RUNNING_MODAL"}
+    while op._writes is None:  # the work in its thread, then the writes start
+        op._job.wait(0.05)
+        assert op.modal(context, event("TIMER")) == {"RUNNING_MODAL"}
+    fractions = []
+    for _ in range(3):  # the action written, then the fit's first passes
+        assert op.modal(context, event("TIMER")) == {"RUNNING_MODAL"}
+        fractions.append(op._job.fraction)
+    assert fractions == sorted(fractions) and 0.5 <= fractions[0] < fractions[-1] < 1.0
+    assert len(bpy.data.actions) > len(before[0])  # the new action is there, half keyed
+    assert op.modal(context, event("ESC", "PRESS")) == {"CANCELLED"} and "cancelled" in op.reports[-1][1]
+    assert same_state(before, scene_state(rig, source)) and scene.frame_current == 17
+    assert all(b.matrix_basis == m for b, m in zip(rig.pose.bones, pose))
+
+
 def test_script_applies_a_preset_to_the_rigs_body(retargeted, tmp_path, capsys):
     """The script's --map preset on a Rigify target pairs its body as the panel does (last: the script
     loads files into this session): Rigify's convention maps the ORG bones; CMU's finds none of its
