@@ -51,6 +51,7 @@ DRIVING = {"COPY_ROTATION", "COPY_TRANSFORMS", "DAMPED_TRACK", "LOCKED_TRACK", "
 SPINE = {"spine": "hips", "spine.001": "", "spine.002": "", "spine.003": "chest", "spine.004": "neck", "spine.005": "",
          "spine.006": "head"}  # fmt: skip
 TORSO = "torso"
+ROOT = "root"  # above the torso: keyed only with Root Motion (the travel and heading, on the floor)
 # Controls that span a chain Rigify blends (the neck's two bones): aimed at the next control's bone.
 AIMS = {"neck": "head"}
 SWITCH, FK = "IK_FK", 1.0  # Rigify's IK/FK blend: 0 IK, 1 FK
@@ -224,7 +225,8 @@ def read_control_rig(obj: Any) -> ControlRig | None:
     order = {b.name: i for i, b in enumerate(bones)}
     depth = {b.name: len(b.parent_recursive) for b in bones}
     triples.sort(key=lambda p: (depth[p[0]], order[p[0]]))
-    triples = [(TORSO, "", "")] + triples
+    above = [(ROOT, "", "")] if ROOT in bones and bones[ROOT].parent is None else []  # torso's parent by constraint
+    triples = [*above, (TORSO, "", "")] + triples
     names = {c for c, _, _ in triples} | {g for _, _, g in triples if g}
     names |= {bones[c].parent.name for c in twists if bones[c].parent is not None}
     rest = {n: np.array(bones[n].matrix_local, dtype=float) for n in names}
@@ -293,10 +295,12 @@ def body_map(mapping: dict[str, str] | None, rig: ControlRig) -> dict[str, str] 
     return out
 
 
-def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
+def plan_controls(rig: ControlRig, result: Any, root_motion: bool = False, floor: float | None = None) -> ControlPlan:
     """The controls to key for a retarget ``result`` (core RetargetResult on the rig's body skeleton)
     and their targets: the controls of the mapped ORG bones, the torso from the pelvis, the poles
-    from their limbs. Raises ValueError when the pelvis is not mapped."""
+    from their limbs; with ``root_motion`` the root control carries the travel and heading at height
+    ``floor`` (armature units along the up axis; default its rest height), else it stays at rest (a note
+    says so when the rig has none). Raises ValueError when the pelvis is not mapped."""
     sk = result.motion.skeleton
     mapped = set(result.mapping)
     pos, rot = forward_kinematics(sk, result.motion.translations, result.motion.rotations)
@@ -304,7 +308,18 @@ def plan_controls(rig: ControlRig, result: Any) -> ControlPlan:
     if rig.pelvis not in mapped:
         raise ValueError(f"'{rig.name}': the pelvis ('{rig.pelvis}') is not mapped, so its controls cannot be placed")
 
+    if root_motion and ROOT not in rig.controls:
+        result.notes.append(f"root motion: '{rig.name}' has no top '{ROOT}' control; the travel stays "
+                            "on the torso")  # fmt: skip
+
     def target(control: str, goal: str) -> np.ndarray | None:
+        if control == ROOT:
+            pelvis = world[:, sk.index(rig.pelvis)]
+            return (
+                controls.root_targets(pelvis, rig.rest[rig.pelvis], rig.rest[ROOT], result.up, floor)
+                if root_motion
+                else None
+            )
         if control == TORSO:
             pelvis = world[:, sk.index(rig.pelvis)]
             return controls.torso_targets(pelvis, rig.rest[rig.pelvis], rig.rest[TORSO], result.up)

@@ -17,6 +17,7 @@ Python) becomes an image datablock "Physics Report – <action>", packed into th
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -320,7 +321,10 @@ class PreparedRetarget:
         """Retarget, then the physics when asked, then the figures; progress: share done, 0–1."""
         step = progress or (lambda _x: None)
         motion = self.clip.motion
-        result = retarget(motion, self.skeleton, self.mapping, self.options, alignment=self.alignment)
+        options, root_motion = self.options, self.options is not None and self.options.root_motion
+        if self.controls is not None and root_motion:  # a control rig's root control carries it (plan_controls)
+            options = dataclasses.replace(options, root_motion=False)
+        result = retarget(motion, self.skeleton, self.mapping, options, alignment=self.alignment)
         result.notes[:0] = self.notes
         if self.controls is None:
             control_rigs.refuse_driven(result, self.driven)  # before anything is written
@@ -334,7 +338,8 @@ class PreparedRetarget:
         figures = retarget_metrics(motion, result)
         done = RetargetOutcome(result, figures, outcome)
         if self.controls is not None:
-            done.controls = control_rigs.plan_controls(self.controls, result)
+            floor = self.options.floor_level if root_motion and self.options.on_floor else None
+            done.controls = control_rigs.plan_controls(self.controls, result, root_motion, floor)
         elif self.extract is not None:  # distil the motion in memory, not the curves to be written
             keyed = {self.skeleton.names[j] for j in result.keyed}  # the others keep their own curves
             values = result_values(result.motion, self.layout, self.held)

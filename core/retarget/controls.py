@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..skeleton import Skeleton
-from .root_motion import heading
+from .root_motion import heading, root_path
 
 
 def body_skeleton(
@@ -120,6 +120,22 @@ def orthonormal(m: np.ndarray) -> np.ndarray:
     out = np.array(m, dtype=float, copy=True)
     out[..., :3, :3] = r
     out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return out
+
+
+def root_targets(
+    pelvis: np.ndarray, pelvis_rest: np.ndarray, root_rest: np.ndarray, up: np.ndarray, floor: float | None = None
+) -> np.ndarray:
+    """(T, 4, 4) poses of a root control carrying the root motion (:mod:`.root_motion`): at the pelvis's
+    position (``pelvis`` (T, 4, 4), rest ``pelvis_rest`` (4, 4)) on the floor — height ``floor`` along ``up``
+    (3,), default the root's rest height — turned from its rest ``root_rest`` (4, 4) by the pelvis's heading."""
+    up = np.asarray(up, dtype=float) / np.linalg.norm(up)
+    turned = quat.make_continuous(quat.from_matrix((pelvis @ rigid_inverse(pelvis_rest))[:, :3, :3]))
+    floor = float(root_rest[:3, 3] @ up) if floor is None else float(floor)
+    ground, turn = root_path(pelvis[:, :3, 3], turned, up, floor)
+    out = np.repeat(root_rest[None], len(pelvis), axis=0)
+    out[:, :3, :3] = quat.to_matrix(turn) @ root_rest[:3, :3]
+    out[:, :3, 3] = ground
     return out
 
 

@@ -57,8 +57,7 @@ def carry_root_motion(motion: Motion, pelvis: int, root: int, up: np.ndarray, fl
     rest_pos, rest_rot = rest_world(sk)
     floor = rest_pos[root] @ up if floor is None else float(floor)
     p = pos[:, pelvis]
-    ground = p - np.outer(p @ up - floor, up)
-    turn = heading(quat.multiply(rot[:, pelvis], quat.inverse(rest_rot[pelvis])), up)
+    ground, turn = root_path(p, quat.multiply(rot[:, pelvis], quat.inverse(rest_rot[pelvis])), up, floor)
     skeleton = with_position_channels(sk, [root, pelvis])
     out = Motion(skeleton, motion.translations.copy(), motion.rotations.copy(), motion.fps)
     parent = sk.parents[root]
@@ -76,6 +75,13 @@ def carry_root_motion(motion: Motion, pelvis: int, root: int, up: np.ndarray, fl
     out.rotations[:, pelvis] = quat.make_continuous(local, axis=0)
     out.rotations[:, root] = quat.make_continuous(out.rotations[:, root], axis=0)
     return out
+
+
+def root_path(pelvis: np.ndarray, turned: np.ndarray, up: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where the root bone goes (module notes): its position (T, 3), the pelvis's world position ``pelvis`` (T, 3)
+    projected along the unit ``up`` (3,) onto the height ``floor``, and its turn from rest (T, 4), the heading
+    about ``up`` of the pelvis's world rotation from its rest, ``turned`` (T, 4)."""
+    return pelvis - np.outer(pelvis @ up - floor, up), heading(turned, up)
 
 
 def with_position_channels(skeleton: Skeleton, joints) -> Skeleton:

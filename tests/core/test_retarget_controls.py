@@ -145,3 +145,23 @@ def test_turned_root_brings_the_middle_joint_round_and_keeps_the_ends():
     carried = (moved @ np.append(joint, np.ones((t, 1)), 1)[..., None])[..., :3, 0]
     assert np.allclose(carried, goal, atol=1e-9)
     assert np.allclose((moved @ np.append(end, np.ones((t, 1)), 1)[..., None])[..., :3, 0], end, atol=1e-9)
+
+
+def test_root_targets_stand_under_the_pelvis_turned_by_its_heading():
+    """A pelvis turned by θ about up (z) and tilted by α about its own x, at (x, y, h): the root control goes
+    to (x, y, floor) turned from its rest by θ alone (the twist of Rz(θ)·Rx(α) about z is Rz(θ))."""
+    from scipy.spatial.transform import Rotation
+
+    theta, alpha = np.linspace(-2.5, 2.5, 7), np.linspace(0.6, -0.4, 7)
+    pelvis_rest = np.eye(4)
+    pelvis_rest[:3, 3] = (0.0, 0.1, 1.0)
+    root_rest = np.eye(4)
+    root_rest[:3, :3] = Rotation.from_euler("x", 90, degrees=True).as_matrix()  # Blender's bones lie along y
+    pelvis = np.repeat(pelvis_rest[None], 7, axis=0)
+    pelvis[:, :3, :3] = (Rotation.from_euler("z", theta[:, None]) * Rotation.from_euler("x", alpha[:, None])).as_matrix()
+    pelvis[:, :3, 3] = np.column_stack((np.linspace(0, 3, 7), np.linspace(1, -1, 7), np.linspace(0.9, 1.1, 7)))
+    for floor, height in ((None, 0.0), (0.25, 0.25)):
+        out = controls.root_targets(pelvis, pelvis_rest, root_rest, np.array([0.0, 0.0, 2.0]), floor)
+        assert np.allclose(out[:, :2, 3], pelvis[:, :2, 3]) and np.allclose(out[:, 2, 3], height)
+        expected = Rotation.from_euler("z", theta[:, None]).as_matrix() @ root_rest[:3, :3]
+        assert np.allclose(out[:, :3, :3], expected, atol=1e-9) and np.allclose(out[:, 3], [0, 0, 0, 1])
