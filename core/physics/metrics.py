@@ -60,6 +60,8 @@ def analyse(
     support: Support | None = None,
     clips: int = 1,
     momentum_about_com: bool = True,
+    split: np.ndarray | None = None,
+    least: bool = True,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
@@ -67,14 +69,15 @@ def analyse(
     contacts. clips: the motion is that many equal clips one after another (a batch of variants
     of one clip, ``support`` given for all of them), each differentiated on its own.
     momentum_about_com: False leaves the angular momentum out (None; the balance plan's
-    evaluations only need the ZMP and the torques).
+    evaluations only need the ZMP and the torques). split: the double-support ground-force split
+    to hold instead of solving for it (:func:`.dynamics.inverse_dynamics`; finite differences).
     """
     kin = segment_kinematics(motion, body, smooth, clips=clips)
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)
     p, flag = zmp(kin, body, support.ground, free_fall)
-    dynamics = inverse_dynamics(kin, body, support, free_fall)
+    dynamics = inverse_dynamics(kin, body, support, free_fall, least, split)
     angular = momentum(kin, body)[1] if momentum_about_com else None
     return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
 

@@ -11,7 +11,11 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    feet planted again, solved by Gauss–Newton on the exact ZMP and inverse-dynamics torques of
    the shifted motion, so that the ZMP stays ``margin`` inside the support polygon and the
    hip, knee, ankle and spine torques under their limits (the per-frame filter cannot foresee
-   the accelerations its own corrections cause; the plan sees them). The reference motion is
+   the accelerations its own corrections cause; the plan sees them). The torques the plan sees
+   hold the double-support ground-force split of its reference motion (:mod:`.split`; re-solved
+   on every evaluation, the least split turns at kinks as the joints that bind change, and on the
+   jumps the plan's Gauss–Newton then stalled at a merit five times higher); every figure after
+   the plan is measured with the split solved anew. The reference motion is
    the input with the plan applied. The shift's jerk (third differences of its controls,
    ``plan_jerk``) is penalised too: it adds to the motion's (on 02_01 the plans added 7 %
    of the input's jerk, the final plan 6 % more; with the penalty 4.6 % in all, planting 0.8 %).
@@ -262,8 +266,10 @@ def _balance(
         moved = _shift_root(ref, root, shift @ sup.basis)
         return plant_feet(moved, feet) if opts.plant else moved
 
+    held = ref_an.dynamics.split  # the reference's ground-force split, held through the plan (smooth measures)
+
     def measures(motion: Motion) -> Measures:
-        an = analyse(motion, contacts, body, support=sup, momentum_about_com=False, **measure)
+        an = analyse(motion, contacts, body, support=sup, momentum_about_com=False, split=held, **measure)
         return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
 
     batch = _Batch(ref, root, feet, spacing, sup.basis, opts.plant)
@@ -273,9 +279,11 @@ def _balance(
         e = len(controls)
         if e not in tiled:
             tiled[e] = sup.tiled(e)
+        split = None if held is None else np.tile(held, (e, 1))
         an = analyse(
-            batch.realise(controls), contacts, body, support=tiled[e], clips=e, momentum_about_com=False, **measure
-        )
+            batch.realise(controls), contacts, body, support=tiled[e], clips=e, momentum_about_com=False,
+            split=split, **measure,
+        )  # fmt: skip
         zmp = to_ground(an.zmp, sup.basis).reshape(e, t, 2)
         tau = an.torques[:, limited].reshape(e, t, len(limited), 3)
         return [Measures(z, q) for z, q in zip(zmp, tau)]
