@@ -177,8 +177,8 @@ def test_torque_causes_name_gravity_for_a_pose_held_still_and_the_clip_edges():
         dynamics=an.dynamics._replace(torques=an.torques * np.where(np.arange(m.n_frames) % 2, 3.0, 1.0)[:, None, None])
     )
     causes = torque_causes(fake, body, edge=3)
-    frames = {c["frame"]: c["cause"] for c in causes if c["joint"] == "LeftUpLeg"}
-    assert set(frames) == set(range(1, m.n_frames, 2))
+    frames = {c["frame"]: c["cause"] for c in causes}  # one entry per frame over a limit
+    assert set(frames) == set(range(1, m.n_frames, 2)) and len(causes) == len(frames)
     assert frames[1] == "clip edge" and frames[m.n_frames - 1] == "clip edge" and frames[11] == "dynamics"
 
 
@@ -398,14 +398,14 @@ def test_physics_torque_constraint_holds_on_a_real_walk():
     ratio_before = torque_ratios(before.torques, body)
     ratio_after = torque_ratios(analyse(out, toes, body, ground=before.support.ground).torques, body)
     assert (ratio_before > 1).any(axis=1).sum() >= 3  # the input has frames over a limit
-    worse = (ratio_after > 1) & (ratio_after > np.maximum(ratio_before, 1) + 1e-3)
-    named = {(w["frame"], w["joint"]) for w in rep["torque_worse"]}
-    assert named == {(int(t), body.skeleton.names[j]) for t, j in zip(*np.nonzero(worse))}
+    worst_before, worst_after = ratio_before.max(axis=1), ratio_after.max(axis=1)
+    worse = (worst_after > 1) & (worst_after > np.maximum(worst_before, 1) + 1e-3)
+    assert {w["frame"] for w in rep["torque_worse"]} == set(np.flatnonzero(worse).tolist())
     assert (ratio_after > 1).any(axis=1).sum() <= (ratio_before > 1).any(axis=1).sum()
     assert ratio_after.max() <= ratio_before.max()
     assert rep["after"]["zmp_inside_share"] >= 0.99
-    over = {(int(t), body.skeleton.names[j]) for t, j in zip(*np.nonzero(ratio_after > 1))}
-    assert {(c["frame"], c["joint"]) for c in rep["torque_causes"]} == over  # each remaining one with its cause
+    over = set(np.flatnonzero(worst_after > 1).tolist())
+    assert {c["frame"] for c in rep["torque_causes"]} == over  # each remaining frame with its cause
     assert all((c["cause"] == "gravity alone") == (c["static"] > 1) for c in rep["torque_causes"])
 
 
