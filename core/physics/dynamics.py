@@ -374,7 +374,8 @@ def inverse_dynamics(
     the motion is treated as unsupported (all external force appears at the root). least: in
     double support the valid split whose worst torque ratio is least (:mod:`.split`), else (and
     where no split is valid: the ZMP outside the polygon or undefined) the proximity split; split: a
-    nearby motion's split (:attr:`InverseDynamics.split`) held where it is finite instead of solved for.
+    nearby motion's split (:attr:`InverseDynamics.split`) held instead of solved for (the proximity
+    split where it is not finite).
     """
     t, j = kin.com.shape[:2]
     parents = body.skeleton.parents
@@ -434,7 +435,8 @@ def least_torque_split(
 
     force (T, 3) N net ground force; zmp_m (T, 3) m; free_fall (T,); free_torques (T, J, 3) N·m the
     joint moments without ground force; below (J, B) from :func:`ancestry`; fixed: a split x (T, 3)
-    to use where it is finite instead of solving for it (a nearby motion's, for finite differences).
+    to hold instead of solving for one (a nearby motion's: the balance plan's smooth measures), the
+    proximity split where it is not finite.
     """
     legs = leg_of_boxes(ancestry(body.skeleton.parents), support.joints)
     split = np.full((len(force), 3), np.nan)
@@ -460,11 +462,11 @@ def least_torque_split(
     joints = np.flatnonzero(limited & (over[0] ^ over[1]))
     if not len(double) or not len(joints):
         return grf, points, split
-    if fixed is not None:
+    if fixed is not None:  # held: frames without a held split keep the proximity split (nothing is solved)
         split[double] = fixed[double]
-    solve = double[~np.isfinite(split[double, 0])]
-    if len(solve):
-        split[solve] = _least_split(kin, body, support, force, zmp_m, free_torques, legs, over[0], joints, p2, solve)
+        double = double[np.isfinite(split[double, 0])]
+    else:
+        split[double] = _least_split(kin, body, support, force, zmp_m, free_torques, legs, over[0], joints, p2, double)
     x = split[double]
     share = np.clip(x[:, 0], 0.0, 1.0)
     offset = x[:, 1:] * SCALE  # w_L (r_L − p), ground coordinates, m

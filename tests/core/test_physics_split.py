@@ -141,3 +141,54 @@ def test_a_double_support_frame_over_a_limit_by_proximity_is_under_it_with_the_l
     assert fixed, "no double-support frame over a limit by proximity"
     t = max(fixed, key=lambda f: proximity[f])
     assert reference_worst(body, an, legs, p, t) < 1.0 < proximity[t]
+
+
+def test_a_limit_made_impossible_by_hand_stays_over_and_is_named_with_gravity_alone():
+    """The left ankle's limit cut to 1 % (2 N·m: the CoM within 2.5 mm of the ankle, standing on that
+    foot): no pose near the walk holds it, so the solve cannot remove those frames; every frame still over a limit is named, those
+    whose pose held still is over (checked here by hand: the moment of gravity about the ankle with the
+    whole weight on the ground at the CoM's foot point) as "gravity alone", and searched by the repair."""
+    from core.contacts import detect_contacts
+    from core.io.bvh import read_bvh
+    from core.physics.dynamics import center_of_mass
+    from core.physics.solve import physics_retarget
+    from tests.conftest import shared_file
+
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 160)).scaled(1.4)
+    contacts = detect_contacts(motion)
+    body = body_model(motion.skeleton, 90.0, unit=UNIT, up=contacts.up)
+    ankle = body.skeleton.index("LeftFoot")
+    body.torque_limits[ankle] = 0.01 * body.torque_limits[ankle]
+    out, rep = physics_retarget(motion, contacts, body)
+    causes = {c["frame"]: c for c in rep["torque_causes"]}
+    assert rep["after"]["torque_violation_frames"] == len(causes) > 10
+    gravity = [f for f, c in causes.items() if c["cause"] == "gravity alone"]
+    assert gravity and all(causes[f]["searched"] or min(f, out.n_frames - 1 - f) < 12 for f in gravity)
+    # by hand, on a frame with the left foot alone on the ground: |Σ mᵢ g (cᵢ − p) × up − (c − p) × M g up|
+    # over the left foot's subtree and the whole body, p the ankle, c the CoM on the ground
+    from core.physics.metrics import analyse
+    from core.physics.solve import with_toes
+
+    toes = with_toes(motion, contacts)
+    an = analyse(out, toes, body, ground=analyse(motion, toes, body).support.ground)
+    sup, legs = an.support, leg_of_boxes(ancestry(body.skeleton.parents), an.support.joints)
+    left = legs[list(sup.joints).index(ankle)]
+    up, kin = body.up, an.kin
+    com = center_of_mass(kin, body)
+    ground = sup.ground * UNIT
+    on_ground = com - (com @ up - ground)[:, None] * up
+    checked = 0
+    for f in gravity:
+        if not sup.flags[f, legs == left].any() or sup.flags[f, legs != left].any():
+            continue  # the left foot alone on the ground
+        c = on_ground[f]
+        if Delaunay(hull(sup, legs, f, left)).find_simplex(to_ground(c, sup.basis)) < 0:
+            continue  # … with the CoM above it (the ZMP of the pose held still)
+        p = kin.joint_pos[f, ankle]
+        foot = body.skeleton.subtree(ankle)
+        tau = np.cross(kin.com[f, foot] - p, body.masses[foot, None] * G * up).sum(axis=0)
+        tau -= np.cross(c - p, body.mass * G * up)
+        assert np.linalg.norm(tau) / body.torque_limits[ankle] == pytest.approx(causes[f]["static"], rel=0.02)
+        assert causes[f]["static"] > 1.0
+        checked += 1
+    assert checked
