@@ -166,7 +166,7 @@ class PhysicsOptions:
     polish_iterations: int = 4  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
     polish_torque_weight: float = 0.2  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
     zmp_target: float = 0.99  # below this share of contact frames with the ZMP inside, the final plan runs once more
-    torque_guard: int = 4  # rounds of the torque guard (0: none): worse joint-frames blended back to the input
+    torque_guard: int = 4  # rounds of the torque guard (0: none): worse frames blended back to the input
     guard_width: float = 0.3  # seconds of the guard's blend around such a frame
     polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
     repair_rounds: int = 2  # rounds of the torque repair (0: none): local plans around the frames still over a limit
@@ -690,8 +690,8 @@ def _turn_about_com(motion: Motion, com: np.ndarray, rotvec: np.ndarray) -> Moti
 def _guard_torques(
     motion: Motion, an: Analysis, planted: Motion, before: Analysis, contacts, feet, body, opts, measure: dict
 ) -> tuple[Motion, Analysis]:
-    """Module step 7, the guard on the torque constraint: around every joint-frame over its limit
-    and further over than in the input (:func:`.metrics.torque_regressions`), the result is
+    """Module step 7, the guard on the torque constraint: around every frame over a limit and
+    further over than in the input (:func:`.metrics.torque_regressions`), the result is
     blended back towards the input (``planted``, its feet planted the same way) with a smooth bump
     ``guard_width`` seconds wide, a quarter more each round, until no such frame is left or
     ``torque_guard`` rounds are done; a round is kept only when it leaves fewer such frames and no
@@ -899,9 +899,11 @@ def physics_retarget(
     ``before`` and ``after`` metrics (:func:`.metrics.report`; ``after`` with the deviation
     from ``motion``), ``seconds`` and ``frames_per_second`` of the solve (analysis, plan,
     filter, smoothing; not the final metrics), the key frames filtered and the options, and
-    ``torque_worse``: the joint-frames over a torque limit that the input had under it or less far
-    over (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
-    ``torque_causes``: every joint-frame still over its limit with why (:func:`.metrics.torque_causes`).
+    ``torque_worse``: the frames over a torque limit that the input had under it or less far over
+    (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
+    ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
+    ``searched`` (the torque repair looked around it and found no motion that keeps the other
+    constraints with it under its limits).
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
