@@ -13,7 +13,8 @@ runs :func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
   support polygon (share of contact frames), frames over a torque limit and the worst
   |τ|/limit, the CoM's distance from its ballistic path in flight and the change of the angular
   momentum in flight (RMS over its mean; derivatives of each flight phase's own frames), jerk (and after / before), deviation (mean joint
-  displacement / stature), the joint-frames over a limit that physics made worse, and speed:
+  displacement / stature), the frames over a limit that physics made worse and why each frame still
+  over a limit is (searched: the torque repair looked for a better motion there and found none), and speed:
   frames per second of the solve on one core (BLAS threads pinned to 1), per CPU second (what
   the solve costs, whatever else the machine runs) and per wall second, with the load average;
 - ``<clip>_zmp.png``: the ZMP path over the support polygons, before and after;
@@ -149,11 +150,12 @@ def markdown(results: dict) -> str:
         if causes:
             kinds = {}
             for c in causes:
+                searched = ", searched" if c.get("searched") else ""
                 kinds.setdefault(c["cause"], []).append(
-                    f"{c['frame']} {c['joint']} {c['ratio']:.2f} (still {c['static']:.2f})"
+                    f"{c['frame']} {c['joint']} {c['ratio']:.2f} (still {c['static']:.2f}{searched})"
                 )
             text = "; ".join(f"{k} ({len(v)}): {', '.join(v)}" for k, v in kinds.items())
-            lines.append(f"\n{name}: joint-frames still over a torque limit, by cause: {text}")
+            lines.append(f"\n{name}: frames still over a torque limit, by cause: {text}")
     for name, r in results.items():
         worse = r.get("torque_worse", [])
         if worse:
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             f"momentum change {100 * b['flight_momentum_change']:.1f} → {100 * a['flight_momentum_change']:.1f} %, "
             f"jerk ×{a['jerk_m_s3'] / b['jerk_m_s3']:.3f}, deviation {100 * a['deviation']:.2f} %, "
             f"{r['frames_per_cpu_second']:.0f} frames/s (CPU), {r['frames_per_wall_second']:.0f} (wall), "
-            f"{len(r['torque_worse'])} joint-frames over a limit and worse than before",
+            f"{len(r['torque_worse'])} frames over a limit and worse than before",
             flush=True,
         )
     (args.results / "summary.json").write_text(json.dumps(results, indent=2))

@@ -144,7 +144,7 @@ class PlanGoals:
     ZMP at all; torque_margin: torques count above (1 − torque_margin) of their limit;
     torque_weight: scene units per unit of |τ|/limit over that (0: balance only), a scalar or one per
     joint-frame (T, L) (:meth:`BalanceObjective.torque_weights`); deviation:
-    weight of |δ|² per frame, a scalar or one per dimension; smoothness: weight of the
+    weight of |δ|² per frame, a scalar, one per dimension (D,) or one per frame and dimension (T, D); smoothness: weight of the
     controls' second differences; free_gain: k₀ in s² for frames without support; jerk: weight of
     the controls' third differences (the shift's jerk, which adds to the motion's).
     """
@@ -153,7 +153,7 @@ class PlanGoals:
     balance: bool = True
     torque_margin: float = 0.05
     torque_weight: float | np.ndarray = 0.0
-    deviation: float | tuple[float, ...] = 1e-2
+    deviation: float | tuple[float, ...] | np.ndarray = 1e-2
     smoothness: float = 1e-3
     free_gain: float = 0.0
     jerk: float = 0.0
@@ -194,8 +194,11 @@ class BalanceObjective:
         t = len(support.flags)
         self.n = n = n_controls(t, spacing)
         basis = bspline_basis(np.arange(t), n, spacing)
-        weights = np.broadcast_to(np.asarray(goals.deviation, dtype=float), (dims,))
-        reg = np.kron(basis.T @ basis, np.diag(weights)) + np.kron(
+        weights = np.broadcast_to(np.asarray(goals.deviation, dtype=float), (t, dims))
+        reg = np.zeros((n * dims, n * dims))
+        for d in range(dims):  # Σ_t w[t, d] |δ_d(t)|²
+            reg[d::dims, d::dims] = basis.T @ (weights[:, d : d + 1] * basis)
+        reg += np.kron(
             goals.smoothness * second_difference_penalty(n)
             + goals.jerk * second_difference_penalty(n, 3)
             + 1e-12 * np.eye(n),

@@ -22,14 +22,23 @@ exerted on it by its parent are
 fⱼ = Fⱼ + Σ_c f_c − Gⱼ and nⱼ = Nⱼ + (cⱼ − pⱼ) × Fⱼ + Σ_c [n_c + (p_c − pⱼ) × f_c] − (rⱼ − pⱼ) × Gⱼ,
 Gⱼ the ground force on a contact foot applied at rⱼ. The root's f, n are the residual force
 and moment no joint can produce (zero for a physically consistent motion and ground force).
-The ground force F is split between the feet in contact by proximity to the ZMP: foot k gets
-wₖ F at the point of its box nearest to the ZMP, with w inversely proportional to that
-distance plus a small ε (two feet: w_L ≈ d_R / (d_L + d_R); the ZMP inside one box → nearly
-all on that foot; equal shares at the box centres when the ZMP is undefined). The vertical free moment is not modelled.
+The ground force of double support is indeterminate: the split used is the valid one (each leg's
+force at a centre of pressure inside its boxes, the two summing to the net force at the ZMP,
+friction μ = 0.8) whose worst |τ|/limit is least (:mod:`.split`), because the torque constraint
+holds when *some* split keeps every joint within its limit: the torque of a double-support frame is
+the least any valid split needs. (Before, the force was split by proximity to the ZMP — foot k got
+wₖ F at its box point nearest the ZMP, w inversely proportional to that distance plus a small ε —
+a heuristic that neither gave the horizontal moment the motion needs nor the least torques: on the
+1.4× CMU walk 02_01 it put 5 frames over a limit where a valid split puts none.) Single support is
+determined: the whole force at the ZMP. Where the ZMP is outside the polygon the point of the
+polygon nearest to it stands in for it; where it is undefined (in contact but under the free-fall
+threshold) the proximity split stays (equal shares at the box centres). The vertical free moment
+is not modelled.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +51,8 @@ from ..motion import Motion
 from .body import BodyModel, G
 from .derivatives import by_clip, derivatives, from_clips
 from .errors import PhysicsError
-from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
+from .split import SCALE, hull_constraints, least_worst_split, leg_of_boxes, torque_map
+from .support import Support, foot_boxes, ground_basis, polygon_query, project_inside, to_ground
 
 FREE_FALL = 0.1  # fraction of body weight below which the vertical ground force counts as zero
 
@@ -311,6 +321,7 @@ class InverseDynamics(NamedTuple):
     forces: np.ndarray
     ground_forces: np.ndarray
     ground_points: np.ndarray
+    split: np.ndarray | None = None  # (T, 3) the double-support split x of :mod:`.split` (NaN elsewhere)
 
     @property
     def residual_force(self) -> np.ndarray:
@@ -350,23 +361,143 @@ def newton_euler(
 
 
 def inverse_dynamics(
-    kin: Kinematics, body: BodyModel, support: Support | None = None, free_fall: float = FREE_FALL
+    kin: Kinematics,
+    body: BodyModel,
+    support: Support | None = None,
+    free_fall: float = FREE_FALL,
+    least: bool = True,
+    split: np.ndarray | None = None,
 ) -> InverseDynamics:
     """Joint torques of a clip with the ground force split between the feet in contact (module notes).
 
     support: from :func:`support_from` (its boxes' joints take the ground force). Without it
-    the motion is treated as unsupported (all external force appears at the root).
+    the motion is treated as unsupported (all external force appears at the root). least: in
+    double support the valid split whose worst torque ratio is least (:mod:`.split`), else (and
+    where no split is valid: the ZMP outside the polygon or undefined) the proximity split; split: a
+    nearby motion's split (:attr:`InverseDynamics.split`) held instead of solved for (the proximity
+    split where it is not finite).
     """
     t, j = kin.com.shape[:2]
+    parents = body.skeleton.parents
     if support is None:
-        torques, forces = newton_euler(kin, body, body.skeleton.parents)
+        torques, forces = newton_euler(kin, body, parents)
         return InverseDynamics(torques, forces, np.zeros((t, 0, 3)), np.zeros((t, 0, 3)))
     w = ground_wrench(kin, body)
     p, flag = zmp_from_wrench(w.force, w.moment, body.up, support.ground * body.unit, body.mass * G, free_fall)
     force = np.where(support.any[:, None], w.force, 0.0)
     grf, points = split_ground_force(force, p / body.unit, support)
-    torques, forces = newton_euler(kin, body, body.skeleton.parents, support.joints, grf, points * body.unit)
-    return InverseDynamics(torques, forces, grf, points)
+    torques, forces = newton_euler(kin, body, parents)  # no ground force yet: Aⱼ of the split's affine map
+    below = ancestry(parents)[:, support.joints]  # (J, B): box b's joint in j's subtree
+    chosen = np.full((t, 3), np.nan)
+    if least:
+        grf, points, chosen = least_torque_split(kin, body, support, force, p, flag, torques, below, grf, points, split)
+    ground = np.einsum("jb,tbc->tjc", below.astype(float), grf)
+    moment = np.einsum("jb,tbc->tjc", below.astype(float), np.cross(points * body.unit, grf))
+    torques = torques - moment + np.cross(kin.joint_pos, ground)
+    return InverseDynamics(torques, forces - ground, grf, points, chosen)
+
+
+def ancestry(parents: np.ndarray) -> np.ndarray:
+    """(J, J) bool: [j, k] when k is j or one of its descendants (computed once per skeleton)."""
+    return _ancestry(tuple(int(p) for p in parents))
+
+
+@functools.lru_cache(maxsize=32)
+def _ancestry(parents: tuple) -> np.ndarray:
+    n = len(parents)
+    out = np.eye(n, dtype=bool)
+    for k in range(n):
+        j = parents[k]
+        while j >= 0:
+            out[j, k] = True
+            j = parents[j]
+    return out
+
+
+def least_torque_split(
+    kin: Kinematics,
+    body: BodyModel,
+    support: Support,
+    force: np.ndarray,
+    zmp_m: np.ndarray,
+    free_fall: np.ndarray,
+    free_torques: np.ndarray,
+    below: np.ndarray,
+    grf: np.ndarray,
+    points: np.ndarray,
+    fixed: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ground forces (T, B, 3) N and points (T, B, 3) scene units: on frames whose ZMP is defined and
+    inside the support polygon, single support takes the whole force at the ZMP on the leg in
+    contact and double support the split of :func:`.split.least_worst_split`; other frames keep
+    ``grf``, ``points`` (the proximity split). Also returns the split x (T, 3) of the double-support
+    frames (:mod:`.split`; NaN on the others).
+
+    force (T, 3) N net ground force; zmp_m (T, 3) m; free_fall (T,); free_torques (T, J, 3) N·m the
+    joint moments without ground force; below (J, B) from :func:`ancestry`; fixed: a split x (T, 3)
+    to hold instead of solving for one (a nearby motion's: the balance plan's smooth measures), the
+    proximity split where it is not finite.
+    """
+    legs = leg_of_boxes(ancestry(body.skeleton.parents), support.joints)
+    split = np.full((len(force), 3), np.nan)
+    if legs.max(initial=-1) != 1:
+        return grf, points, split
+    unit, basis = body.unit, support.basis
+    defined = support.any & ~free_fall
+    p2 = to_ground(np.where(defined[:, None], zmp_m / unit, np.nan), basis)
+    out = np.flatnonzero(defined & ~support.query(p2)[0])  # the ZMP outside: the polygon's point nearest to it
+    if len(out):
+        p2[out] = project_inside(support.points[out], support.end[out], support.valid[out], p2[out])
+    zmp_m = (p2 @ basis + support.ground * support.up) * unit
+    on = np.stack([support.flags[:, legs == k].any(axis=1) for k in (0, 1)], axis=1)  # (T, 2)
+    grf, points = grf.copy(), points.copy()
+    first = [int(np.flatnonzero(legs == k)[0]) for k in (0, 1)]  # the box of each leg that takes its force
+    for k in (0, 1):
+        single = defined & on[:, k] & ~on[:, 1 - k]
+        if single.any():
+            grf[single] = 0.0
+            grf[single, first[k]] = force[single]
+            points[single, first[k]] = zmp_m[single] / unit
+    double = np.flatnonzero(defined & on.all(axis=1))
+    limited = np.isfinite(body.torque_limits)
+    over = [below[:, legs == k].any(axis=1) for k in (0, 1)]
+    joints = np.flatnonzero(limited & (over[0] ^ over[1]))
+    if not len(double) or not len(joints):
+        return grf, points, split
+    if fixed is not None:  # held: frames without a held split keep the proximity split (nothing is solved)
+        split[double] = fixed[double]
+        double = double[np.isfinite(split[double, 0])]
+    else:
+        split[double] = _least_split(kin, body, support, force, zmp_m, free_torques, legs, over[0], joints, p2, double)
+    x = split[double]
+    share = np.clip(x[:, 0], 0.0, 1.0)
+    offset = x[:, 1:] * SCALE  # w_L (r_L − p), ground coordinates, m
+    ground = support.ground * support.up
+    grf[double] = 0.0
+    f = force[double]
+    for k, w, s in ((0, share, offset), (1, 1.0 - share, -offset)):
+        r2 = p2[double] + np.divide(s, w[:, None], out=np.zeros_like(s), where=w[:, None] > 1e-9) / unit
+        grf[double, first[k]] = w[:, None] * f
+        points[double, first[k]] = r2 @ basis + ground
+    return grf, points, split
+
+
+def _least_split(kin, body, support, force, zmp_m, free_torques, legs, left, joints, p2, double) -> np.ndarray:
+    """The split x (N, 3) of frames ``double`` (N,) (:func:`least_torque_split`)."""
+    unit = body.unit
+    z2 = p2[double] * unit
+    rows, bounds = [], []
+    for k, (normals, offsets, valid) in enumerate(support.leg_lines(legs)):
+        c, d = hull_constraints(normals[double], offsets[double] * unit, valid[double], z2, left=k == 0)
+        keep = np.argsort(~valid[double], axis=1, kind="stable")[:, : max(int(valid[double].sum(axis=1).max()), 1)]
+        rows.append(np.take_along_axis(c, keep[..., None], axis=1)), bounds.append(np.take_along_axis(d, keep, axis=1))
+    rows.append(np.broadcast_to(np.array([[-1.0, 0, 0], [1.0, 0, 0]]), (len(double), 2, 3)))
+    bounds.append(np.broadcast_to(np.array([0.0, 1.0]), (len(double), 2)))
+    a, b = torque_map(
+        free_torques[double][:, joints], kin.joint_pos[double][:, joints], force[double], zmp_m[double],
+        support.basis, left[joints],
+    )  # fmt: skip
+    return least_worst_split(a, b, body.torque_limits[joints], np.concatenate(rows, 1), np.concatenate(bounds, 1))
 
 
 def torque_ratios(torques: np.ndarray, body: BodyModel) -> np.ndarray:

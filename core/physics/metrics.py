@@ -60,6 +60,8 @@ def analyse(
     support: Support | None = None,
     clips: int = 1,
     momentum_about_com: bool = True,
+    split: np.ndarray | None = None,
+    least: bool = True,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
@@ -67,14 +69,15 @@ def analyse(
     contacts. clips: the motion is that many equal clips one after another (a batch of variants
     of one clip, ``support`` given for all of them), each differentiated on its own.
     momentum_about_com: False leaves the angular momentum out (None; the balance plan's
-    evaluations only need the ZMP and the torques).
+    evaluations only need the ZMP and the torques). split: the double-support ground-force split
+    to hold instead of solving for it (:func:`.dynamics.inverse_dynamics`; finite differences).
     """
     kin = segment_kinematics(motion, body, smooth, clips=clips)
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)
     p, flag = zmp(kin, body, support.ground, free_fall)
-    dynamics = inverse_dynamics(kin, body, support, free_fall)
+    dynamics = inverse_dynamics(kin, body, support, free_fall, least, split)
     angular = momentum(kin, body)[1] if momentum_about_com else None
     return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
 
@@ -194,42 +197,48 @@ def stitch_series(parts: list[tuple[int, PhysicsSeries]], n_frames: int) -> Phys
 
 
 def torque_regressions(before: Analysis, after: Analysis, body: BodyModel, tolerance: float = 1e-3) -> list[dict]:
-    """Joint-frames over their torque limit after that were not as far over before (the guard on
-    the torque constraint: a solve must not make a frame worse without saying so).
+    """Frames over a torque limit after that were not as far over before (the guard on the torque
+    constraint: a solve must not make a frame worse without saying so).
 
-    Returns one dict per joint-frame, in frame order: ``frame`` (index in the clip), ``joint``
-    (name), ``before`` and ``after`` |τ|/limit. tolerance: ratios within it count as equal.
+    Per frame, not per joint: with the double-support split that minimises the worst ratio
+    (:mod:`.split`) several joints often share that worst ratio, and which of them carries it is an
+    artefact of the tie. Returns one dict per frame, in order: ``frame`` (index in the clip),
+    ``joint`` (the name of a joint at the frame's worst ratio after), ``before`` and ``after`` (the
+    frame's worst |τ|/limit). tolerance: ratios within it count as equal.
     """
     rb, ra = torque_ratios(before.torques, body), torque_ratios(after.torques, body)
-    frames, joints = np.nonzero((ra > 1.0) & (ra > np.maximum(rb, 1.0) + tolerance))
+    wb, wa = rb.max(axis=1), ra.max(axis=1)
+    frames = np.flatnonzero((wa > 1.0) & (wa > np.maximum(wb, 1.0) + tolerance))
     names = body.skeleton.names
     return [
-        {"frame": int(t), "joint": names[j], "before": float(rb[t, j]), "after": float(ra[t, j])}
-        for t, j in zip(frames, joints)
+        {"frame": int(t), "joint": names[int(np.argmax(ra[t]))], "before": float(wb[t]), "after": float(wa[t])}
+        for t in frames
     ]
 
 
 def torque_causes(after: Analysis, body: BodyModel, edge: int, free_fall: float = FREE_FALL) -> list[dict]:
-    """Why each joint-frame still over its torque limit is over it, computed on the result.
+    """Why each frame still over a torque limit is over it, computed on the result.
 
-    Returns one dict per joint-frame over its limit, in frame order: ``frame``, ``joint``, ``ratio``
-    (|τ|/limit), ``static`` (the ratio of the same pose held still: gravity and the ground alone,
-    no velocity or acceleration) and ``cause``: "gravity alone" when ``static`` is over 1 (no motion
-    near this pose helps), "clip edge" within ``edge`` frames of the clip's first or last frame
-    (derivatives from a one-sided window: the accelerations extrapolate), else "dynamics" (the
-    accelerations of the motion, which the solver traded against balance and closeness).
+    Returns one dict per frame over a limit, in order: ``frame``, ``joint`` (one at the frame's worst
+    ratio), ``ratio`` (the frame's worst |τ|/limit), ``static`` (the same for the pose held still:
+    gravity and the ground alone, no velocity or acceleration, the ground force split as well as it
+    can be) and ``cause``: "gravity alone" when ``static`` is over 1 (no motion near this pose helps),
+    "clip edge" within ``edge`` frames of the clip's first or last frame (derivatives from a one-sided
+    window: the accelerations extrapolate), else "dynamics" (the accelerations of the motion, which
+    the solver traded against balance and closeness).
     """
     kin = after.kin
     zero = np.zeros_like(kin.vel)
     still = kin._replace(vel=zero, acc=zero, omega=zero, alpha=zero, spin=zero)
-    static = torque_ratios(inverse_dynamics(still, body, after.support, free_fall).torques, body)
+    static = torque_ratios(inverse_dynamics(still, body, after.support, free_fall).torques, body).max(axis=1)
     ratios = torque_ratios(after.torques, body)
+    worst = ratios.max(axis=1) if ratios.size else np.zeros(len(ratios))
     t = len(ratios)
     out = []
-    for f, j in zip(*np.nonzero(ratios > 1.0)):
-        cause = "gravity alone" if static[f, j] > 1.0 else "clip edge" if min(f, t - 1 - f) < edge else "dynamics"
-        out.append({"frame": int(f), "joint": body.skeleton.names[j], "ratio": float(ratios[f, j]),
-                    "static": float(static[f, j]), "cause": cause})  # fmt: skip
+    for f in np.flatnonzero(worst > 1.0):
+        cause = "gravity alone" if static[f] > 1.0 else "clip edge" if min(f, t - 1 - f) < edge else "dynamics"
+        out.append({"frame": int(f), "joint": body.skeleton.names[int(np.argmax(ratios[f]))], "ratio": float(worst[f]),
+                    "static": float(static[f]), "cause": cause})  # fmt: skip
     return out
 
 

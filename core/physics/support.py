@@ -200,6 +200,22 @@ class Support:
         self.active = np.repeat(self.flags, 4, axis=1)
         self.end, self.valid = hull_chain(self.points, hull_edges(self.points, self.active))
         self.basis, self.up, self.ground = basis, np.asarray(up, dtype=float), float(ground)
+        self._legs: dict = {}
+
+    def leg_lines(self, legs: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per leg k (the boxes with ``legs == k``): the hull of its boxes in contact as lines
+        (normals (T, P, 2), offsets (T, P), valid (T, P); :func:`core.physics.split.hull_lines`),
+        computed once per support."""
+        from .split import hull_lines
+
+        key = tuple(int(k) for k in legs)
+        if key not in self._legs:
+            t = len(self.flags)
+            self._legs[key] = [
+                hull_lines(self.boxes[:, legs == k].reshape(t, -1, 2), np.repeat(self.flags[:, legs == k], 4, axis=1))
+                for k in range(int(legs.max()) + 1)
+            ]
+        return self._legs[key]
 
     @property
     def any(self) -> np.ndarray:
@@ -225,6 +241,10 @@ class Support:
             value = getattr(self, name)
             setattr(out, name, np.tile(value, (n,) + (1,) * (value.ndim - 1)))
         out.joints, out.basis, out.up, out.ground = self.joints, self.basis, self.up, self.ground
+        out._legs = {
+            key: [tuple(np.tile(a, (n,) + (1,) * (a.ndim - 1)) for a in leg) for leg in lines]
+            for key, lines in self._legs.items()
+        }
         return out
 
     def frames(self, index) -> Support:

@@ -168,6 +168,7 @@ def test_torque_causes_name_gravity_for_a_pose_held_still_and_the_clip_edges():
     assert torque_causes(an, body, edge=3) == []
     hip = sk.index("LeftUpLeg")
     body.torque_limits[hip] = 0.5 * np.linalg.norm(an.torques[:, hip], axis=-1).min()
+    an = analyse(m, contacts, body)  # the double-support split depends on the limits: the least worst ratio
     causes = torque_causes(an, body, edge=3)
     assert len(causes) == m.n_frames and {c["cause"] for c in causes} == {"gravity alone"}
     assert all(c["joint"] == "LeftUpLeg" and c["static"] == pytest.approx(c["ratio"]) for c in causes)
@@ -176,8 +177,8 @@ def test_torque_causes_name_gravity_for_a_pose_held_still_and_the_clip_edges():
         dynamics=an.dynamics._replace(torques=an.torques * np.where(np.arange(m.n_frames) % 2, 3.0, 1.0)[:, None, None])
     )
     causes = torque_causes(fake, body, edge=3)
-    frames = {c["frame"]: c["cause"] for c in causes if c["joint"] == "LeftUpLeg"}
-    assert set(frames) == set(range(1, m.n_frames, 2))
+    frames = {c["frame"]: c["cause"] for c in causes}  # one entry per frame over a limit
+    assert set(frames) == set(range(1, m.n_frames, 2)) and len(causes) == len(frames)
     assert frames[1] == "clip edge" and frames[m.n_frames - 1] == "clip edge" and frames[11] == "dynamics"
 
 
@@ -377,9 +378,10 @@ def test_physics_retarget_balances_real_jumps_and_lowers_their_torques():
 
 
 def test_physics_torque_constraint_holds_on_a_real_walk():
-    """CMU 02_01 retargeted 1.4× onto 90 kg, where planting the feet and filtering used to raise the
-    torques (6 → 12 frames over a limit): re-measured by inverse dynamics on the returned motion,
-    no frame over a limit is worse than the input's, and every joint-frame that is would be named."""
+    """CMU 05_01 retargeted 1.4× onto 90 kg, frames over a torque limit in the input (planting the
+    feet and filtering used to raise such torques): re-measured by inverse dynamics on the returned
+    motion, no frame over a limit is worse than the input's, and every joint-frame that is would be
+    named."""
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
     from core.physics.dynamics import torque_ratios
@@ -387,7 +389,7 @@ def test_physics_torque_constraint_holds_on_a_real_walk():
     from core.physics.solve import physics_retarget, with_toes
     from tests.conftest import shared_file
 
-    motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 200)).scaled(1.4)
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh")).frames(slice(1, 300)).scaled(1.4)
     body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45)
     contacts = detect_contacts(motion)
     out, rep = physics_retarget(motion, contacts, body)
@@ -396,14 +398,14 @@ def test_physics_torque_constraint_holds_on_a_real_walk():
     ratio_before = torque_ratios(before.torques, body)
     ratio_after = torque_ratios(analyse(out, toes, body, ground=before.support.ground).torques, body)
     assert (ratio_before > 1).any(axis=1).sum() >= 3  # the input has frames over a limit
-    worse = (ratio_after > 1) & (ratio_after > np.maximum(ratio_before, 1) + 1e-3)
-    named = {(w["frame"], w["joint"]) for w in rep["torque_worse"]}
-    assert named == {(int(t), body.skeleton.names[j]) for t, j in zip(*np.nonzero(worse))}
+    worst_before, worst_after = ratio_before.max(axis=1), ratio_after.max(axis=1)
+    worse = (worst_after > 1) & (worst_after > np.maximum(worst_before, 1) + 1e-3)
+    assert {w["frame"] for w in rep["torque_worse"]} == set(np.flatnonzero(worse).tolist())
     assert (ratio_after > 1).any(axis=1).sum() <= (ratio_before > 1).any(axis=1).sum()
     assert ratio_after.max() <= ratio_before.max()
     assert rep["after"]["zmp_inside_share"] >= 0.99
-    over = {(int(t), body.skeleton.names[j]) for t, j in zip(*np.nonzero(ratio_after > 1))}
-    assert {(c["frame"], c["joint"]) for c in rep["torque_causes"]} == over  # each remaining one with its cause
+    over = set(np.flatnonzero(worst_after > 1).tolist())
+    assert {c["frame"] for c in rep["torque_causes"]} == over  # each remaining frame with its cause
     assert all((c["cause"] == "gravity alone") == (c["static"] > 1) for c in rep["torque_causes"])
 
 
