@@ -126,15 +126,28 @@ class SegmentTable:
         grown = np.full((self.n_frames, max_gap + 1), np.inf)
         grown[:, : old + 1] = self.table
         total = float(sum((self.n_frames - g) * (g - 1) for g in range(old + 1, max_gap + 1)))
-        done = 0.0
+        done, pending, frames = 0.0, [], 0
+
+        def flush() -> None:  # one batch for the pending pieces (many short gaps in one flat batch)
+            nonlocal done, pending, frames
+            if pending:
+                a = np.concatenate([starts for starts, _ in pending])
+                b = np.concatenate([starts + g for starts, g in pending])
+                grown[a, b - a] = self.errors.costs(a, b)
+                done += frames
+                pending, frames = [], 0
+                if progress is not None:
+                    progress(done / max(total, 1.0))
+
         for g in range(old + 1, max_gap + 1):
             per = max(1, PROGRESS_FRAMES // max(g - 1, 1))  # progress after about PROGRESS_FRAMES rebuilt frames
             for start in range(0, self.n_frames - g, per):
                 starts = np.arange(start, min(start + per, self.n_frames - g))
-                grown[starts, g] = self.errors.gap_errors(starts, g).sum(axis=1)
-                done += len(starts) * (g - 1)
-                if progress is not None:
-                    progress(done / max(total, 1.0))
+                pending.append((starts, g))
+                frames += len(starts) * (g - 1)
+                if frames >= PROGRESS_FRAMES:
+                    flush()
+        flush()
         self.table = grown
         self._reset_long()
 
@@ -146,17 +159,23 @@ class SegmentTable:
         n, gaps = self.n_frames, np.arange(self.reach + 1, min(reach, self.n_frames - 1) + 1)
         if len(gaps) == 0:
             return
-        cols = np.full((n, len(gaps)), np.inf)
         k = (np.arange(SCREEN_SAMPLES) + 0.5) / SCREEN_SAMPLES
-        for g_col, g in enumerate(gaps):
-            a = np.arange(n - g)
-            offsets = np.unique(1 + (k * (g - 1)).astype(int))
-            t = (a[:, None] + offsets).ravel()
-            a_rep = np.repeat(a, len(offsets))
-            err = self.errors.errors_at(a_rep, a_rep + g, t).reshape(len(a), len(offsets))
-            cols[a, g_col] = OPTIMISM * (g - 1) * err.mean(axis=1)
+        offsets = [np.unique(1 + (k * (g - 1)).astype(int)) for g in gaps]
+        a = np.concatenate([np.repeat(np.arange(n - g), len(o)) for g, o in zip(gaps, offsets)])
+        b = a + np.concatenate([np.full((n - g) * len(o), g) for g, o in zip(gaps, offsets)])
+        t = np.concatenate([(np.arange(n - g)[:, None] + o).ravel() for g, o in zip(gaps, offsets)])
+        err = np.empty(len(t))
+        for start in range(0, len(t), PROGRESS_FRAMES):  # flat batches of every gap's samples
+            block = slice(start, start + PROGRESS_FRAMES)
+            err[block] = self.errors.errors_at(a[block], b[block], t[block])
             if progress is not None:  # raising here leaves the table as it was
-                progress((g_col + 1) / len(gaps))
+                progress(min(1.0, (start + PROGRESS_FRAMES) / len(t)))
+        cols = np.full((n, len(gaps)), np.inf)
+        at = 0
+        for col, (g, o) in enumerate(zip(gaps, offsets)):
+            size = (n - g) * len(o)
+            cols[: n - g, col] = OPTIMISM * (g - 1) * err[at : at + size].reshape(n - g, len(o)).mean(axis=1)
+            at += size
         self.long = np.concatenate((self.long, cols), axis=1)
         self.long_exact = np.concatenate((self.long_exact, np.zeros(cols.shape, dtype=bool)), axis=1)
 
@@ -175,18 +194,22 @@ class SegmentTable:
         todo = ~self.long_exact[a, g - self.max_gap - 1]
         if not todo.any():
             return False
+        starts, gaps = [], []
         for start, gap in zip(a[todo], g[todo]):
             r = max(2, int(gap) // 8)
-            starts, gaps = np.meshgrid(np.arange(start - r, start + r + 1), np.arange(gap - r, gap + r + 1))
-            starts, gaps = starts.ravel(), gaps.ravel()
-            ok = (starts >= 0) & (gaps > self.max_gap) & (gaps <= self.reach) & (starts + gaps < self.n_frames)
-            starts, col = starts[ok], gaps[ok] - self.max_gap - 1
-            new = ~self.long_exact[starts, col]
-            starts, col = starts[new], col[new]
-            self.long[starts, col] = self.errors.costs(starts, starts + col + self.max_gap + 1)
-            self.long_exact[starts, col] = True
-            if progress is not None:  # the settled costs are exact: a cancel leaves them consistent
-                progress()
+            near_a, near_g = np.meshgrid(np.arange(start - r, start + r + 1), np.arange(gap - r, gap + r + 1))
+            starts.append(near_a.ravel())
+            gaps.append(near_g.ravel())
+        starts, gaps = np.concatenate(starts), np.concatenate(gaps)
+        ok = (starts >= 0) & (gaps > self.max_gap) & (gaps <= self.reach) & (starts + gaps < self.n_frames)
+        code = np.unique(starts[ok] * (self.n_frames + 1) + gaps[ok] - self.max_gap - 1)
+        starts, col = code // (self.n_frames + 1), code % (self.n_frames + 1)
+        new = ~self.long_exact[starts, col]
+        starts, col = starts[new], col[new]
+        tick = None if progress is None else (lambda fraction: progress())
+        cost = _with_progress(self.errors.costs, tick, lambda: 0.0)  # one flat batch, progress between blocks
+        self.long[starts, col] = cost(starts, starts + col + self.max_gap + 1)  # a cancel leaves the table as it was
+        self.long_exact[starts, col] = True
         return True
 
     def cost(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -539,17 +562,17 @@ def coarse_to_fine(
         return call
 
     cost_step = [1]
-    level = step
-    while level > 1:
-        level = max(1, level // 2)
+    level = step // 2
+    while level > 1:  # the sampled levels; step 1 (exact costs, cached) follows
         cost_step[0] = level
         cost = _with_progress(counted(_sampled_cost(errors, level)), progress, report)
         keys, _ = corridor(cost, keys, level, WINDOW, n)
+        level //= 2
     cost_step[0] = 1
     exact = CachedCost(_with_progress(counted(errors.costs), progress, report), n)
     total = total_cost(keys, exact)
     rounds = 0
-    while True:
+    while True:  # exact costs, each computed once (cached): a round after the first costs only where keys moved
         rounds += 1
         better, better_total = corridor(exact, keys, 1, WINDOW, n)
         if not better_total < total - 1e-12 * max(total, 1e-300):

@@ -39,7 +39,9 @@ from .distance import PoseMetric
 from .error import measured_points, pose_points
 
 KINDS = ("position", "pose")
-_FLAT_BELOW = 32  # gap groups with fewer segments than this go to the flat layout
+_FLAT_BELOW = 2048  # gap groups with fewer rebuilt frames than this go to the flat layout, all in one batch
+# (a batch costs about 8 ms of numpy calls whatever its size, for 31 joints: many small ones cost more than
+# their frames)
 
 
 @dataclass
@@ -149,7 +151,7 @@ class SegmentErrors:
         for gap, idx in _group_by_gap(b_flat - a_flat):
             if gap < 2:
                 continue
-            if len(idx) < _FLAT_BELOW:
+            if len(idx) * (gap - 1) < _FLAT_BELOW:
                 few.append(idx)
                 continue
             err = self.gap_errors(a_flat[idx], gap)
