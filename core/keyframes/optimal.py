@@ -81,7 +81,12 @@ _cache: OrderedDict[tuple, SegmentTable] = OrderedDict()
 def default_max_gap(n_frames: int, count: int) -> int:
     """The default gap bound G for ``count`` keys on ``n_frames`` frames (see the module notes)."""
     mean_gap = (n_frames - 1) / max(count - 1, 1)
-    return int(min(n_frames - 1, max(MIN_GAP, math.ceil(GAP_FACTOR * mean_gap))))
+    return int(min(longest_gap(n_frames, count), max(MIN_GAP, math.ceil(GAP_FACTOR * mean_gap))))
+
+
+def longest_gap(n_frames: int, count: int) -> int:
+    """The longest gap a key set of ``count`` keys can have: the others are one frame each."""
+    return max(1, n_frames - max(count, 2) + 1)
 
 
 class SegmentTable:
@@ -159,23 +164,42 @@ class SegmentTable:
         n, gaps = self.n_frames, np.arange(self.reach + 1, min(reach, self.n_frames - 1) + 1)
         if len(gaps) == 0:
             return
-        k = (np.arange(SCREEN_SAMPLES) + 0.5) / SCREEN_SAMPLES
-        offsets = [np.unique(1 + (k * (g - 1)).astype(int)) for g in gaps]
-        a = np.concatenate([np.repeat(np.arange(n - g), len(o)) for g, o in zip(gaps, offsets)])
-        b = a + np.concatenate([np.full((n - g) * len(o), g) for g, o in zip(gaps, offsets)])
-        t = np.concatenate([(np.arange(n - g)[:, None] + o).ravel() for g, o in zip(gaps, offsets)])
-        err = np.empty(len(t))
-        for start in range(0, len(t), PROGRESS_FRAMES):  # flat batches of every gap's samples
-            block = slice(start, start + PROGRESS_FRAMES)
-            err[block] = self.errors.errors_at(a[block], b[block], t[block])
-            if progress is not None:  # raising here leaves the table as it was
-                progress(min(1.0, (start + PROGRESS_FRAMES) / len(t)))
         cols = np.full((n, len(gaps)), np.inf)
-        at = 0
-        for col, (g, o) in enumerate(zip(gaps, offsets)):
-            size = (n - g) * len(o)
-            cols[: n - g, col] = OPTIMISM * (g - 1) * err[at : at + size].reshape(n - g, len(o)).mean(axis=1)
-            at += size
+        k = (np.arange(SCREEN_SAMPLES) + 0.5) / SCREEN_SAMPLES
+        total, done, pending = float(sum(n - gaps)), 0.0, []
+
+        def flush() -> None:  # the small gaps' samples in one flat batch
+            nonlocal done, pending
+            if pending:
+                col, a, offsets = (np.concatenate(x) for x in zip(*pending))
+                b = a + gaps[col]
+                err = self.errors.errors_at(a, b, a + offsets)
+                uniq, where = np.unique(col * n + a, return_inverse=True)
+                mean = np.bincount(where, err) / np.bincount(where)
+                cols[uniq % n, uniq // n] = OPTIMISM * (gaps[uniq // n] - 1) * mean
+                done += len(uniq)
+                pending = []
+                if progress is not None:  # raising here leaves the table as it was
+                    progress(done / total)
+
+        for col, g in enumerate(gaps):
+            offsets = np.unique(1 + (k * (g - 1)).astype(int))
+            if (n - g) * len(offsets) < PROGRESS_FRAMES // 4:  # few: with the other small gaps, flat
+                a = np.arange(n - g)
+                pending.append(
+                    (np.full(len(a) * len(offsets), col), np.repeat(a, len(offsets)), np.tile(offsets, len(a)))
+                )
+                if sum(len(p[0]) for p in pending) >= PROGRESS_FRAMES:
+                    flush()
+                continue
+            per = max(1, PROGRESS_FRAMES // len(offsets))  # many: rows of the gap layout, batch by batch
+            for start in range(0, n - g, per):
+                a = np.arange(start, min(start + per, n - g))
+                cols[a, col] = OPTIMISM * (g - 1) * self.errors.gap_rows(a, int(g), offsets).mean(axis=0)
+                done += len(a)
+                if progress is not None:
+                    progress(done / total)
+        flush()
         self.long = np.concatenate((self.long, cols), axis=1)
         self.long_exact = np.concatenate((self.long_exact, np.zeros(cols.shape, dtype=bool)), axis=1)
 
@@ -267,10 +291,16 @@ def check_finite(motion: Motion) -> None:
         )
 
 
-def _layers(table: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Run the DP: best totals per layer (count, T) and the chosen gap per layer (count, T)."""
+def _layers(table: np.ndarray, count: int, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Run the DP: best totals per layer (count, T) and the chosen gap per layer (count, T).
+
+    Layer k (its (k+1)-th key at frame b) is computed only where a key set of ``last`` keys (default
+    ``count``) can pass: k ≤ b ≤ k + T − last (every key before and after b one frame apart at least);
+    inf elsewhere. For many keys that band is narrow: T−1 keys cost O(T·G), not O(T²·G).
+    """
     n, width = table.shape
     max_gap = width - 1
+    slack = n - (count if last is None else last)
     # ending[b, g] = cost of the segment (b−g, b): the table re-indexed by its end frame
     rows = np.arange(n)[:, None] - np.arange(width)
     ending = np.where(rows >= 0, table[np.clip(rows, 0, None), np.arange(width)], np.inf)
@@ -278,11 +308,13 @@ def _layers(table: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     gaps = np.zeros((count, n), dtype=np.int32)
     best[0, 0] = 0.0
     pad = np.full(n + max_gap, np.inf)
+    windows = sliding_window_view(pad, width)[:, ::-1]  # windows[b, g] = pad[b + max_gap − g]: best[k−1, b−g]
     for k in range(1, count):
         pad[max_gap:] = best[k - 1]
-        cand = sliding_window_view(pad, width)[:, ::-1] + ending  # cand[b, g] = best[k−1, b−g] + cost
-        gaps[k] = np.argmin(cand, axis=1)
-        best[k] = cand[np.arange(n), gaps[k]]
+        band = slice(k, min(n, k + slack + 1))
+        cand = windows[band] + ending[band]  # cand[b, g] = best[k−1, b−g] + cost(b−g, b)
+        gaps[k, band] = np.argmin(cand, axis=1)
+        best[k, band] = cand[np.arange(len(cand)), gaps[k, band]]
     return best, gaps
 
 
@@ -316,7 +348,7 @@ def _prepare(
 ) -> tuple[int, SegmentTable]:
     n = motion.n_frames
     gap = max_gap or default_max_gap(n, count)
-    gap = min(n - 1, max(gap, math.ceil((n - 1) / max(count - 1, 1))))  # count keys can cover the clip
+    gap = min(longest_gap(n, count), max(gap, math.ceil((n - 1) / max(count - 1, 1))))  # count keys can cover the clip
     return gap, segment_table(motion, gap, progress=progress)
 
 
@@ -387,14 +419,15 @@ def optimal_keys(
             "path": "full",
             "optimal_among": f"key sets with gaps ≤ {gap} frames",
         }
-    table.screen(SCREEN_FACTOR * table.max_gap, stage.part(0.8, 0.9))
+    longest = longest_gap(n, count)
+    table.screen(min(SCREEN_FACTOR * table.max_gap, longest), stage.part(0.8, 0.9))
     while True:
         keys, total = solve(table.mixed(), count)
         if table.settle(keys, stage.tick):
             continue  # an estimate was used: solve again with its exact cost
-        if np.diff(keys).max() < table.reach or table.reach >= n - 1:
+        if np.diff(keys).max() < table.reach or table.reach >= longest:
             break
-        table.screen(2 * table.reach, stage.part(0.9, 0.9))  # the answer touches the reach: look further
+        table.screen(min(2 * table.reach, longest), stage.part(0.9, 0.9))  # the answer touches the reach: look further
     if progress is not None:
         progress(1.0)
     info = {
@@ -436,9 +469,10 @@ class _Stages:
 def table_work(n_frames: int, count: int) -> float:
     """Rebuilt frames of the full-resolution path for ``count`` keys: the exact table up to the
     default G plus the screening up to SCREEN_FACTOR·G (the part that dominates its time)."""
-    gap = min(n_frames - 1, max(default_max_gap(n_frames, count), math.ceil((n_frames - 1) / max(count - 1, 1))))
+    longest = longest_gap(n_frames, count)
+    gap = min(longest, max(default_max_gap(n_frames, count), math.ceil((n_frames - 1) / max(count - 1, 1))))
     g = np.arange(2, gap + 1, dtype=float)
-    reach = min(n_frames - 1, SCREEN_FACTOR * gap)
+    reach = min(longest, SCREEN_FACTOR * gap)
     return float(((n_frames - g) * (g - 1)).sum()) + n_frames * (reach - gap) * SCREEN_SAMPLES
 
 
@@ -604,11 +638,11 @@ def optimal_curve(motion: Motion, counts: np.ndarray, max_gap: int | None = None
         return np.zeros(len(counts))
     gap, table = _prepare(motion, int(counts.min()), max_gap)
     if not screen:
-        best, _ = _layers(table.table[:, : gap + 1], int(counts.max()))
+        best, _ = _layers(table.table[:, : gap + 1], int(counts.max()), last=int(counts.min()))
         return best[counts - 1, n - 1]
-    table.screen(SCREEN_FACTOR * table.max_gap)
+    table.screen(min(SCREEN_FACTOR * table.max_gap, longest_gap(n, int(counts.min()))))
     while True:
-        best, gaps = _layers(table.mixed(), int(counts.max()))
+        best, gaps = _layers(table.mixed(), int(counts.max()), last=int(counts.min()))
         settled = [table.settle(_backtrack(best, gaps, int(c))) for c in counts]
         if not any(settled):
             return best[counts - 1, n - 1]
