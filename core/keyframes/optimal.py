@@ -64,6 +64,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..motion import Motion
 from .distance import PoseMetric
+from .error import known_points
 from .local_search import CachedCost, total_cost
 from .segments import SegmentErrors
 
@@ -591,7 +592,9 @@ def coarse_to_fine(
 
     sub_progress = None if progress is None else (lambda f: progress(0.5 * f))
     sub_gap = max(MIN_GAP, math.ceil(COARSE_GAP_FACTOR * (len(grid) - 1) / max(count - 1, 1)))
-    sub_keys, _ = optimal_keys(motion.frames(grid), count, max_gap=sub_gap, progress=sub_progress, exact=True)
+    sub = motion.frames(grid)
+    with known_points(sub, errors.original_points(grid)):  # the sampled clip's points: the clip's, not computed again
+        sub_keys, _ = optimal_keys(sub, count, max_gap=sub_gap, progress=sub_progress, exact=True)
     keys = grid[sub_keys]
 
     def counted(cost: Callable) -> Callable:

@@ -82,7 +82,8 @@ class SegmentErrors:
         if kind == "position":
             points = measured_points(sk)
             self._n_points = len(points)
-            self._pts = np.ascontiguousarray(pose_points(motion, points).transpose(1, 2, 0))  # (P, 3, T)
+            # (P, 3, T); pose_points of the motion itself, so points an extraction already has are not computed again
+            self._pts = np.ascontiguousarray(pose_points(motion).transpose(1, 2, 0))
             self._offsets = points.offsets
             self._owner = self._position_owners(sk)
             self._mult = np.bincount(self._owner, minlength=sk.n_joints)
@@ -105,6 +106,10 @@ class SegmentErrors:
         for j in np.flatnonzero(at_parent):
             owner[j] = owner[sk.parents[j]]
         return owner
+
+    def original_points(self, frames: np.ndarray) -> np.ndarray:
+        """(len(frames), P, 3) the original's measured points (:func:`~.error.pose_points`) at ``frames``."""
+        return np.ascontiguousarray(self._pts[:, :, frames].transpose(2, 0, 1))
 
     # ---- public batch queries -------------------------------------------------------
     def gap_errors(self, starts: np.ndarray, gap: int) -> np.ndarray:
