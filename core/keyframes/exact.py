@@ -226,6 +226,8 @@ def exact_keys(
     band = max(min(band, MIN_BAND), int(np.searchsorted(np.cumsum((n - g) * (g - 1)), BAND_WORK, side="right")) + 1)
     table = np.full((n, n), np.inf)  # table[a, g]: a lower bound of E(a, a+g), exact where ``exact``
     exact = np.zeros((n, n), dtype=bool)
+    halved = np.zeros((n, n), dtype=bool)  # the sum over the middle half of the frames is known (``middle_sum``)
+    middle_sum = np.zeros((n, n))
     table[: n - 1, 1], exact[: n - 1, 1] = 0.0, True
     rebuilt = 0
     work = float(sum((n - g) * (g - 1) for g in range(2, band + 1)))
@@ -269,12 +271,20 @@ def exact_keys(
         if not todo.any():
             break
         # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
-        # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
         focus = todo & (rest + sub <= relaxed + FOCUS * (bound - relaxed))
         a, g = np.nonzero(focus if focus.any() else todo)
-        sub[a, g] = errors.costs(a, a + g)
-        exact[a, g] = True
-        rebuilt += int((g - 1).sum())
+        # in two steps: first the middle half of their frames (about 2/3 of the cost: a tighter lower bound,
+        # after which the next round's DP prunes about 2/3 of them), the next time they are chosen the rest
+        first = ~halved[a, g]
+        fa, fg = a[first], g[first]
+        middle_sum[fa, fg] = errors.costs(fa, fa + fg, part="middle")
+        halved[fa, fg] = True
+        sub[fa, fg] = np.maximum(sub[fa, fg], middle_sum[fa, fg])
+        rebuilt += int((fg // 2).sum())
+        sa, sg = a[~first], g[~first]
+        sub[sa, sg] = middle_sum[sa, sg] + errors.costs(sa, sa + sg, part="outer")
+        exact[sa, sg] = True
+        rebuilt += int((sg - 1 - sg // 2).sum())
         report(0.8 + 0.19 * rounds / (rounds + 3))
     keys, total = solve(table[:, : width + 1], count)
     if not total <= bound:  # float rounding only: the upper bound's keys are as good
