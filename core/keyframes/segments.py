@@ -147,13 +147,16 @@ class SegmentErrors:
             out[s] = self._flat_batch(a[s], b[s], t[s])
         return out
 
-    def costs(self, a: np.ndarray, b: np.ndarray, reduce: str = "sum", part: str | None = None) -> np.ndarray:
+    def costs(
+        self, a: np.ndarray, b: np.ndarray, reduce: str = "sum", part: tuple[float, float] | None = None
+    ) -> np.ndarray:
         """Summed (``"sum"``) or largest (``"max"``) in-between error of segments (a, b), shaped like a.
 
-        part: None for every in-between frame; ``"middle"`` for the middle half of them only (see
-        :func:`middle_offsets`: where the rebuild's error concentrates, about 2/3 of the sum on CMU
-        captures, a lower bound of it since every frame's error is ≥ 0) or ``"outer"`` for the others;
-        the two parts' sums add up to the whole.
+        part: None for every in-between frame; (f₀, f₁) for the frames of the centred share f₁ of them
+        that are not in the centred share f₀ (:func:`centred_range`): (0, 0.5) is the middle half, where
+        the rebuild's error concentrates (about 2/3 of the sum on CMU captures, and a lower bound of it,
+        every frame's error being ≥ 0), (0.5, 1) the rest; the parts of a chain (0, f₁), (f₁, f₂), …,
+        (fₙ, 1) add up to the whole.
         """
         a, b = np.broadcast_arrays(np.asarray(a, dtype=int), np.asarray(b, dtype=int))
         a_flat, b_flat = a.ravel(), b.ravel()
@@ -178,9 +181,9 @@ class SegmentErrors:
             seg = np.repeat(np.arange(len(idx)), width)
             t = a_few[seg] + 1 + np.arange(len(seg)) - np.repeat(np.r_[0, np.cumsum(width)[:-1]], width)
             if part is not None:
-                lo, hi = _middle_range(b_few - a_few)
-                middle = (t - a_few[seg] >= lo[seg]) & (t - a_few[seg] < hi[seg])
-                keep = middle if part == "middle" else ~middle
+                offset, gaps = t - a_few[seg], (b_few - a_few)[seg]
+                (lo0, hi0), (lo1, hi1) = (centred_range(gaps, share) for share in _check_part(part))
+                keep = (offset >= lo1) & (offset < hi1) & ~((offset >= lo0) & (offset < hi0))
                 seg, t = seg[keep], t[keep]
             err = self.errors_at(a_few[seg], b_few[seg], t)
             if reduce == "sum":
@@ -369,30 +372,29 @@ class _Frames:
         return series[:, self.index]
 
 
-def _middle_range(gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets [lo, hi) from a segment's first key of the middle half of its g − 1 in-between frames
-    (⌈(g−1)/2⌉ of them, centred)."""
+def centred_range(gaps: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets [lo, hi) from a segment's first key of the centred ``share`` of its g − 1 in-between frames
+    (⌈share·(g−1)⌉ of them); the ranges of growing shares are nested."""
     inner = np.maximum(np.asarray(gaps) - 1, 0)
-    width = (inner + 1) // 2
+    width = np.ceil(share * inner - 1e-9).astype(int)
     lo = 1 + (inner - width) // 2
     return lo, lo + width
 
 
-def middle_offsets(gap: int) -> np.ndarray:
-    """The in-between offsets (1 ≤ o < gap) of the middle half of a segment of ``gap`` (:func:`_middle_range`)."""
-    lo, hi = _middle_range(np.array([gap]))
-    return np.arange(int(lo[0]), int(hi[0]))
+def _check_part(part: tuple[float, float]) -> tuple[float, float]:
+    first, last = (float(x) for x in part)
+    if not 0.0 <= first < last <= 1.0:
+        raise ValueError(f"part {part!r}: two shares 0 ≤ f₀ < f₁ ≤ 1 of the in-between frames")
+    return first, last
 
 
-def _part_offsets(gap: int, part: str | None) -> np.ndarray:
-    """The in-between offsets of ``part`` (None: all, ``"middle"`` or ``"outer"``) of a segment of ``gap``."""
+def _part_offsets(gap: int, part: tuple[float, float] | None) -> np.ndarray:
+    """The in-between offsets of ``part`` (see :meth:`SegmentErrors.costs`) of a segment of ``gap``."""
     every = np.arange(1, gap)
     if part is None:
         return every
-    if part not in ("middle", "outer"):
-        raise ValueError(f"unknown part {part!r}; choose None, 'middle' or 'outer'")
-    middle = middle_offsets(gap)
-    return middle if part == "middle" else np.setdiff1d(every, middle)
+    (lo0, hi0), (lo1, hi1) = (centred_range(np.array([gap]), share) for share in _check_part(part))
+    return every[(every >= lo1[0]) & (every < hi1[0]) & ~((every >= lo0[0]) & (every < hi0[0]))]
 
 
 def _group_by_gap(gaps: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

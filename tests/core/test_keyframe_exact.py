@@ -138,8 +138,8 @@ def test_gap_rows_are_rows_of_the_gap_layout():
 
 
 def test_the_middle_half_of_a_segment_bounds_its_cost_and_the_outer_half_completes_it():
-    """costs(part="middle") sums the centred ⌈(g−1)/2⌉ in-between frames (a lower bound of the cost, which
-    the exact optimum prunes with), part="outer" the others; many segments of one gap (the gap layout's
+    """costs(part=(0, 0.5)) sums the centred ⌈(g−1)/2⌉ in-between frames (a lower bound of the cost, which
+    the exact optimum prunes with), part=(0.5, 1) the others; many segments of one gap (the gap layout's
     rows) and a few of many gaps (one flat batch) alike, against the per-frame errors of the gap layout."""
     m = capture("cmu_bvh_cgspeed/05_02.bvh", slice(0, 400))
     errors = SegmentErrors(m)
@@ -147,7 +147,7 @@ def test_the_middle_half_of_a_segment_bounds_its_cost_and_the_outer_half_complet
     few = [(np.array([0, 7]), g) for g in (2, 3, 4, 11, 30)]
     a = np.concatenate([s for s, _ in many + few])
     g = np.concatenate([np.full(len(s), gap) for s, gap in many + few])
-    middle, outer = errors.costs(a, a + g, part="middle"), errors.costs(a, a + g, part="outer")
+    middle, outer = errors.costs(a, a + g, part=(0, 0.5)), errors.costs(a, a + g, part=(0.5, 1))
     at = 0
     for starts, gap in many + few:
         rows = at + np.arange(len(starts))
@@ -161,5 +161,7 @@ def test_the_middle_half_of_a_segment_bounds_its_cost_and_the_outer_half_complet
     whole = errors.costs(a, a + g)
     assert np.allclose(middle + outer, whole, rtol=1e-12) and np.all(middle <= whole + 1e-12)
     assert np.median((middle / whole)[g >= 11]) > 0.5  # where the error concentrates: most of it
+    quarter, ring = errors.costs(a, a + g, part=(0, 0.25)), errors.costs(a, a + g, part=(0.25, 0.5))
+    assert np.allclose(quarter + ring, middle, rtol=1e-12) and np.all(quarter <= middle + 1e-12)
     with pytest.raises(ValueError, match="part"):
-        errors.costs(a, a + g, part="ends")
+        errors.costs(a, a + g, part=(0.6, 0.2))
