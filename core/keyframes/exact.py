@@ -40,16 +40,21 @@ sum of the bone offsets on the chain from j to p, a bound of their distance in a
 translating it by d moves p by d. Hence v_ab = Σ_j (2α_j Λ_j + ‖Δt_j‖ μ_j) / g with
 Λ_j = (1/P) Σ_{p below j} ρ_jp and μ_j the share of the points below j (the triangle
 inequality on each point, then the mean). Summing max(0, ·) over the frames each sample covers
-gives L(a, b) ≤ E(a, b).
+gives L(a, b) ≤ E(a, b). A survivor is made exact in STEPS: first the sum over the centred half
+of its in-between frames (a lower bound, every frame's error being ≥ 0, and about 2/3 of the cost,
+where the slerp's error peaks), with which the next round's DP prunes about two thirds of them;
+the next time it is chosen, the other half.
 
 **Cost, measured** (scripts/benchmark_optimal.py, cold, CPU seconds on a loaded 2-core machine).
-Correct but not fast: CMU 05_02 (1,124 frames) at 5 % keys 80 s (about 11 M rebuilt frames, peak
-95 MB), at 10 % 47 s, 3 keys 49 s; CMU 01_01 (2,752 frames) at 5 % 472 s (287 MB), at 10 % 163 s,
-1,000 keys 68 s. That is more
-than the old full table (exact up to 4× the mean gap, screened beyond: 3.8 M frames, 31.5 s at
-5 % of 05_02, whose answer it proves optimal) and far from the 1 s asked for. It confirms the
-default coarse-to-fine path: its total is 1.0015× the optimum at 5 % of 05_02, 1.013× at 10 %,
-equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys. Why so slow:
+Correct but not fast: CMU 05_02 (1,124 frames) at 5 % keys 52 s (7.8 M rebuilt frames, peak
+94 MB; 70 s and 11.4 M frames before the two steps), at 10 % 27 s, 3 keys 35 s; CMU 01_01
+(2,752 frames) at 5 % 472 s, at 10 % 163 s, 1,000 keys 68 s before the two steps. Far from the
+1 s asked for. It confirms the default coarse-to-fine path: its total is 1.0015× the optimum at
+5 % of 05_02, 1.013× at 10 %, equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at
+1,000 keys. Steps tried at 5 % of 05_02: shares (0.25, 0.5, 1) 7.5 M frames, (0.2, 0.4, 0.7, 1)
+7.1 M but 20 rounds of DP, no faster; the middle half pruned within the same round (with that
+round's F and B) pruned 1,513 of 91,035: F and B are low while the long segments' bounds are
+loose; a narrower focus (FOCUS 0.1 / 0.03) 7.0 / 6.9 M frames but 49 / 160 rounds. Why so slow:
 with the exact costs known, only 1,279 segments (27,771 rebuilt frames) can be in a key set
 within the coarse-to-fine answer's total, but proving it of the others needs each segment
 bounded to within 0.5–1.0× of its exact cost where its gap is near the mean gap (the median
@@ -79,6 +84,7 @@ REACH = 12  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
 BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
+STEPS = (0.5, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
 FOCUS = 0.3  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
@@ -174,6 +180,21 @@ def sampled_bounds(
     return out
 
 
+def _parts(errors: SegmentErrors, a: np.ndarray, g: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """(n,) the summed error of segments (a, a+g) over the frames of shares (first, last) (each its own)."""
+    out = np.zeros(len(a))
+    for f0, f1 in set(zip(first.tolist(), last.tolist())):
+        pick = (first == f0) & (last == f1)
+        out[pick] = errors.costs(a[pick], a[pick] + g[pick], part=(f0, f1))
+    return out
+
+
+def _frames(g: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """(n,) how many in-between frames of segments of gaps g the shares (first, last) hold."""
+    inner = np.maximum(g - 1, 0)
+    return np.ceil(last * inner - 1e-9).astype(int) - np.ceil(first * inner - 1e-9).astype(int)
+
+
 def _reversed(table: np.ndarray) -> np.ndarray:
     """The table of the clip played backwards: rev[T−1−b, g] = table[b−g, g]."""
     n, width = table.shape
@@ -226,6 +247,8 @@ def exact_keys(
     band = max(min(band, MIN_BAND), int(np.searchsorted(np.cumsum((n - g) * (g - 1)), BAND_WORK, side="right")) + 1)
     table = np.full((n, n), np.inf)  # table[a, g]: a lower bound of E(a, a+g), exact where ``exact``
     exact = np.zeros((n, n), dtype=bool)
+    done = np.zeros((n, n), dtype=np.int8)  # how many of the STEPS shares of the frames are summed in ``partial``
+    partial = np.zeros((n, n))
     table[: n - 1, 1], exact[: n - 1, 1] = 0.0, True
     rebuilt = 0
     work = float(sum((n - g) * (g - 1) for g in range(2, band + 1)))
@@ -269,12 +292,19 @@ def exact_keys(
         if not todo.any():
             break
         # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
-        # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
         focus = todo & (rest + sub <= relaxed + FOCUS * (bound - relaxed))
         a, g = np.nonzero(focus if focus.any() else todo)
-        sub[a, g] = errors.costs(a, a + g)
-        exact[a, g] = True
-        rebuilt += int((g - 1).sum())
+        # in steps (STEPS): first the centred share of their frames where the error concentrates (a tighter
+        # lower bound, with which the next round's DP prunes most of them), the next time chosen the next share
+        step = done[a, g]
+        shares = np.r_[0.0, STEPS]
+        part = partial[a, g] + _parts(errors, a, g, shares[step], shares[step + 1])
+        rebuilt += int(_frames(g, shares[step], shares[step + 1]).sum())
+        done[a, g] = step + 1
+        partial[a, g] = part
+        finished = step + 1 == len(STEPS)
+        sub[a, g] = np.where(finished, part, np.maximum(sub[a, g], part))
+        exact[a[finished], g[finished]] = True
         report(0.8 + 0.19 * rounds / (rounds + 3))
     keys, total = solve(table[:, : width + 1], count)
     if not total <= bound:  # float rounding only: the upper bound's keys are as good

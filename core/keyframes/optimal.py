@@ -32,13 +32,18 @@ a few keys (G grows as the mean gap: O(T³/K²)).
 
 **Coarse to fine** (the default beyond BUDGET; :func:`coarse_to_fine`): the full-resolution
 optimum of the clip sampled every s frames (s from :func:`coarse_step`), refined level by level
-(halving s) by a corridor DP letting every key move by ±WINDOW steps, then at full resolution
-with exact costs until the corridor DP around the answer finds nothing better. The answer is
-**optimal among every key set whose i-th key lies within ±WINDOW frames of the answer's i-th
-key** (all of them costed exactly), not proven globally optimal. Work about
-COARSE_WORK + (2·WINDOW+1)²·T rebuilt frames per round. Measured against the full
-table on CMU 05_02 (1,124 frames): total error within 0.2 % at 5 % keys and 1.3 % at 10 %
-(scripts/benchmark_optimal.py prints the current figures).
+(halving s, down to 2) by a corridor DP letting every key move by ±WINDOW steps, costs estimated
+from every s-th frame, then at full resolution with exact costs until the corridor DP around the
+answer finds nothing better. The answer is **optimal among every key set whose i-th key lies
+within ±WINDOW frames of the answer's i-th key** (all of them costed exactly), not proven
+globally optimal. Work: the coarse level (about COARSE_WORK rebuilt frames), (2·WINDOW+1)²·T/s
+per sampled level, (2·WINDOW+1)²·T for the first exact round and, since every exact cost is
+computed once (cached), only the segments around moved keys after it. Every rebuild reaches the
+kernel in batches of thousands of frames: a batch costs about 8 ms of numpy calls whatever its
+size (31 joints), so segments of mixed gaps go in one flat batch. Measured against the proved
+optimum (:mod:`.exact`) on CMU 05_02 (1,124 frames): total error equal at 3 keys, 1.0015× at 5 %
+keys, 1.013× at 10 %; about 0.5 s at 5 % (scripts/benchmark_optimal.py prints the current
+figures).
 
 The proved optimum over every key set (no gap bound, no estimate) is :func:`.exact.exact_keys`:
 it starts from the coarse-to-fine answer and prunes segments with sound lower bounds, but
@@ -59,6 +64,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..motion import Motion
 from .distance import PoseMetric
+from .error import known_points
 from .local_search import CachedCost, total_cost
 from .segments import SegmentErrors
 
@@ -81,7 +87,12 @@ _cache: OrderedDict[tuple, SegmentTable] = OrderedDict()
 def default_max_gap(n_frames: int, count: int) -> int:
     """The default gap bound G for ``count`` keys on ``n_frames`` frames (see the module notes)."""
     mean_gap = (n_frames - 1) / max(count - 1, 1)
-    return int(min(n_frames - 1, max(MIN_GAP, math.ceil(GAP_FACTOR * mean_gap))))
+    return int(min(longest_gap(n_frames, count), max(MIN_GAP, math.ceil(GAP_FACTOR * mean_gap))))
+
+
+def longest_gap(n_frames: int, count: int) -> int:
+    """The longest gap a key set of ``count`` keys can have: the others are one frame each."""
+    return max(1, n_frames - max(count, 2) + 1)
 
 
 class SegmentTable:
@@ -126,15 +137,28 @@ class SegmentTable:
         grown = np.full((self.n_frames, max_gap + 1), np.inf)
         grown[:, : old + 1] = self.table
         total = float(sum((self.n_frames - g) * (g - 1) for g in range(old + 1, max_gap + 1)))
-        done = 0.0
+        done, pending, frames = 0.0, [], 0
+
+        def flush() -> None:  # one batch for the pending pieces (many short gaps in one flat batch)
+            nonlocal done, pending, frames
+            if pending:
+                a = np.concatenate([starts for starts, _ in pending])
+                b = np.concatenate([starts + g for starts, g in pending])
+                grown[a, b - a] = self.errors.costs(a, b)
+                done += frames
+                pending, frames = [], 0
+                if progress is not None:
+                    progress(done / max(total, 1.0))
+
         for g in range(old + 1, max_gap + 1):
             per = max(1, PROGRESS_FRAMES // max(g - 1, 1))  # progress after about PROGRESS_FRAMES rebuilt frames
             for start in range(0, self.n_frames - g, per):
                 starts = np.arange(start, min(start + per, self.n_frames - g))
-                grown[starts, g] = self.errors.gap_errors(starts, g).sum(axis=1)
-                done += len(starts) * (g - 1)
-                if progress is not None:
-                    progress(done / max(total, 1.0))
+                pending.append((starts, g))
+                frames += len(starts) * (g - 1)
+                if frames >= PROGRESS_FRAMES:
+                    flush()
+        flush()
         self.table = grown
         self._reset_long()
 
@@ -148,15 +172,40 @@ class SegmentTable:
             return
         cols = np.full((n, len(gaps)), np.inf)
         k = (np.arange(SCREEN_SAMPLES) + 0.5) / SCREEN_SAMPLES
-        for g_col, g in enumerate(gaps):
-            a = np.arange(n - g)
+        total, done, pending = float(sum(n - gaps)), 0.0, []
+
+        def flush() -> None:  # the small gaps' samples in one flat batch
+            nonlocal done, pending
+            if pending:
+                col, a, offsets = (np.concatenate(x) for x in zip(*pending))
+                b = a + gaps[col]
+                err = self.errors.errors_at(a, b, a + offsets)
+                uniq, where = np.unique(col * n + a, return_inverse=True)
+                mean = np.bincount(where, err) / np.bincount(where)
+                cols[uniq % n, uniq // n] = OPTIMISM * (gaps[uniq // n] - 1) * mean
+                done += len(uniq)
+                pending = []
+                if progress is not None:  # raising here leaves the table as it was
+                    progress(done / total)
+
+        for col, g in enumerate(gaps):
             offsets = np.unique(1 + (k * (g - 1)).astype(int))
-            t = (a[:, None] + offsets).ravel()
-            a_rep = np.repeat(a, len(offsets))
-            err = self.errors.errors_at(a_rep, a_rep + g, t).reshape(len(a), len(offsets))
-            cols[a, g_col] = OPTIMISM * (g - 1) * err.mean(axis=1)
-            if progress is not None:  # raising here leaves the table as it was
-                progress((g_col + 1) / len(gaps))
+            if (n - g) * len(offsets) < PROGRESS_FRAMES // 4:  # few: with the other small gaps, flat
+                a = np.arange(n - g)
+                pending.append(
+                    (np.full(len(a) * len(offsets), col), np.repeat(a, len(offsets)), np.tile(offsets, len(a)))
+                )
+                if sum(len(p[0]) for p in pending) >= PROGRESS_FRAMES:
+                    flush()
+                continue
+            per = max(1, PROGRESS_FRAMES // len(offsets))  # many: rows of the gap layout, batch by batch
+            for start in range(0, n - g, per):
+                a = np.arange(start, min(start + per, n - g))
+                cols[a, col] = OPTIMISM * (g - 1) * self.errors.gap_rows(a, int(g), offsets).mean(axis=0)
+                done += len(a)
+                if progress is not None:
+                    progress(done / total)
+        flush()
         self.long = np.concatenate((self.long, cols), axis=1)
         self.long_exact = np.concatenate((self.long_exact, np.zeros(cols.shape, dtype=bool)), axis=1)
 
@@ -175,18 +224,22 @@ class SegmentTable:
         todo = ~self.long_exact[a, g - self.max_gap - 1]
         if not todo.any():
             return False
+        starts, gaps = [], []
         for start, gap in zip(a[todo], g[todo]):
             r = max(2, int(gap) // 8)
-            starts, gaps = np.meshgrid(np.arange(start - r, start + r + 1), np.arange(gap - r, gap + r + 1))
-            starts, gaps = starts.ravel(), gaps.ravel()
-            ok = (starts >= 0) & (gaps > self.max_gap) & (gaps <= self.reach) & (starts + gaps < self.n_frames)
-            starts, col = starts[ok], gaps[ok] - self.max_gap - 1
-            new = ~self.long_exact[starts, col]
-            starts, col = starts[new], col[new]
-            self.long[starts, col] = self.errors.costs(starts, starts + col + self.max_gap + 1)
-            self.long_exact[starts, col] = True
-            if progress is not None:  # the settled costs are exact: a cancel leaves them consistent
-                progress()
+            near_a, near_g = np.meshgrid(np.arange(start - r, start + r + 1), np.arange(gap - r, gap + r + 1))
+            starts.append(near_a.ravel())
+            gaps.append(near_g.ravel())
+        starts, gaps = np.concatenate(starts), np.concatenate(gaps)
+        ok = (starts >= 0) & (gaps > self.max_gap) & (gaps <= self.reach) & (starts + gaps < self.n_frames)
+        code = np.unique(starts[ok] * (self.n_frames + 1) + gaps[ok] - self.max_gap - 1)
+        starts, col = code // (self.n_frames + 1), code % (self.n_frames + 1)
+        new = ~self.long_exact[starts, col]
+        starts, col = starts[new], col[new]
+        tick = None if progress is None else (lambda fraction: progress())
+        cost = _with_progress(self.errors.costs, tick, lambda: 0.0)  # one flat batch, progress between blocks
+        self.long[starts, col] = cost(starts, starts + col + self.max_gap + 1)  # a cancel leaves the table as it was
+        self.long_exact[starts, col] = True
         return True
 
     def cost(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -244,10 +297,16 @@ def check_finite(motion: Motion) -> None:
         )
 
 
-def _layers(table: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Run the DP: best totals per layer (count, T) and the chosen gap per layer (count, T)."""
+def _layers(table: np.ndarray, count: int, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Run the DP: best totals per layer (count, T) and the chosen gap per layer (count, T).
+
+    Layer k (its (k+1)-th key at frame b) is computed only where a key set of ``last`` keys (default
+    ``count``) can pass: k ≤ b ≤ k + T − last (every key before and after b one frame apart at least);
+    inf elsewhere. For many keys that band is narrow: T−1 keys cost O(T·G), not O(T²·G).
+    """
     n, width = table.shape
     max_gap = width - 1
+    slack = n - (count if last is None else last)
     # ending[b, g] = cost of the segment (b−g, b): the table re-indexed by its end frame
     rows = np.arange(n)[:, None] - np.arange(width)
     ending = np.where(rows >= 0, table[np.clip(rows, 0, None), np.arange(width)], np.inf)
@@ -255,11 +314,13 @@ def _layers(table: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     gaps = np.zeros((count, n), dtype=np.int32)
     best[0, 0] = 0.0
     pad = np.full(n + max_gap, np.inf)
+    windows = sliding_window_view(pad, width)[:, ::-1]  # windows[b, g] = pad[b + max_gap − g]: best[k−1, b−g]
     for k in range(1, count):
         pad[max_gap:] = best[k - 1]
-        cand = sliding_window_view(pad, width)[:, ::-1] + ending  # cand[b, g] = best[k−1, b−g] + cost
-        gaps[k] = np.argmin(cand, axis=1)
-        best[k] = cand[np.arange(n), gaps[k]]
+        band = slice(k, min(n, k + slack + 1))
+        cand = windows[band] + ending[band]  # cand[b, g] = best[k−1, b−g] + cost(b−g, b)
+        gaps[k, band] = np.argmin(cand, axis=1)
+        best[k, band] = cand[np.arange(len(cand)), gaps[k, band]]
     return best, gaps
 
 
@@ -293,7 +354,7 @@ def _prepare(
 ) -> tuple[int, SegmentTable]:
     n = motion.n_frames
     gap = max_gap or default_max_gap(n, count)
-    gap = min(n - 1, max(gap, math.ceil((n - 1) / max(count - 1, 1))))  # count keys can cover the clip
+    gap = min(longest_gap(n, count), max(gap, math.ceil((n - 1) / max(count - 1, 1))))  # count keys can cover the clip
     return gap, segment_table(motion, gap, progress=progress)
 
 
@@ -364,14 +425,15 @@ def optimal_keys(
             "path": "full",
             "optimal_among": f"key sets with gaps ≤ {gap} frames",
         }
-    table.screen(SCREEN_FACTOR * table.max_gap, stage.part(0.8, 0.9))
+    longest = longest_gap(n, count)
+    table.screen(min(SCREEN_FACTOR * table.max_gap, longest), stage.part(0.8, 0.9))
     while True:
         keys, total = solve(table.mixed(), count)
         if table.settle(keys, stage.tick):
             continue  # an estimate was used: solve again with its exact cost
-        if np.diff(keys).max() < table.reach or table.reach >= n - 1:
+        if np.diff(keys).max() < table.reach or table.reach >= longest:
             break
-        table.screen(2 * table.reach, stage.part(0.9, 0.9))  # the answer touches the reach: look further
+        table.screen(min(2 * table.reach, longest), stage.part(0.9, 0.9))  # the answer touches the reach: look further
     if progress is not None:
         progress(1.0)
     info = {
@@ -413,9 +475,10 @@ class _Stages:
 def table_work(n_frames: int, count: int) -> float:
     """Rebuilt frames of the full-resolution path for ``count`` keys: the exact table up to the
     default G plus the screening up to SCREEN_FACTOR·G (the part that dominates its time)."""
-    gap = min(n_frames - 1, max(default_max_gap(n_frames, count), math.ceil((n_frames - 1) / max(count - 1, 1))))
+    longest = longest_gap(n_frames, count)
+    gap = min(longest, max(default_max_gap(n_frames, count), math.ceil((n_frames - 1) / max(count - 1, 1))))
     g = np.arange(2, gap + 1, dtype=float)
-    reach = min(n_frames - 1, SCREEN_FACTOR * gap)
+    reach = min(longest, SCREEN_FACTOR * gap)
     return float(((n_frames - g) * (g - 1)).sum()) + n_frames * (reach - gap) * SCREEN_SAMPLES
 
 
@@ -510,12 +573,13 @@ def coarse_to_fine(
 
     1. The optimum (:func:`optimal_keys`, full-resolution path) of the clip sampled every ``step``
        frames (its last frame added): about T·G²/(2·step³) rebuilt frames instead of T·G²/2.
-    2. Levels of halving step down to 1: each key may move by up to WINDOW steps of the level
+    2. Levels of halving step down to 2: each key may move by up to WINDOW steps of the level
        (the corridor DP, :func:`corridor`), segment costs estimated from every step-th frame.
-    3. At step 1 with exact costs, the corridor DP is repeated around its answer until it returns
-       a set no better: the answer is **optimal among all key sets whose i-th key lies within
-       ±WINDOW frames of the answer's i-th key** (every such set was costed exactly), and no key set
-       the coarse optimum led to is better; it is not proven globally optimal.
+    3. At step 1 with exact costs (each computed once), the corridor DP is repeated around its
+       answer until it returns a set no better: the answer is **optimal among all key sets whose
+       i-th key lies within ±WINDOW frames of the answer's i-th key** (every such set was costed
+       exactly), and no key set the coarse optimum led to is better; it is not proven globally
+       optimal.
     """
     n = motion.n_frames
     step = step or coarse_step(n, count)
@@ -528,7 +592,9 @@ def coarse_to_fine(
 
     sub_progress = None if progress is None else (lambda f: progress(0.5 * f))
     sub_gap = max(MIN_GAP, math.ceil(COARSE_GAP_FACTOR * (len(grid) - 1) / max(count - 1, 1)))
-    sub_keys, _ = optimal_keys(motion.frames(grid), count, max_gap=sub_gap, progress=sub_progress, exact=True)
+    sub = motion.frames(grid)
+    with known_points(sub, errors.original_points(grid)):  # the sampled clip's points: the clip's, not computed again
+        sub_keys, _ = optimal_keys(sub, count, max_gap=sub_gap, progress=sub_progress, exact=True)
     keys = grid[sub_keys]
 
     def counted(cost: Callable) -> Callable:
@@ -539,17 +605,17 @@ def coarse_to_fine(
         return call
 
     cost_step = [1]
-    level = step
-    while level > 1:
-        level = max(1, level // 2)
+    level = step // 2
+    while level > 1:  # the sampled levels; step 1 (exact costs, cached) follows
         cost_step[0] = level
         cost = _with_progress(counted(_sampled_cost(errors, level)), progress, report)
         keys, _ = corridor(cost, keys, level, WINDOW, n)
+        level //= 2
     cost_step[0] = 1
     exact = CachedCost(_with_progress(counted(errors.costs), progress, report), n)
     total = total_cost(keys, exact)
     rounds = 0
-    while True:
+    while True:  # exact costs, each computed once (cached): a round after the first costs only where keys moved
         rounds += 1
         better, better_total = corridor(exact, keys, 1, WINDOW, n)
         if not better_total < total - 1e-12 * max(total, 1e-300):
@@ -581,11 +647,11 @@ def optimal_curve(motion: Motion, counts: np.ndarray, max_gap: int | None = None
         return np.zeros(len(counts))
     gap, table = _prepare(motion, int(counts.min()), max_gap)
     if not screen:
-        best, _ = _layers(table.table[:, : gap + 1], int(counts.max()))
+        best, _ = _layers(table.table[:, : gap + 1], int(counts.max()), last=int(counts.min()))
         return best[counts - 1, n - 1]
-    table.screen(SCREEN_FACTOR * table.max_gap)
+    table.screen(min(SCREEN_FACTOR * table.max_gap, longest_gap(n, int(counts.min()))))
     while True:
-        best, gaps = _layers(table.mixed(), int(counts.max()))
+        best, gaps = _layers(table.mixed(), int(counts.max()), last=int(counts.min()))
         settled = [table.settle(_backtrack(best, gaps, int(c))) for c in counts]
         if not any(settled):
             return best[counts - 1, n - 1]

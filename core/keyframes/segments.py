@@ -39,7 +39,9 @@ from .distance import PoseMetric
 from .error import measured_points, pose_points
 
 KINDS = ("position", "pose")
-_FLAT_BELOW = 32  # gap groups with fewer segments than this go to the flat layout
+_FLAT_BELOW = 2048  # gap groups with fewer rebuilt frames than this go to the flat layout, all in one batch
+# (a batch costs about 8 ms of numpy calls whatever its size, for 31 joints: many small ones cost more than
+# their frames)
 
 
 @dataclass
@@ -80,7 +82,8 @@ class SegmentErrors:
         if kind == "position":
             points = measured_points(sk)
             self._n_points = len(points)
-            self._pts = np.ascontiguousarray(pose_points(motion, points).transpose(1, 2, 0))  # (P, 3, T)
+            # (P, 3, T); pose_points of the motion itself, so points an extraction already has are not computed again
+            self._pts = np.ascontiguousarray(pose_points(motion).transpose(1, 2, 0))
             self._offsets = points.offsets
             self._owner = self._position_owners(sk)
             self._mult = np.bincount(self._owner, minlength=sk.n_joints)
@@ -103,6 +106,10 @@ class SegmentErrors:
         for j in np.flatnonzero(at_parent):
             owner[j] = owner[sk.parents[j]]
         return owner
+
+    def original_points(self, frames: np.ndarray) -> np.ndarray:
+        """(len(frames), P, 3) the original's measured points (:func:`~.error.pose_points`) at ``frames``."""
+        return np.ascontiguousarray(self._pts[:, :, frames].transpose(2, 0, 1))
 
     # ---- public batch queries -------------------------------------------------------
     def gap_errors(self, starts: np.ndarray, gap: int) -> np.ndarray:
@@ -140,8 +147,17 @@ class SegmentErrors:
             out[s] = self._flat_batch(a[s], b[s], t[s])
         return out
 
-    def costs(self, a: np.ndarray, b: np.ndarray, reduce: str = "sum") -> np.ndarray:
-        """Summed (``"sum"``) or largest (``"max"``) in-between error of segments (a, b), shaped like a."""
+    def costs(
+        self, a: np.ndarray, b: np.ndarray, reduce: str = "sum", part: tuple[float, float] | None = None
+    ) -> np.ndarray:
+        """Summed (``"sum"``) or largest (``"max"``) in-between error of segments (a, b), shaped like a.
+
+        part: None for every in-between frame; (f₀, f₁) for the frames of the centred share f₁ of them
+        that are not in the centred share f₀ (:func:`centred_range`): (0, 0.5) is the middle half, where
+        the rebuild's error concentrates (about 2/3 of the sum on CMU captures, and a lower bound of it,
+        every frame's error being ≥ 0), (0.5, 1) the rest; the parts of a chain (0, f₁), (f₁, f₂), …,
+        (fₙ, 1) add up to the whole.
+        """
         a, b = np.broadcast_arrays(np.asarray(a, dtype=int), np.asarray(b, dtype=int))
         a_flat, b_flat = a.ravel(), b.ravel()
         out = np.zeros(a_flat.shape)
@@ -149,16 +165,33 @@ class SegmentErrors:
         for gap, idx in _group_by_gap(b_flat - a_flat):
             if gap < 2:
                 continue
-            if len(idx) < _FLAT_BELOW:
+            rows = _part_offsets(gap, part)
+            if len(idx) * len(rows) < _FLAT_BELOW:
                 few.append(idx)
                 continue
-            err = self.gap_errors(a_flat[idx], gap)
-            out[idx] = err.sum(axis=1) if reduce == "sum" else err.max(axis=1)
+            if part is None:
+                err = self.gap_errors(a_flat[idx], gap)
+            else:
+                err = self.gap_rows(a_flat[idx], gap, rows).T
+            out[idx] = err.sum(axis=1) if reduce == "sum" or not len(rows) else err.max(axis=1)
         if few:
             idx = np.concatenate(few)
-            err = self.flat_errors(a_flat[idx], b_flat[idx])
-            starts = np.r_[0, np.cumsum(b_flat[idx] - a_flat[idx] - 1)[:-1]]
-            out[idx] = (np.add if reduce == "sum" else np.maximum).reduceat(err, starts)
+            a_few, b_few = a_flat[idx], b_flat[idx]
+            width = np.maximum(b_few - a_few - 1, 0)
+            seg = np.repeat(np.arange(len(idx)), width)
+            t = a_few[seg] + 1 + np.arange(len(seg)) - np.repeat(np.r_[0, np.cumsum(width)[:-1]], width)
+            if part is not None:
+                offset, gaps = t - a_few[seg], (b_few - a_few)[seg]
+                (lo0, hi0), (lo1, hi1) = (centred_range(gaps, share) for share in _check_part(part))
+                keep = (offset >= lo1) & (offset < hi1) & ~((offset >= lo0) & (offset < hi0))
+                seg, t = seg[keep], t[keep]
+            err = self.errors_at(a_few[seg], b_few[seg], t)
+            if reduce == "sum":
+                out[idx] = np.bincount(seg, err, minlength=len(idx))
+            else:
+                most = np.zeros(len(idx))
+                np.maximum.at(most, seg, err)
+                out[idx] = most
         return out.reshape(a.shape)
 
     def frame_errors(self, keys: np.ndarray) -> np.ndarray:
@@ -337,6 +370,31 @@ class _Frames:
             view = sliding_window_view(block, self.n, axis=-1)
             return view[:, 1 : self.g] if self.offsets is None else view[:, self.offsets]
         return series[:, self.index]
+
+
+def centred_range(gaps: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets [lo, hi) from a segment's first key of the centred ``share`` of its g − 1 in-between frames
+    (⌈share·(g−1)⌉ of them); the ranges of growing shares are nested."""
+    inner = np.maximum(np.asarray(gaps) - 1, 0)
+    width = np.ceil(share * inner - 1e-9).astype(int)
+    lo = 1 + (inner - width) // 2
+    return lo, lo + width
+
+
+def _check_part(part: tuple[float, float]) -> tuple[float, float]:
+    first, last = (float(x) for x in part)
+    if not 0.0 <= first < last <= 1.0:
+        raise ValueError(f"part {part!r}: two shares 0 ≤ f₀ < f₁ ≤ 1 of the in-between frames")
+    return first, last
+
+
+def _part_offsets(gap: int, part: tuple[float, float] | None) -> np.ndarray:
+    """The in-between offsets of ``part`` (see :meth:`SegmentErrors.costs`) of a segment of ``gap``."""
+    every = np.arange(1, gap)
+    if part is None:
+        return every
+    (lo0, hi0), (lo1, hi1) = (centred_range(np.array([gap]), share) for share in _check_part(part))
+    return every[(every >= lo1[0]) & (every < hi1[0]) & ~((every >= lo0[0]) & (every < hi0[0]))]
 
 
 def _group_by_gap(gaps: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

@@ -135,3 +135,33 @@ def test_gap_rows_are_rows_of_the_gap_layout():
         rows = np.array(sorted({1, gap // 2, gap - 1}))
         every = errors.gap_errors(starts, gap)  # (n, gap−1)
         assert np.allclose(errors.gap_rows(starts, gap, rows), every[:, rows - 1].T, rtol=1e-12, atol=1e-12)
+
+
+def test_the_middle_half_of_a_segment_bounds_its_cost_and_the_outer_half_completes_it():
+    """costs(part=(0, 0.5)) sums the centred ⌈(g−1)/2⌉ in-between frames (a lower bound of the cost, which
+    the exact optimum prunes with), part=(0.5, 1) the others; many segments of one gap (the gap layout's
+    rows) and a few of many gaps (one flat batch) alike, against the per-frame errors of the gap layout."""
+    m = capture("cmu_bvh_cgspeed/05_02.bvh", slice(0, 400))
+    errors = SegmentErrors(m)
+    many = [(np.arange(300), 40), (np.arange(60), 3)]  # 300·20 and 60·1 middle frames: rows, then flat
+    few = [(np.array([0, 7]), g) for g in (2, 3, 4, 11, 30)]
+    a = np.concatenate([s for s, _ in many + few])
+    g = np.concatenate([np.full(len(s), gap) for s, gap in many + few])
+    middle, outer = errors.costs(a, a + g, part=(0, 0.5)), errors.costs(a, a + g, part=(0.5, 1))
+    at = 0
+    for starts, gap in many + few:
+        rows = at + np.arange(len(starts))
+        at += len(starts)
+        every = errors.gap_errors(starts, gap)  # (n, gap−1): column o−1 is offset o
+        centre = np.zeros(gap - 1, dtype=bool)
+        width = gap // 2  # ⌈(gap−1)/2⌉ frames, centred
+        centre[(gap - 1 - width) // 2 : (gap - 1 - width) // 2 + width] = True
+        assert np.allclose(middle[rows], every[:, centre].sum(axis=1), rtol=1e-12, atol=1e-12)
+        assert np.allclose(outer[rows], every[:, ~centre].sum(axis=1), rtol=1e-12, atol=1e-12)
+    whole = errors.costs(a, a + g)
+    assert np.allclose(middle + outer, whole, rtol=1e-12) and np.all(middle <= whole + 1e-12)
+    assert np.median((middle / whole)[g >= 11]) > 0.5  # where the error concentrates: most of it
+    quarter, ring = errors.costs(a, a + g, part=(0, 0.25)), errors.costs(a, a + g, part=(0.25, 0.5))
+    assert np.allclose(quarter + ring, middle, rtol=1e-12) and np.all(quarter <= middle + 1e-12)
+    with pytest.raises(ValueError, match="part"):
+        errors.costs(a, a + g, part=(0.6, 0.2))

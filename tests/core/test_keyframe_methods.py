@@ -274,6 +274,26 @@ def test_optimum_on_tiny_clips(clip, n):
     assert np.all(np.isfinite(optimal_curve(m, [2, 3])))
 
 
+def test_dense_counts_drop_the_frames_rebuilt_best(clip):
+    """T−1 and T−2 keys (the DP's layers then have one or two frames of room each): the optimum leaves out
+    the frame, or the pair of frames, whose rebuild costs least, by brute force over every choice."""
+    from core.keyframes import optimal
+
+    m = clip.frames(slice(0, 24))
+    n = m.n_frames
+    every = np.arange(n)
+    for dropped in (1, 2):
+        optimal.clear_cache()
+        keys, info = optimal_keys(m, n - dropped)
+        totals = {
+            out: frame_errors(m, np.setdiff1d(every, out)).sum()
+            for out in itertools.combinations(range(1, n - 1), dropped)
+        }
+        best = min(totals, key=totals.get)
+        assert info["total_error"] == pytest.approx(totals[best], rel=1e-9)
+        assert tuple(np.setdiff1d(every, keys)) == best
+
+
 def test_two_keys_need_no_table(clip):
     from core.keyframes import optimal
 
