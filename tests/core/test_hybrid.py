@@ -195,3 +195,17 @@ def test_pairwise_order_is_the_sorted_order():
     x, y = rng.choice(flat, 2000), rng.choice(flat, 2000)
     distinct = x != y
     assert np.array_equal(_before(x, y, cost)[distinct], (position[x] < position[y])[distinct])
+
+
+def test_a_still_channel_keeps_only_its_locked_keys():
+    """A curve that does not move (an unanimated finger) drops its free keys at once when the budget
+    drops that many; the budget is met exactly either way, and its keys go to the moving curves."""
+    t = np.arange(121)
+    values = np.stack((np.full(121, 0.3), np.sin(t / 9.0), np.cos(t / 5.0)), axis=1)
+    keys = np.arange(0, 121, 4)
+    for budget in (40, 3 * len(keys) - 5):  # far below the still curve's 31 keys, and just under the total
+        kept = drop_channel_keys(values, keys, np.ones(3), budget, forced=np.array([15]))
+        assert sum(len(k) for k in kept) == budget
+        assert all(k[0] == 0 and k[-1] == 120 and 60 in k for k in kept)
+    kept = drop_channel_keys(values, keys, np.ones(3), 40, forced=np.array([15]))
+    assert kept[0].tolist() == [0, 60, 120]
