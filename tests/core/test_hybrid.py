@@ -130,8 +130,9 @@ def test_levers_count_the_measured_points_of_a_zero_length_leaf():
     assert hand_lever >= skeleton.reach()[hand] and loc == 1.0
 
 
-def test_many_spans_of_one_length_fit_as_the_padded_rows_do():
-    """The closed-form fit of many same-length spans (one basis a length) and the padded per-row fit agree,
+def test_many_spans_of_one_length_fit_as_the_spans_end_to_end_and_padded_do():
+    """The closed-form fit of many same-length spans (one basis a length), the fit of spans laid end to end and
+    the padded rows' fit agree,
     for Bezier and straight segments."""
     from core.keyframes.hybrid import EXACT_ROWS, RESIDUAL_ROWS, _SegmentFits
 
@@ -144,8 +145,10 @@ def test_many_spans_of_one_length_fit_as_the_padded_rows_do():
     stop = start + np.repeat(lengths, EXACT_ROWS)
     for linear in (False, True):
         fits = _SegmentFits(np.ascontiguousarray(values.T), linear=linear)
-        exact, padded = fits.errors(channel, start, stop), fits._bucketed_errors(channel, start, stop)
-        assert np.allclose(exact, padded, rtol=1e-7, atol=1e-9)  # rounding apart (values of some units)
+        exact, ragged = fits.errors(channel, start, stop), fits._ragged_errors(channel, start, stop)
+        padded = fits._bucketed_errors(channel, start, stop)
+        assert np.allclose(exact, ragged, rtol=1e-7, atol=1e-9)  # rounding apart (values of some units)
+        assert np.allclose(exact, padded, rtol=1e-7, atol=1e-9)
         assert exact.max() > 0.1  # real deviations, not all zero
 
 
