@@ -29,7 +29,7 @@ from .jumps import isolated_steps
 JUMP_FACTOR, JUMP_ISOLATION = 15.0, 2.0
 MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks (see drop_channel_keys)
 EXACT_ROWS = 32  # spans of one length fitted together in closed form from this many (see _SegmentFits)
-STILL = 1e-9  # a channel whose fit between its locked keys is this close (see drop_channel_keys) is still
+STILL = 1e-9  # a channel moving the points this share of the most any channel does is still (drop_channel_keys)
 RAGGED_FRAMES = 5000  # the other spans of a call: laid end to end up to this many frames, else padded
 RESIDUAL_ROWS = 48  # spans up to this length: their residual as one matrix product (see _SegmentFits)
 
@@ -324,7 +324,7 @@ def drop_channel_keys(
     with equal cost go in a scrambled fixed order. Measured on CMU 05_02 / 01_01 and Bandai's dance
     (1,901 frames, 132 curves) at 2–10 %: the same errors as removing one key at a time, the
     channel pass 3–4× faster than the earlier per-key Python loop; batch 0.25 and 0.5 give the same
-    errors, 0.5 fewer rounds. A channel still between its locked keys (:func:`_still_channels`: a fifth
+    errors, 0.5 fewer rounds. A channel that does not move (:func:`_still_channels`: a fifth
     of a CMU capture's curves, its unanimated fingers) drops its free keys before the first round when
     the budget drops at least as many (the greedy drops them first anyway, refitting ever longer spans
     of them): the pass 1.3–1.6× faster on CMU 05_02 and 01_01, the rounds' keys a little different
@@ -360,7 +360,7 @@ def drop_channel_keys(
     # a channel flat to rounding between its locked keys (an unanimated finger: a fifth of a CMU
     # capture's curves) loses nothing by dropping its free keys, which the greedy would all drop
     # first, refitting ever longer spans of it: they go at once when the budget drops at least as many
-    still = _still_channels(fits, keys, levers, fixed.reshape(n_channels, n_keys), values)
+    still = _still_channels(levers, values[keys])
     dropped = still[:, None] & ~fixed.reshape(n_channels, n_keys)
     if not 0 < dropped.sum() <= n_channels * n_keys - budget:
         dropped[:] = False
@@ -386,7 +386,6 @@ def drop_channel_keys(
         else:
             break
         take = min(excess, max(1, int(np.ceil(batch * excess))))
-        finite = finite[np.isfinite(cost[finite])]
         if not len(finite):
             break
         if take < len(finite):
@@ -432,18 +431,11 @@ def drop_channel_keys(
     return [keys[keep[c]] for c in range(n_channels)]
 
 
-def _still_channels(
-    fits: _SegmentFits, keys: np.ndarray, levers: np.ndarray, fixed: np.ndarray, values: np.ndarray
-) -> np.ndarray:
-    """(C,) whether each channel's fit between its locked keys (``fixed``, (C, K)) is within
-    :data:`STILL` × the largest channel's movement (lever × range) everywhere: a still curve."""
-    channel, at = np.nonzero(fixed)
-    same = channel[1:] == channel[:-1]
-    channel, start, stop = channel[:-1][same], keys[at[:-1][same]], keys[at[1:][same]]
-    worst = np.zeros(len(levers))
-    if len(channel):
-        np.maximum.at(worst, channel, fits.errors(channel, start, stop) * levers[channel])
-    return worst <= STILL * (levers * np.ptp(values, axis=0)).max(initial=0.0)
+def _still_channels(levers: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """(C,) whether each channel moves the measured points less than :data:`STILL` × the largest channel
+    movement (lever × the range of its values): a still curve, every segment fit of it within that."""
+    movement = levers * np.ptp(values, axis=0)
+    return movement <= STILL * movement.max(initial=0.0)
 
 
 def _scrambled(flat: np.ndarray) -> np.ndarray:
