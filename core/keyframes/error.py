@@ -43,6 +43,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..kinematics import CHUNK, forward_kinematics
 from ..motion import Motion
+from ..parallel import halves
 from ..skeleton import Skeleton
 from .distance import PoseMetric
 from .reconstruct import Rebuild
@@ -126,11 +127,17 @@ def measured_points(skeleton: Skeleton) -> MeasuredPoints:
     return MeasuredPoints(owner.astype(int), offsets, kinds)
 
 
-def _points(skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarray, points: MeasuredPoints) -> np.ndarray:
-    """World positions of ``points`` for poses (N, J, 3) / (N, J, 4), as (P, 3, N): frames last."""
+def _points(
+    skeleton: Skeleton,
+    translations: np.ndarray,
+    rotations: np.ndarray,
+    points: MeasuredPoints,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """World positions of ``points`` for poses (N, J, 3) / (N, J, 4), as (P, 3, N): frames last (into ``out``)."""
     pos, rot = forward_kinematics(skeleton, translations, rotations, frames_last=True)  # (J, 3, N), (J, 4, N)
     j, n = skeleton.n_joints, pos.shape[-1]
-    out = np.empty((len(points), 3, n))
+    out = np.empty((len(points), 3, n)) if out is None else out
     out[:j] = pos
     if len(points) == j:
         return out
@@ -191,12 +198,14 @@ def pose_points(motion: Motion, points: MeasuredPoints | None = None) -> np.ndar
     if known is not None and known[0] is motion:
         return known[1]
     points = points or measured_points(motion.skeleton)
-    if motion.n_frames <= CHUNK:
-        return _points(motion.skeleton, motion.translations, motion.rotations, points).transpose(2, 0, 1)
     out = np.empty((len(points), 3, motion.n_frames))
-    for start in range(0, motion.n_frames, CHUNK):
-        block = slice(start, start + CHUNK)
-        out[:, :, block] = _points(motion.skeleton, motion.translations[block], motion.rotations[block], points)
+
+    def fill(part: slice) -> None:  # frames part.start … part.stop − 1, a block at a time
+        for start in range(part.start, part.stop, CHUNK):
+            block = slice(start, min(start + CHUNK, part.stop))
+            _points(motion.skeleton, motion.translations[block], motion.rotations[block], points, out[:, :, block])
+
+    halves(fill, motion.n_frames, least=2048)  # two halves of the frames at once (the same numbers: frame by frame)
     return out.transpose(2, 0, 1)
 
 
