@@ -98,10 +98,34 @@ def bone_axes(skeleton: Skeleton) -> np.ndarray:
     return axes
 
 
+def rest_key(skeleton: Skeleton) -> tuple:
+    """What a skeleton's rest geometry is made of (hierarchy, offsets, rotations, End Sites), hashable: the
+    key under which what is computed from it alone is kept (:func:`measured_points`)."""
+    arrays = (skeleton.parents, skeleton.rest_translations, skeleton.rest_rotations, skeleton.end_site_parents,
+              skeleton.end_site_offsets)  # fmt: skip
+    return (skeleton.names, *(np.ascontiguousarray(a).tobytes() for a in arrays))
+
+
+_MEASURED: dict[tuple, MeasuredPoints] = {}  # rest_key → measured_points, the last few skeletons
+
+
 def measured_points(skeleton: Skeleton) -> MeasuredPoints:
     """The points of every bone the error is measured on (see the module docstring): J heads, then
     the leaf tips (End Sites, then virtual tips of leaves without one), then 2·J side points (two
-    per bone, in joint order)."""
+    per bone, in joint order). Kept for the last few skeletons (an extraction asks a few times; the
+    arrays are read-only)."""
+    key = rest_key(skeleton)
+    if key not in _MEASURED:
+        if len(_MEASURED) >= 8:
+            _MEASURED.pop(next(iter(_MEASURED)))
+        points = _measured_points(skeleton)
+        for array in (points.owner, points.offsets):
+            array.setflags(write=False)
+        _MEASURED[key] = points
+    return _MEASURED[key]
+
+
+def _measured_points(skeleton: Skeleton) -> MeasuredPoints:
     j = skeleton.n_joints
     axes = bone_axes(skeleton)
     length = mean_bone_length(skeleton)

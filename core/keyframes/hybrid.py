@@ -19,7 +19,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import quaternion as quat
 from ..motion import Motion
 from ..skeleton import Skeleton, rest_world
-from .error import measured_points
+from .error import measured_points, rest_key
 from .jumps import isolated_steps
 
 # A bone's own jump (:func:`bone_jumps`): a step over JUMP_FACTOR × the bone's median step and
@@ -37,6 +37,18 @@ RESIDUAL_ROWS = 48  # spans up to this length: their residual as one matrix prod
 def point_reach(skeleton: Skeleton) -> np.ndarray:
     """(J,) largest rest distance from each joint to a measured point (:func:`.error.measured_points`:
     heads, tips, side points) of its own bone or a bone below it, scene units."""
+    key = rest_key(skeleton)
+    if key not in _REACH:
+        if len(_REACH) >= 8:
+            _REACH.pop(next(iter(_REACH)))
+        _REACH[key] = _point_reach(skeleton)
+    return _REACH[key].copy()
+
+
+_REACH: dict[tuple, np.ndarray] = {}  # rest_key → point_reach, the last few skeletons
+
+
+def _point_reach(skeleton: Skeleton) -> np.ndarray:
     points = measured_points(skeleton)
     pos, rot = rest_world(skeleton)
     world = pos[points.owner] + quat.rotate(rot[points.owner], points.offsets)
