@@ -257,9 +257,9 @@ def summary(rows: list[dict]) -> str:
         out.append(f"{key}{where}: {int((qs <= BAR[key]).sum())}/{len(qs)} pass (ours/Decimate ≤ {BAR[key]:.3g}), "
                    f"worst {qs.max():.3f}, median {np.median(qs):.3f}")  # fmt: skip
     cpu = [r for r in speed if r["ours"].get("cpu") and r["decimate"].get("cpu")]
-    if cpu:  # the work each did, whatever else the machine ran (ours: both threads)
+    if cpu:  # the work each did, whatever else the machine ran (ours counts every thread, OpenBLAS's waiting ones too)
         qs = np.array([r["ours"]["cpu"] / r["decimate"]["cpu"] for r in cpu])
-        out.append(f"CPU time on {', '.join(SPEED_CLIPS)}: {int((qs <= BAR['time']).sum())}/{len(qs)} within "
+        out.append(f"CPU time (ours: every thread) on {', '.join(SPEED_CLIPS)}: {int((qs <= BAR['time']).sum())}/{len(qs)} within "
                    f"{BAR['time']:.3g}, worst {qs.max():.3f} ({1 / qs.max():.0f}×), median {np.median(qs):.3f}")  # fmt: skip
     out.append("* Decimate's time from the cache: measured in an earlier run, under that run's load")
     return "\n".join(out) + "\n"
