@@ -103,8 +103,14 @@ def motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: dict, 
     The bones of one rotation mode are converted together (one call for all, not one a bone)."""
     motion = Motion.rest(skeleton, n_frames, fps)
     names = skeleton.names
-    loc = np.stack([bone_property(values, layout, name, "location", n_frames) for name in names], axis=1)
-    motion.translations[:] = skeleton.rest_translations + quat.rotate(skeleton.rest_rotations, loc)
+    # a bone whose location is neither keyed nor held off zero stays at its rest offset (most bones)
+    moved = [j for j, name in enumerate(names)
+             if any((name, "location", i) in values for i in range(3)) or np.any(layout.value(name, "location"))]  # fmt: skip
+    if moved:
+        loc = np.stack([bone_property(values, layout, names[j], "location", n_frames) for j in moved], axis=1)
+        motion.translations[:, moved] = skeleton.rest_translations[moved] + quat.rotate(
+            skeleton.rest_rotations[moved], loc
+        )
     for mode, joints in _bones_by_mode(names, layout).items():
         prop, _ = rotation_property(mode)
         rotation = np.stack([bone_property(values, layout, names[j], prop, n_frames) for j in joints], axis=1)

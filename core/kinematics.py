@@ -11,7 +11,11 @@ CHUNK = 4096  # frames per block: small enough to stay in cache and reuse freed 
 
 
 def forward_kinematics(
-    skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarray, need_rotations: bool = True
+    skeleton: Skeleton,
+    translations: np.ndarray,
+    rotations: np.ndarray,
+    need_rotations: bool = True,
+    frames_last: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """World joint positions (..., J, 3) and orientations (..., J, 4).
 
@@ -20,7 +24,8 @@ def forward_kinematics(
     the orientations of joints without children and returns None for them (faster).
     The work runs joint by joint on contiguous per-component arrays, vectorised over frames,
     in blocks of :data:`CHUNK` frames (3–4× faster on 100k frames than one pass: the
-    temporaries stay in cache and no fresh memory is faulted in).
+    temporaries stay in cache and no fresh memory is faulted in). frames_last: for poses (N, J, ·),
+    return the arrays as the work lays them out, (J, 3, N) and (J, 4, N), without turning them.
     """
     translations = np.asarray(translations, dtype=float)
     rotations = np.asarray(rotations, dtype=float)
@@ -29,6 +34,18 @@ def forward_kinematics(
     flat_t = translations.reshape(-1, j, 3)
     flat_r = np.broadcast_to(rotations, (*lead, j, 4)).reshape(-1, j, 4)
     n = flat_t.shape[0]
+    if frames_last:
+        if len(lead) != 1:
+            raise ValueError("frames_last needs poses (N, J, ·)")
+        positions = np.empty((j, 3, n))
+        orientations = np.empty((j, 4, n)) if need_rotations else None
+        for start in range(0, max(n, 1), CHUNK):
+            block = slice(start, start + CHUNK)
+            pos, rot = _fk_block(skeleton, flat_t[block], flat_r[block], need_rotations)
+            positions[:, :, block] = pos.transpose(1, 2, 0)
+            if need_rotations:
+                orientations[:, :, block] = rot.transpose(1, 2, 0)
+        return positions, orientations
     positions = np.empty((n, j, 3))
     orientations = np.empty((n, j, 4)) if need_rotations else None
     for start in range(0, max(n, 1), CHUNK):

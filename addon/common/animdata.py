@@ -176,10 +176,11 @@ def read_keys(fcurve: Any) -> np.ndarray:
     return co.reshape(n, 2).astype(float)
 
 
-def sample(fcurve: Any, frames: np.ndarray) -> np.ndarray:
+def sample(fcurve: Any, frames: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
     """Values of an F-curve at integer ``frames``: its keys directly when it has exactly one
-    key per frame there, else ``fcurve.evaluate`` (which honours interpolation and modifiers)."""
-    keys = read_keys(fcurve)
+    key per frame there, else ``fcurve.evaluate`` (which honours interpolation and modifiers).
+    keys: its :func:`read_keys`, when already read."""
+    keys = read_keys(fcurve) if keys is None else keys
     if len(keys) == len(frames) and not len(fcurve.modifiers) and np.array_equal(keys[:, 0], frames.astype(np.float32)):
         return keys[:, 1]
     evaluate = fcurve.evaluate

@@ -30,6 +30,7 @@ class ArmatureClip:
     values: dict
     motion: Motion
     layout: ChannelLayout
+    key_frames: dict | None = None  # channel → its keys' frames (n,), as read with the values
 
 
 def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Skeleton | None = None) -> ArmatureClip:
@@ -49,11 +50,13 @@ def read_clip(obj: Any, channels: animdata.Channels | None = None, skeleton: Ske
         raise ValueError(f"action '{channels.action.name}' has keys on frames that are not numbers (NaN or inf)")
     frames = frame_range(channels.action)
     skeleton = skeleton or skeleton_from_armature(obj, curves.moving_bones())
-    values = sample_curves(curves, frames)
+    keys = {key: animdata.read_keys(fc) for key, fc in curves.by_channel.items()}  # each curve read once
+    values = {key: animdata.sample(fc, frames, keys[key]) for key, fc in curves.by_channel.items()}
     refuse_non_finite(channels.action, values, frames)
     layout = channel_layout(obj)
     motion = motion_from_values(skeleton, layout, values, len(frames), scene_fps(bpy.context.scene))
-    return ArmatureClip(obj, channels, curves, frames, values, motion, layout)
+    key_frames = {key: k[:, 0] for key, k in keys.items()}
+    return ArmatureClip(obj, channels, curves, frames, values, motion, layout, key_frames)
 
 
 HUGE = 1e30  # Blender stores an infinite key value typed in as FLT_MAX (3.4e38)

@@ -250,7 +250,9 @@ def prepare_extraction(
         raise ValueError(f"scale keys on bones {listed}: not supported (the error could not be measured); "
                          "set those scales to 1 or remove their curves")  # fmt: skip
     first = clip.frames[0]
-    key_frames = {k: animdata.read_keys(fc)[:, 0] - first for k, fc in clip.curves.by_channel.items()}
+    if clip.key_frames is None:
+        clip.key_frames = {k: animdata.read_keys(fc)[:, 0] for k, fc in clip.curves.by_channel.items()}
+    key_frames = {k: frames - first for k, frames in clip.key_frames.items()}
     span = None if frame_range is None else (int(frame_range[0]) - first, int(frame_range[1]) - first)
     # with the playback measured, the core does not measure the same curves first (float rounding apart)
     core_args = {"motion": clip.motion, "layout": clip.layout, "values": clip.values, "method": method,

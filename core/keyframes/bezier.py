@@ -181,10 +181,13 @@ def _segments(x, y, ipo, left, right, co, last, p, q, t) -> np.ndarray:
         row[segs] = np.arange(len(segs))
         at = row[p[bez]]
         cubics, flat = _bezier_segments(co[segs], right[segs].copy(), left[segs + 1].copy(), co[segs + 1])
+        v[bez] = cubics[3][at]  # a flat segment plays its value wherever the time cubic's root falls
+        moving = ~flat[at]
+        bez, at = bez[moving], at[moving]
         s, found = _first_root((x[p[bez]] - t[bez]).astype(np.float64), *(c[at] for c in cubics[:3]))
         b0, b1, b2, b3 = (c[at] for c in cubics[3:])
         played = b0 + s * b1 + s * s * b2 + s * s * s * b3
-        v[bez] = np.where(flat[at], b0, np.where(found, played, np.float32(0.0)))
+        v[bez] = np.where(found, played, np.float32(0.0))
     value[rest] = v
     return value
 

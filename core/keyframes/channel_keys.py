@@ -127,7 +127,9 @@ def plan_channels(
     locked = None if forced is None or not len(forced) else np.searchsorted(keys, forced)
     pins = None
     if pinned:
-        pins = np.array([np.isin(keys, pinned.get(bone, ())) for bone, _, _ in names])
+        by_bone = {bone: np.isin(keys, frames) for bone, frames in pinned.items()}
+        unpinned = np.zeros(len(keys), dtype=bool)
+        pins = np.array([by_bone.get(bone, unpinned) for bone, _, _ in names])
     kept = drop_channel_keys(dense, keys, channel_levers(motion, names), budget, locked, linear=not fitted,
                              caps=cap, pinned=pins, tick=tick)  # fmt: skip
     if fitted:  # every channel's handles in one fit: the curves end to end, each its own keys

@@ -43,6 +43,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..kinematics import CHUNK, forward_kinematics
 from ..motion import Motion
+from ..parallel import halves
 from ..skeleton import Skeleton
 from .distance import PoseMetric
 from .reconstruct import Rebuild
@@ -97,10 +98,34 @@ def bone_axes(skeleton: Skeleton) -> np.ndarray:
     return axes
 
 
+def rest_key(skeleton: Skeleton) -> tuple:
+    """What a skeleton's rest geometry is made of (hierarchy, offsets, rotations, End Sites), hashable: the
+    key under which what is computed from it alone is kept (:func:`measured_points`)."""
+    arrays = (skeleton.parents, skeleton.rest_translations, skeleton.rest_rotations, skeleton.end_site_parents,
+              skeleton.end_site_offsets)  # fmt: skip
+    return (skeleton.names, *(np.ascontiguousarray(a).tobytes() for a in arrays))
+
+
+_MEASURED: dict[tuple, MeasuredPoints] = {}  # rest_key → measured_points, the last few skeletons
+
+
 def measured_points(skeleton: Skeleton) -> MeasuredPoints:
     """The points of every bone the error is measured on (see the module docstring): J heads, then
     the leaf tips (End Sites, then virtual tips of leaves without one), then 2·J side points (two
-    per bone, in joint order)."""
+    per bone, in joint order). Kept for the last few skeletons (an extraction asks a few times; the
+    arrays are read-only)."""
+    key = rest_key(skeleton)
+    if key not in _MEASURED:
+        if len(_MEASURED) >= 8:
+            _MEASURED.pop(next(iter(_MEASURED)))
+        points = _measured_points(skeleton)
+        for array in (points.owner, points.offsets):
+            array.setflags(write=False)
+        _MEASURED[key] = points
+    return _MEASURED[key]
+
+
+def _measured_points(skeleton: Skeleton) -> MeasuredPoints:
     j = skeleton.n_joints
     axes = bone_axes(skeleton)
     length = mean_bone_length(skeleton)
@@ -126,12 +151,52 @@ def measured_points(skeleton: Skeleton) -> MeasuredPoints:
     return MeasuredPoints(owner.astype(int), offsets, kinds)
 
 
-def _points(skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarray, points: MeasuredPoints) -> np.ndarray:
-    """World positions (N, P, 3) of ``points`` for poses (N, J, 3) / (N, J, 4)."""
-    pos, rot = forward_kinematics(skeleton, translations, rotations)
-    j = skeleton.n_joints
-    rest = points.owner[j:]
-    return np.concatenate((pos, pos[:, rest] + quat.rotate(rot[:, rest], points.offsets[j:])), axis=1)
+def _points(
+    skeleton: Skeleton,
+    translations: np.ndarray,
+    rotations: np.ndarray,
+    points: MeasuredPoints,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """World positions of ``points`` for poses (N, J, 3) / (N, J, 4), as (P, 3, N): frames last (into ``out``)."""
+    pos, rot = forward_kinematics(skeleton, translations, rotations, frames_last=True)  # (J, 3, N), (J, 4, N)
+    j, n = skeleton.n_joints, pos.shape[-1]
+    out = np.empty((len(points), 3, n)) if out is None else out
+    out[:j] = pos
+    if len(points) == j:
+        return out
+    # the points on a bone: its head + R(q)·offset, with R's nine entries computed once a bone on
+    # contiguous (bones, frames) rows, then a slot at a time (each bone's first point, its second, …)
+    owners = np.unique(points.owner[j:])
+    w, x, y, z = rot[owners].transpose(1, 0, 2)  # (B, N) each
+    head = pos[owners].transpose(1, 0, 2)
+    xx, yy, zz = x * x, y * y, z * z
+    wx, wy, wz, xy, xz, yz = w * x, w * y, w * z, x * y, x * z, y * z
+    turn = (
+        (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)),
+        (2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)),
+        (2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)),
+    )  # R(q) as quat.rotate applies it
+    for slot in _slots(points.owner, j):
+        rows, offsets = np.searchsorted(owners, points.owner[slot]), points.offsets[slot]
+        every = len(rows) == len(owners) and bool(np.all(np.diff(rows) == 1))  # a point on every bone, in order
+        for c in range(3):
+            value = head[c] if every else head[c][rows]
+            for b in range(3):
+                if np.any(offsets[:, b]):
+                    value = value + (turn[c][b] if every else turn[c][b][rows]) * offsets[:, b, None]
+            out[slot, c] = value
+    return out
+
+
+def _slots(owner: np.ndarray, j: int) -> list[np.ndarray]:
+    """The points past the J heads grouped by slot: slot k holds each bone's (k+1)-th point, in order."""
+    seen: dict[int, int] = {}
+    slot = np.empty(len(owner) - j, dtype=int)
+    for i, o in enumerate(owner[j:].tolist()):
+        slot[i] = seen.get(o, 0)
+        seen[o] = slot[i] + 1
+    return [j + np.flatnonzero(slot == k) for k in range(slot.max() + 1)]
 
 
 _KNOWN: dict[int, tuple[Motion, np.ndarray]] = {}  # id → (motion, its pose points), see known_points
@@ -151,16 +216,21 @@ def known_points(motion: Motion, points: np.ndarray) -> Iterator[None]:
 
 
 def pose_points(motion: Motion, points: MeasuredPoints | None = None) -> np.ndarray:
-    """World positions (T, P, 3) of the measured points (:func:`measured_points`) in every frame."""
+    """World positions (T, P, 3) of the measured points (:func:`measured_points`) in every frame (a view of
+    an array laid out (P, 3, T): the frames of a point's coordinate are contiguous)."""
     known = _KNOWN.get(id(motion)) if points is None else None
     if known is not None and known[0] is motion:
         return known[1]
     points = points or measured_points(motion.skeleton)
-    out = np.empty((motion.n_frames, len(points), 3))
-    for start in range(0, motion.n_frames, CHUNK):
-        block = slice(start, start + CHUNK)
-        out[block] = _points(motion.skeleton, motion.translations[block], motion.rotations[block], points)
-    return out
+    out = np.empty((len(points), 3, motion.n_frames))
+
+    def fill(part: slice) -> None:  # frames part.start … part.stop − 1, a block at a time
+        for start in range(part.start, part.stop, CHUNK):
+            block = slice(start, min(start + CHUNK, part.stop))
+            _points(motion.skeleton, motion.translations[block], motion.rotations[block], points, out[:, :, block])
+
+    halves(fill, motion.n_frames, least=2048)  # two halves of the frames at once (the same numbers: frame by frame)
+    return out.transpose(2, 0, 1)
 
 
 def position_errors(original: Motion, rebuilt: Motion, original_points: np.ndarray | None = None) -> np.ndarray:
@@ -171,6 +241,12 @@ def position_errors(original: Motion, rebuilt: Motion, original_points: np.ndarr
     if original_points is None:
         original_points = pose_points(original, points)
     diff = original_points - pose_points(rebuilt, points)
+    if diff.transpose(1, 2, 0).flags.c_contiguous:  # laid out (P, 3, T), as pose_points gives them
+        d = diff.transpose(1, 2, 0)
+        squared = d[:, 0] * d[:, 0]
+        squared += d[:, 1] * d[:, 1]
+        squared += d[:, 2] * d[:, 2]
+        return np.sqrt(squared, out=squared).T
     return np.sqrt(np.einsum("tpc,tpc->tp", diff, diff))
 
 
@@ -233,6 +309,6 @@ def evaluate_keys(motion: Motion, keys: np.ndarray, metric: PoseMetric) -> tuple
         diff = _points(sk, motion.translations[frames], motion.rotations[frames], points) - _points(
             sk, trans, rot, points
         )
-        position[frames] = np.sqrt(np.einsum("tpc,tpc->tp", diff, diff))
+        position[frames] = np.sqrt(np.einsum("pct,pct->tp", diff, diff))
         rotation[frames] = metric(motion.rotations[frames], motion.translations[frames], rot, trans)
     return summarize(position, rotation, sk), position.mean(axis=1)

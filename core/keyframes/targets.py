@@ -65,10 +65,11 @@ def rotation_angles(original: Motion, rebuilt: Motion) -> np.ndarray:
 
 def angle_summary(original: Motion, rebuilt: Motion) -> dict:
     """The worst bone rotation error: ``angle_max`` (degrees), ``angle_worst_bone``, ``angle_worst_frame`` (0-based)."""
-    angles = rotation_angles(original, rebuilt)
-    frame, bone = np.unravel_index(int(np.argmax(angles)), angles.shape)
+    # the angle falls as |⟨q_orig, q_rebuilt⟩| rises: the worst is found on the dot products, its angle measured alone
+    dot = np.abs(np.einsum("tjc,tjc->tj", original.rotations, rebuilt.rotations))
+    frame, bone = np.unravel_index(int(np.argmin(dot)), dot.shape)
     return {
-        "angle_max": float(angles[frame, bone]),
+        "angle_max": float(quaternion_angles(original.rotations[frame, bone], rebuilt.rotations[frame, bone])),
         "angle_worst_bone": original.skeleton.names[bone],
         "angle_worst_frame": int(frame),
     }

@@ -130,21 +130,25 @@ def test_levers_count_the_measured_points_of_a_zero_length_leaf():
     assert hand_lever >= skeleton.reach()[hand] and loc == 1.0
 
 
-def test_many_spans_of_one_length_fit_as_the_padded_rows_do():
-    """The closed-form fit of many same-length spans (one basis a length) and the padded per-row fit agree,
+def test_many_spans_of_one_length_fit_as_the_spans_end_to_end_and_padded_do():
+    """The closed-form fit of many same-length spans (one basis a length), the fit of spans laid end to end and
+    the padded rows' fit agree,
     for Bezier and straight segments."""
-    from core.keyframes.hybrid import EXACT_ROWS, _SegmentFits
+    from core.keyframes.hybrid import EXACT_ROWS, RESIDUAL_ROWS, _SegmentFits
 
     rng = np.random.default_rng(3)
     values = np.cumsum(rng.normal(size=(300, 4)), axis=0)
-    m = 3 * EXACT_ROWS
+    lengths = [2, 7, 15, RESIDUAL_ROWS + 20]  # the last past the residual matrices: handles, then the residual
+    m = len(lengths) * EXACT_ROWS
     channel = rng.integers(0, 4, m)
-    start = rng.integers(0, 280, m)
-    stop = start + np.repeat([2, 7, 15], EXACT_ROWS)
+    start = rng.integers(0, 300 - max(lengths), m)
+    stop = start + np.repeat(lengths, EXACT_ROWS)
     for linear in (False, True):
         fits = _SegmentFits(np.ascontiguousarray(values.T), linear=linear)
-        exact, padded = fits.errors(channel, start, stop), fits._bucketed_errors(channel, start, stop)
-        assert np.allclose(exact, padded, rtol=1e-7, atol=1e-9)  # rounding apart (values of some units)
+        exact, ragged = fits.errors(channel, start, stop), fits._ragged_errors(channel, start, stop)
+        padded = fits._bucketed_errors(channel, start, stop)
+        assert np.allclose(exact, ragged, rtol=1e-7, atol=1e-9)  # rounding apart (values of some units)
+        assert np.allclose(exact, padded, rtol=1e-7, atol=1e-9)
         assert exact.max() > 0.1  # real deviations, not all zero
 
 
@@ -177,3 +181,34 @@ def test_known_points_are_returned_for_that_motion_only():
         assert pose_points(motion) is marker
         assert np.allclose(pose_points(other), points[:50])
     assert np.allclose(pose_points(motion), points)
+
+
+def test_pairwise_order_is_the_sorted_order():
+    """The channel pass decides which of two neighbours goes first pair by pair (_before); it is the
+    order of sorting by cost, equal costs in the scrambled order (_cheapest_first)."""
+    from core.keyframes.hybrid import _before, _cheapest_first
+
+    rng = np.random.default_rng(5)
+    flat = rng.permutation(5000)[:400]
+    cost = np.zeros(5000)
+    cost[flat] = rng.integers(0, 20, 400) / 4.0  # many ties
+    order = flat[_cheapest_first(flat, cost[flat])]
+    position = np.empty(5000, dtype=int)
+    position[order] = np.arange(len(order))
+    x, y = rng.choice(flat, 2000), rng.choice(flat, 2000)
+    distinct = x != y
+    assert np.array_equal(_before(x, y, cost)[distinct], (position[x] < position[y])[distinct])
+
+
+def test_a_still_channel_keeps_only_its_locked_keys():
+    """A curve that does not move (an unanimated finger) drops its free keys at once when the budget
+    drops that many; the budget is met exactly either way, and its keys go to the moving curves."""
+    t = np.arange(121)
+    values = np.stack((np.full(121, 0.3), np.sin(t / 9.0), np.cos(t / 5.0)), axis=1)
+    keys = np.arange(0, 121, 4)
+    for budget in (40, 3 * len(keys) - 5):  # far below the still curve's 31 keys, and just under the total
+        kept = drop_channel_keys(values, keys, np.ones(3), budget, forced=np.array([15]))
+        assert sum(len(k) for k in kept) == budget
+        assert all(k[0] == 0 and k[-1] == 120 and 60 in k for k in kept)
+    kept = drop_channel_keys(values, keys, np.ones(3), 40, forced=np.array([15]))
+    assert kept[0].tolist() == [0, 60, 120]

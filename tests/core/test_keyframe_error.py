@@ -105,3 +105,28 @@ def test_a_blender_bone_gets_its_sides_on_its_roll_axes_despite_float_noise():
         points = measured_points(sk)
         sides = points.offsets[of(points, 0, "side")] / (SHELL_FRACTION * 1.0)
         assert np.allclose(np.abs(sides), [[0, 0, 1], [1, 0, 0]], atol=1e-6)  # ±Z and ±X, always the same
+
+
+@pytest.mark.parametrize("chunk", [4096, 7])  # 7: many blocks, the last one short
+def test_pose_points_are_each_owners_head_plus_its_turned_offset(monkeypatch, chunk):
+    """Every measured point is its bone's world head plus the bone's world rotation applied to its offset,
+    in every frame (the points are computed a slot of bones at a time, frames last)."""
+    from core.keyframes import error
+    from core.kinematics import forward_kinematics
+    from tests import rigs
+
+    monkeypatch.setattr(error, "CHUNK", chunk)
+    motion = rigs.wiggle(rigs.build("cmu_cgspeed"), n_frames=40, seed=2)
+    points = measured_points(motion.skeleton)
+    pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
+    expected = pos[:, points.owner] + quat.rotate(rot[:, points.owner], points.offsets)
+    got = pose_points(motion)
+    assert got.shape == expected.shape and np.allclose(got, expected, rtol=0, atol=1e-12 * motion.skeleton.size())
+    rebuilt = motion.copy()
+    rebuilt.rotations[:, 5] = quat.multiply(
+        rebuilt.rotations[:, 5], quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.1)
+    )
+    diff = expected - (lambda p, r: p[:, points.owner] + quat.rotate(r[:, points.owner], points.offsets))(
+        *forward_kinematics(motion.skeleton, rebuilt.translations, rebuilt.rotations)
+    )
+    assert np.allclose(position_errors(motion, rebuilt), np.linalg.norm(diff, axis=-1), atol=1e-12)

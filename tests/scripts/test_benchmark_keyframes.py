@@ -56,6 +56,8 @@ def test_table_equal_keys_cache_and_short_clips(tmp_path):
     ours, decimate = punch["ours"], punch["decimate"]
     assert ours["keys"] == decimate["keys"] and ours["keys"] % 22 == 0  # 22 keys (10 % of 224 frames) a curve
     assert 0 < ours["mean"] <= ours["max"] and 0 < decimate["mean"] <= decimate["max"]
+    assert len(ours["runs"]) == 3 and ours["seconds"] == sorted(ours["runs"])[1]  # the median of three runs
+    assert ours["cpu"] > 0 and decimate["cpu"] > 0
     line = next(r for r in table.splitlines() if "punch" in r)
     assert f"{ours['mean'] / decimate['mean']:.2f}" in line and f"{ours['max'] / decimate['max']:.2f}" in line
     cached = list((tmp_path / "decimate_cache").glob("*_NATIVE_0.1000_*.json"))
@@ -63,7 +65,7 @@ def test_table_equal_keys_cache_and_short_clips(tmp_path):
     # a re-run takes Decimate from the cache: its time as stored, its figures re-measured from the stored keys
     run(tmp_path, *args)
     again = json.loads((tmp_path / "keyframes.json").read_text())[0]["decimate"]
-    assert again["seconds"] == decimate["seconds"]
+    assert again["seconds"] == decimate["seconds"] and again["cpu"] == decimate["cpu"]
     assert again["keys"] == decimate["keys"]
     assert again["mean"] == pytest.approx(decimate["mean"], rel=1e-6)
     assert again["max"] == pytest.approx(decimate["max"], rel=1e-6)
