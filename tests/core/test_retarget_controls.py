@@ -158,7 +158,9 @@ def test_root_targets_stand_under_the_pelvis_turned_by_its_heading():
     root_rest = np.eye(4)
     root_rest[:3, :3] = Rotation.from_euler("x", 90, degrees=True).as_matrix()  # Blender's bones lie along y
     pelvis = np.repeat(pelvis_rest[None], 7, axis=0)
-    pelvis[:, :3, :3] = (Rotation.from_euler("z", theta[:, None]) * Rotation.from_euler("x", alpha[:, None])).as_matrix()
+    pelvis[:, :3, :3] = (
+        Rotation.from_euler("z", theta[:, None]) * Rotation.from_euler("x", alpha[:, None])
+    ).as_matrix()
     pelvis[:, :3, 3] = np.column_stack((np.linspace(0, 3, 7), np.linspace(1, -1, 7), np.linspace(0.9, 1.1, 7)))
     for floor, height in ((None, 0.0), (0.25, 0.25)):
         out = controls.root_targets(pelvis, pelvis_rest, root_rest, np.array([0.0, 0.0, 2.0]), floor)
