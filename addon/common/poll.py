@@ -14,3 +14,12 @@ def poll_result(cls: Any, message: str | None) -> bool:
         return True
     cls.poll_message_set(message)
     return False
+
+
+def target_armature_message(obj: Any) -> str | None:
+    """Why ``obj`` (the active object) cannot be the armature an operator writes to, or None when it can."""
+    if obj is None or obj.type != "ARMATURE":
+        return "Make the target armature active"
+    if not len(obj.data.bones):
+        return f"'{obj.name}' has no bones"
+    return None

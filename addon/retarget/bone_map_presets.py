@@ -28,7 +28,7 @@ from bpy.props import StringProperty
 from bpy.types import Menu, Operator
 
 from ..common.guard import reported_errors
-from ..common.poll import poll_result
+from ..common.poll import poll_result, target_armature_message
 
 SUBDIR = "mocap_workbench/bone_maps"
 PRESET_ROOT = Path(__file__).resolve().parent  # holds presets/<SUBDIR> (register_preset_path's layout)
@@ -77,9 +77,7 @@ def apply_document(operator: Any, context: Any, document: dict) -> set[str]:
 
 
 def _target_poll(cls: Any, context: Any) -> bool:
-    obj = context.active_object
-    ready = obj is not None and obj.type == "ARMATURE" and len(obj.data.bones)
-    return poll_result(cls, None if ready else "Make the target armature active")
+    return poll_result(cls, target_armature_message(context.active_object))
 
 
 class MOCAP_MT_bone_map_presets(Menu):

@@ -9,7 +9,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..common import jobs
 from ..common.guard import reported_errors
 from ..common.library import linked_message
-from ..common.poll import poll_result
+from ..common.poll import poll_result, target_armature_message
 from ..common.settings import take_unset
 
 BODY_MODEL_ITEMS = [
@@ -214,10 +214,9 @@ def target_poll_message(context, writes: bool = True) -> str | None:
     """Why the active object cannot take a retargeted action, or None when it can (writes: a new
     action goes onto it)."""
     target = context.active_object
-    if not _armature(target):
-        return "Make the target armature active"
-    if not len(target.data.bones):
-        return f"'{target.name}' has no bones"
+    message = target_armature_message(target)
+    if message:
+        return message
     linked = linked_message(target) if writes else None
     if linked:
         return linked
@@ -536,7 +535,7 @@ class MOCAP_OT_retarget_load_map(bpy.types.Operator, ImportHelper):
 
     @classmethod
     def poll(cls, context):
-        return poll_result(cls, None if _armature(context.active_object) else "Make the target armature active")
+        return poll_result(cls, target_armature_message(context.active_object))
 
     @reported_errors
     def execute(self, context):

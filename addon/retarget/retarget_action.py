@@ -373,7 +373,8 @@ class PreparedRetarget:
             channels, values = write_result(target, result.motion, clip.frames, name, done.values, keyed)
         _record(channels.action, source, clip.channels.action.name, result, figures,
                 outcome.figures if outcome else {})  # fmt: skip
-        yield 0.4
+        if done.controls is not None:  # a step (one timer tick, Esc between) only after work that took time
+            yield 0.4
         report = RetargetReport(source.name, target.name, clip.channels.action.name, channels.action.name,
                                 clip.frames, len(result.pairs[0]), len(skeleton.names), result.scale, figures,
                                 result.mapping, result.notes, controls=controlled)  # fmt: skip
@@ -388,8 +389,8 @@ class PreparedRetarget:
             report.physics, report.physics_series = outcome.figures, outcome.series
             if self.plot:
                 physics_image(report)
-        yield 0.6
         if done.keys is not None:  # the keys the work chose, written over the curves just written
+            yield 0.6
             from ..keyframes.extract_action import PreparedExtraction
 
             written = ArmatureClip(target, channels, BoneCurves.of(channels.fcurves, keyed),
@@ -397,7 +398,6 @@ class PreparedRetarget:
             extraction = PreparedExtraction(target, written, {"method": self.extract["method"]}, True, True, None,
                                             time.perf_counter())  # fmt: skip
             report.extraction = extraction.write(done.keys)
-        yield 1.0
         report.seconds = time.perf_counter() - self.start
         return report
 
