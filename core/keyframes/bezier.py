@@ -104,6 +104,10 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
     Arithmetic in float32 where Blender's is, so the values match ``FCurve.evaluate`` to float
     rounding (measured: equal on real captures' curves). Keys only: no modifiers, no easing modes
     (:func:`plays`); a curve without keys plays 0.
+
+    The work is laid out segment by segment (each segment's frames are a run of the sorted frames),
+    and on whole frames and keys the time cubic is solved once for each distinct cubic and frame
+    offset (curves keyed on segments of the same length share it).
     """
     frames = np.asarray(frames, dtype=np.float64)
     n_t, n_c = len(frames), len(curves)
@@ -111,6 +115,10 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
     full = [c for c in range(n_c) if len(curves[c].co)]
     if not full or not n_t:
         return out.T
+    order = None
+    if np.any(np.diff(frames) < 0):  # the runs below need sorted frames: played sorted, then put back
+        order = np.argsort(frames, kind="stable")
+        frames = frames[order]
     sizes = np.array([len(curves[c].co) for c in full])
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     co = np.concatenate([np.asarray(curves[c].co, dtype=np.float32).reshape(-1, 2) for c in full])
@@ -119,26 +127,53 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
     ipo = np.concatenate([np.asarray(curves[c].interpolation).reshape(-1) for c in full])
     linear = np.array([curves[c].linear for c in full])
     x, y = co[:, 0], co[:, 1]
-    t = np.broadcast_to(frames.astype(np.float32), (len(full), n_t))
+    t = frames.astype(np.float32)
     first, last = starts, starts + sizes - 1
     value = np.empty((len(full), n_t))
-    before = t <= x[first][:, None]
-    after = ~before & (t >= x[last][:, None])
-    for mask, end, toward, handle in ((before, first, first + 1, left[first]), (after, last, last - 1, right[last])):
+    flat_value = value.reshape(-1)
+    # before the first key (frames up to it) and after the last (frames from it on): the extrapolation
+    inner_start = np.searchsorted(t, x[first], side="right")
+    inner_stop = np.maximum(np.searchsorted(t, x[last], side="left"), inner_start)
+    for lo, hi, end, toward, handle in ((np.zeros_like(inner_start), inner_start, first, first + 1, left[first]),
+                                        (inner_stop, np.full_like(inner_stop, n_t), last, last - 1, right[last])):  # fmt: skip
         slope = _end_slopes(x, y, ipo, end, np.minimum(toward, len(x) - 1), handle, sizes, linear)
-        rows, cols = np.nonzero(mask)
-        dx = x[end][rows] - t[rows, cols]
-        value[rows, cols] = y[end][rows] - slope[rows] * dx
-    rows, cols = np.nonzero(~(before | after))
-    if len(rows):
-        tt = t[rows, cols]
-        # the key after each frame: search the curves' keys laid end to end, each curve shifted past the last
-        shift = float(np.abs(co[:, 0]).max()) + np.abs(frames).max() + 2.0
-        order = x.astype(np.float64) + np.repeat(np.arange(len(full)) * shift, sizes)
-        q = np.searchsorted(order, tt.astype(np.float64) + rows * shift, side="right")
-        value[rows, cols] = _segments(x, y, ipo, left, right, co, last, q - 1, q, tt)
+        rows, cols, _count = _runs(lo, hi)
+        dx = x[end][rows] - t[cols]
+        flat_value[rows * n_t + cols] = y[end][rows] - slope[rows] * dx
+    # inside: each segment (key i to i + 1) plays on the frames from its first key to the next key
+    curve = np.repeat(np.arange(len(full)), sizes)
+    seg = np.flatnonzero(np.arange(len(x)) != np.repeat(last, sizes))  # every key but a curve's last
+    lo = np.maximum(np.searchsorted(t, x[seg], side="left"), inner_start[curve[seg]])
+    hi = np.minimum(np.searchsorted(t, x[seg + 1], side="left"), inner_stop[curve[seg]])
+    busy = hi > lo
+    seg, lo, hi = seg[busy], lo[busy], hi[busy]
+    kind = ipo[seg]
+    kind[x[seg + 1] == x[seg]] = CONSTANT  # a segment of zero duration plays its first key
+    for pick, play in ((kind == LINEAR, _linear_values), (kind == BEZIER, _bezier_values),
+                       ((kind != LINEAR) & (kind != BEZIER), None)):  # fmt: skip
+        if not np.any(pick):
+            continue
+        segs = seg[pick]
+        at, cols, count = _runs(lo[pick], hi[pick])
+        p, tt = np.repeat(segs, count), t[cols]
+        since = x[p] - tt  # float32: also the time cubic's constant term, as Blender computes it
+        v = y[p].astype(np.float64) if play is None else play(x, y, left, right, co, segs, count, tt, since)
+        on_key = np.abs(since) <= _ON_KEY
+        on_next = ~on_key & (np.abs(x[p + 1] - tt) <= _ON_KEY)
+        v[on_key], v[on_next] = y[p[on_key]], y[p[on_next] + 1]
+        flat_value[curve[p] * n_t + cols] = v
     out[full] = value
+    if order is not None:
+        out[:, order] = out.copy()
     return out.T
+
+
+def _runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs of frame indices lo … hi − 1, laid end to end: each run's number and the frame index, and
+    each run's length."""
+    count = np.maximum(hi - lo, 0)
+    offset = np.repeat(lo - (np.cumsum(count) - count), count)
+    return np.repeat(np.arange(len(count)), count), np.arange(int(count.sum())) + offset, count
 
 
 def _end_slopes(x, y, ipo, end, toward, handle, sizes, linear) -> np.ndarray:
@@ -157,39 +192,57 @@ def _end_slopes(x, y, ipo, end, toward, handle, sizes, linear) -> np.ndarray:
     return slope
 
 
-def _segments(x, y, ipo, left, right, co, last, p, q, t) -> np.ndarray:
-    """Values at frames t (m,) strictly inside the curves' key range, between keys p and q = p + 1
-    (``last``: each curve's last key, where no segment starts)."""
-    value = np.empty(len(t))
-    on_key = np.abs(x[p] - t) <= _ON_KEY
-    on_next = ~on_key & (np.abs(x[q] - t) <= _ON_KEY)
-    value[on_key], value[on_next] = y[p[on_key]], y[q[on_next]]
-    rest = np.flatnonzero(~(on_key | on_next))
-    p, t = p[rest], t[rest]
-    # what is the same for a whole segment (key i to i + 1) is computed once a segment, then per frame
-    kind = ipo.copy()
-    kind[np.diff(x, append=x[-1]) == 0] = CONSTANT  # a segment of zero duration plays its first key
-    kind[last] = CONSTANT  # no segment
-    v = y[p].astype(np.float64)  # CONSTANT
-    lin = np.flatnonzero(kind[p] == LINEAR)
-    a = p[lin]
-    v[lin] = (y[a + 1] - y[a]) * (t[lin] - x[a]) / (x[a + 1] - x[a]) + y[a]
-    bez = np.flatnonzero(kind[p] == BEZIER)
-    if len(bez):
-        segs = np.flatnonzero(kind == BEZIER)
-        row = np.empty(len(kind), dtype=int)
-        row[segs] = np.arange(len(segs))
-        at = row[p[bez]]
-        cubics, flat = _bezier_segments(co[segs], right[segs].copy(), left[segs + 1].copy(), co[segs + 1])
-        v[bez] = cubics[3][at]  # a flat segment plays its value wherever the time cubic's root falls
-        moving = ~flat[at]
-        bez, at = bez[moving], at[moving]
-        s, found = _first_root((x[p[bez]] - t[bez]).astype(np.float64), *(c[at] for c in cubics[:3]))
-        b0, b1, b2, b3 = (c[at] for c in cubics[3:])
-        played = b0 + s * b1 + s * s * b2 + s * s * s * b3
-        v[bez] = np.where(found, played, np.float32(0.0))
-    value[rest] = v
-    return value
+def _linear_values(x, y, left, right, co, segs, count, t, since) -> np.ndarray:
+    """Values of LINEAR segments starting at keys ``segs``, each on ``count`` of the frames t (m,), float32
+    as Blender's."""
+    p = np.repeat(segs, count)
+    return ((y[p + 1] - y[p]) * (t - x[p]) / (x[p + 1] - x[p]) + y[p]).astype(np.float64)
+
+
+def _bezier_values(x, y, left, right, co, segs, count, t, since) -> np.ndarray:
+    """Values of Bezier segments starting at keys ``segs``, each on ``count`` of the frames t (m,)
+    (float32; since: the segment's key frame − t, float32)."""
+    cubics, flat = _bezier_segments(co[segs], right[segs].copy(), left[segs + 1].copy(), co[segs + 1])
+    if flat.any():  # a flat segment plays its value wherever the time cubic's root falls
+        v = np.repeat(cubics[3], count).astype(np.float64)
+        moving = np.flatnonzero(np.repeat(~flat, count))
+        segs, count, t, since = segs[~flat], count[~flat], t[moving], since[moving]
+        cubics = tuple(c[~flat] for c in cubics)
+        if not len(segs):
+            return v
+    whole = bool(np.all(np.floor(t) == t) and np.all(np.floor(x[segs]) == x[segs]) and np.abs(t).max() < 2**24)
+    if whole:  # whole frames since whole keys: one root for each distinct time cubic and frame offset
+        s, found = _shared_roots(count, (-since).astype(np.intp), *cubics[:3])
+    else:
+        s, found = _first_root(since.astype(np.float64), *(np.repeat(c, count) for c in cubics[:3]))
+    b0, b1, b2, b3 = (np.repeat(c, count) for c in cubics[3:])
+    played = np.where(found, b0 + s * b1 + s * s * b2 + s * s * s * b3, np.float32(0.0)).astype(np.float64)
+    if not flat.any():
+        return played
+    v[moving] = played
+    return v
+
+
+def _shared_roots(count: np.ndarray, k: np.ndarray, c1, c2, c3) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_first_root` of the time cubics (c1, c2, c3) of segments each on ``count`` frames, with
+    constant term −k (m,) (whole frames since the segment's key, exact in float32), solved once for each
+    distinct (c1, c2, c3, k)."""
+    order = np.lexsort((c3, c2, c1))
+    change = np.zeros(len(c1), dtype=bool)
+    for c in (c1, c2, c3):
+        change[1:] |= c[order][1:] != c[order][:-1]
+    group = np.empty(len(c1), dtype=np.intp)
+    group[order] = np.cumsum(change)
+    g = np.repeat(group, count)
+    width = np.zeros(group.max() + 1, dtype=np.intp)
+    np.maximum.at(width, group, k[np.cumsum(count)[count > 0] - 1] + 1)  # sorted frames: a run's last is its farthest
+    base = np.cumsum(width) - width
+    table_group = np.repeat(np.arange(len(width)), width)
+    table_k = np.arange(len(table_group)) - base[table_group]
+    one = order[np.flatnonzero(np.concatenate(([True], change[1:])))][table_group]  # a segment of each group
+    root, found = _first_root(-table_k.astype(np.float64), c1[one], c2[one], c3[one])
+    index = base[g] + k
+    return root[index], found[index]
 
 
 def _bezier_segments(v1: np.ndarray, v2: np.ndarray, v3: np.ndarray, v4: np.ndarray) -> tuple[tuple, np.ndarray]:

@@ -61,6 +61,7 @@ def test_written_curves_play_as_blender_plays_them(short_cmu, mode, fitted):
     fcurves = list(clip.curves.by_channel.values())
     frames = np.concatenate((clip.frames, clip.frames[:-1] + 0.37, [clip.frames[0] - 7.5, clip.frames[-1] + 3.25]))
     assert_plays_as_blender(fcurves, frames)
+    assert_plays_as_blender(fcurves, clip.frames)  # whole frames only: the roots shared between segments
     ours = clips.played_motion(clip, clip.channels, blender=False)
     theirs = clips.played_motion(clip, clip.channels)
     size = motion.skeleton.size()

@@ -3,7 +3,7 @@ import numpy as np
 from core import quaternion as quat
 from core import synthetic
 from core.keyframes import reconstruct
-from core.keyframes.bezier import evaluate, fit_handles
+from core.keyframes.bezier import BEZIER, CONSTANT, LINEAR, CurveKeys, evaluate, fit_handles, play_curves
 
 
 def test_a_cubic_is_fitted_exactly():
@@ -52,3 +52,46 @@ def test_one_and_two_frame_curves():
     h1, h2 = fit_handles(two, np.array([0, 1]))
     assert h1.shape == (1, 2) and np.all(np.isfinite(h1)) and np.all(np.isfinite(h2))
     assert np.allclose(evaluate(two, h1, h2, np.array([0, 1]), 2), two)
+
+
+def _random_curves(rng, n_curves=12, n_frames=200):
+    """Bezier curves keyed on whole frames, handles at the thirds (as Extract Keyframes writes them) or
+    anywhere (as a user drags them), some segments flat, one LINEAR and one CONSTANT key."""
+    curves = []
+    for c in range(n_curves):
+        x = np.unique(np.concatenate(([0, n_frames - 1], rng.choice(n_frames, size=rng.integers(2, 30)))))
+        y = rng.normal(size=len(x)) * 10
+        if c % 4 == 0:
+            y[1:3] = y[1]
+        gap = np.diff(x)
+        right = np.stack((x[:-1] + gap / 3, y[:-1] + rng.normal(size=len(gap))), axis=1)
+        left = np.stack((x[1:] - gap / 3, y[1:] + rng.normal(size=len(gap))), axis=1)
+        if c % 3 == 1:  # hand-dragged handles: any time inside the segment
+            right[:, 0] = x[:-1] + gap * rng.uniform(0.05, 0.9, size=len(gap))
+            left[:, 0] = x[1:] - gap * rng.uniform(0.05, 0.9, size=len(gap))
+        co = np.stack((x, y), axis=1)
+        left = np.concatenate((co[:1] - [1, 0], left))
+        right = np.concatenate((right, co[-1:] + [1, 0]))
+        ipo = np.full(len(x), BEZIER)
+        ipo[len(x) // 2] = LINEAR
+        ipo[len(x) // 3] = CONSTANT
+        curves.append(CurveKeys(co.astype(np.float32), left.astype(np.float32), right.astype(np.float32), ipo,
+                                linear=bool(c % 2)))  # fmt: skip
+    return curves
+
+
+def test_playback_on_whole_frames_shares_roots_without_changing_a_value():
+    """On whole frames the time cubic is solved once per distinct cubic and frame offset; the values are
+    exactly those solved frame by frame (the path a fractional frame takes), in any frame order."""
+    rng = np.random.default_rng(3)
+    curves = _random_curves(rng)
+    frames = np.arange(-5.0, 210.0)
+    shared = play_curves(curves, frames)
+    one_by_one = play_curves(curves, np.concatenate((frames, [0.5])))[:-1]
+    assert np.array_equal(shared, one_by_one)
+    shuffled = rng.permutation(len(frames))
+    assert np.array_equal(play_curves(curves, frames[shuffled]), shared[shuffled])
+    # and the curves do move between their keys (a constant result would pass the above)
+    assert np.all(np.ptp(shared, axis=0) > 1.0)
+    keys = curves[0].co
+    assert np.allclose(shared[5 + keys[:, 0].astype(int), 0], keys[:, 1])
