@@ -191,17 +191,23 @@ _PLAYED = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right
            ("interpolation", 1, np.int32))  # fmt: skip
 
 
-def play(fcurves: list[Any], frames: np.ndarray) -> np.ndarray:
+def play(fcurves: list[Any], frames: np.ndarray, written: list | None = None) -> np.ndarray:
     """Values (T, C) of F-curves at ``frames`` as Blender plays them, computed in numpy from their keys
     read in bulk (:func:`core.keyframes.bezier.play_curves`: Blender's interpolation and
     extrapolation), or by ``fcurve.evaluate`` for a curve the core does not play (modifiers, easing
-    interpolations). Equal to :func:`sample` to float rounding, without a Python call per frame."""
+    interpolations). Equal to :func:`sample` to float rounding, without a Python call per frame.
+    written: for each curve, its keys as just written by :func:`write_curves` (not read again), or None."""
     from ...core.keyframes import bezier  # not at registration: core.keyframes is imported on first use
 
     frames = np.asarray(frames)
     out = np.empty((len(frames), len(fcurves)))
     played, keys = [], []
     for c, fcurve in enumerate(fcurves):
+        known = None if written is None else written[c]
+        if known is not None and not len(fcurve.modifiers):
+            played.append(c)
+            keys.append(known)
+            continue
         k = _key_arrays(fcurve.keyframe_points, _PLAYED)
         if len(fcurve.modifiers) or not bezier.plays(k["interpolation"]):
             evaluate = fcurve.evaluate
@@ -248,19 +254,75 @@ def write_keys(
     fcurve.update()
 
 
-def _free_handles(co: np.ndarray, handles: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def write_curves(fcurves: list[Any], frames: list[np.ndarray], values: list[np.ndarray],
+                 handles: list[tuple[np.ndarray, np.ndarray]]) -> list:  # fmt: skip
+    """:func:`write_keys` with ``handles`` on many F-curves (each its frames (n,), values (n,) and
+    handles): the handles of all computed at once, each curve written with one ``foreach_set`` a
+    property. Returns each curve's keys as written (:class:`core.keyframes.bezier.CurveKeys`, what
+    Blender stores and plays: :func:`play` takes them), None for a curve of one key (written LINEAR)."""
+    from ...core.keyframes.bezier import CurveKeys
+
+    written: list = [None] * len(fcurves)
+    many = [c for c in range(len(fcurves)) if len(frames[c]) > 1]
+    for c in range(len(fcurves)):
+        if len(frames[c]) <= 1:
+            write_keys(fcurves[c], frames[c], values[c])
+    if not many:
+        return written
+    sizes = np.array([len(frames[c]) for c in many])
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    co = np.empty((int(ends[-1]), 2), dtype=np.float32)
+    co[:, 0] = np.concatenate([frames[c] for c in many])
+    co[:, 1] = np.concatenate([values[c] for c in many])
+    left, right = _free_handles(co, (np.concatenate([handles[c][0] for c in many]),
+                                     np.concatenate([handles[c][1] for c in many])), starts)  # fmt: skip
+    left, right = left.astype(np.float32), right.astype(np.float32)
+    free = np.full(int(sizes.max()), HANDLE_FREE, dtype=np.int32)
+    bezier = np.full(int(sizes.max()), INTERPOLATION["BEZIER"], dtype=np.int32)
+    for c, a, b in zip(many, starts.tolist(), ends.tolist()):
+        fcurve, n = fcurves[c], b - a
+        points = fcurve.keyframe_points
+        if len(points):
+            points.clear()
+        points.add(n)
+        points.foreach_set("co", co[a:b].ravel())
+        points.foreach_set("handle_left_type", free[:n])
+        points.foreach_set("handle_right_type", free[:n])
+        points.foreach_set("handle_left", left[a:b].ravel())
+        points.foreach_set("handle_right", right[a:b].ravel())
+        points.foreach_set("interpolation", bezier[:n])
+        fcurve.update()
+        written[c] = CurveKeys(co[a:b], left[a:b], right[a:b], bezier[:n], fcurve.extrapolation == "LINEAR")
+    return written
+
+
+def _free_handles(
+    co: np.ndarray, handles: tuple[np.ndarray, np.ndarray], starts: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(left, right) handle positions (n, 2) of keys ``co`` (n, 2) from the handle values (h1, h2) of
-    :func:`write_keys`, at the thirds of each segment; the outer handles continue the end segments."""
+    :func:`write_keys`, at the thirds of each segment; the outer handles continue the end segments.
+    starts: the first key of each curve when ``co`` holds several laid end to end (each at least 2 keys;
+    h1, h2 then hold each curve's segments in turn)."""
     h1, h2 = handles
-    third = np.diff(co[:, 0].astype(float)) / 3.0
-    left = co.astype(float).copy()
+    n = len(co)
+    starts = np.zeros(1, dtype=int) if starts is None else np.asarray(starts)
+    firsts = np.zeros(n, dtype=bool)
+    firsts[starts] = True
+    lasts = np.roll(firsts, -1)  # the key before each curve's first, and the very last
+    left = co.astype(float)
     right = left.copy()
-    right[:-1, 0] += third
-    right[:-1, 1] = h1
-    left[1:, 0] -= third
-    left[1:, 1] = h2
-    left[0] = 2 * left[0] - right[0]
-    right[-1] = 2 * right[-1] - left[-1]
+    third = np.diff(left[:, 0]) / 3.0
+    inner = ~firsts[1:]  # segments inside a curve (not from one curve's last key to the next's first)
+    third = third[inner]
+    before, after = np.flatnonzero(~lasts), np.flatnonzero(~firsts)
+    right[before, 0] += third
+    right[before, 1] = h1
+    left[after, 0] -= third
+    left[after, 1] = h2
+    ends = np.flatnonzero(lasts)
+    left[starts] = 2 * left[starts] - right[starts]
+    right[ends] = 2 * right[ends] - left[ends]
     return left, right
 
 

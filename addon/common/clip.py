@@ -84,14 +84,18 @@ def scaled_bones(clip: ArmatureClip, tolerance: float = 1e-4) -> list[str]:
                    if prop == "scale" and np.any(np.abs(v - 1.0) > tolerance)})  # fmt: skip
 
 
-def played_motion(clip: ArmatureClip, channels: animdata.Channels, blender: bool = True) -> Motion:
+def played_motion(
+    clip: ArmatureClip, channels: animdata.Channels, blender: bool = True, written: dict | None = None
+) -> Motion:
     """The motion Blender plays back from ``channels``: every curve evaluated at every frame, by
     Blender (``fcurve.evaluate``), or with ``blender=False`` by the core from the keys as Blender
-    would (:func:`.animdata.play`: the same values to float rounding, many times faster)."""
+    would (:func:`.animdata.play`: the same values to float rounding, many times faster); written:
+    channel → its keys as just written (:func:`.animdata.write_curves`), not read again."""
     curves = BoneCurves.of(channels.fcurves, set(clip.motion.skeleton.names))
     if blender:
         values = sample_curves(curves, clip.frames)
     else:
-        played = animdata.play(list(curves.by_channel.values()), clip.frames)
+        known = None if not written else [written.get(key) for key in curves.by_channel]
+        played = animdata.play(list(curves.by_channel.values()), clip.frames, known)
         values = dict(zip(curves.by_channel, played.T))
     return motion_from_values(clip.motion.skeleton, clip.layout, values, len(clip.frames), clip.motion.fps)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...core.keyframes import evaluate
-from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelExtraction, ChannelKeys, extract_channels
+from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelExtraction, extract_channels
 from ...core.keyframes.respect import KeyScope
 from ...core.keyframes.targets import angle_summary
 from ..common import animdata, record, units
@@ -123,25 +123,39 @@ def scope_lines(scope: KeyScope, params: dict, frames: np.ndarray, bones: set | 
 
 def write_sparse_action(
     clip: ArmatureClip, plan: dict, replace: bool, name: str | None = None, whole: bool = True
-) -> animdata.Channels:
+) -> tuple[animdata.Channels, dict]:
     """Write the planned keys on the bone channels in ``plan`` (see :func:`core.keyframes.channel_keys.plan_channels`).
 
     whole: the plan covers the clip's every frame (else only its keys' span is replaced, keys outside
     kept). Curves not in the plan — kept by the user's choice, or driving anything else (custom
     properties, constraints) — are copied unchanged into the new action, or left alone when replacing.
+    Returns the channels written and, for each channel written whole with Bezier keys, its keys as
+    Blender stores them (:func:`.animdata.write_curves`: its playback measure needs not read them back).
     """
+    targets = []  # (channel, F-curve) written whole: Bezier ones together, in one batch
 
-    def write(fcurve: Any, ck: ChannelKeys) -> None:
-        if whole:
-            animdata.write_keys(fcurve, clip.frames[ck.keys], ck.values, handles=ck.handles)
-        else:
+    def write(key: Any, fcurve: Any) -> None:
+        ck = plan[key]
+        if not whole:
             animdata.replace_span_keys(fcurve, clip.frames[ck.keys], ck.values, handles=ck.handles)
+        elif ck.handles is None:
+            animdata.write_keys(fcurve, clip.frames[ck.keys], ck.values)
+        else:
+            targets.append((key, fcurve))
+
+    def flush() -> dict:
+        if not targets:
+            return {}
+        cks = [plan[key] for key, _ in targets]
+        written = animdata.write_curves([fc for _, fc in targets], [clip.frames[ck.keys] for ck in cks],
+                                        [ck.values for ck in cks], [ck.handles for ck in cks])  # fmt: skip
+        return {key: keys for (key, _), keys in zip(targets, written) if keys is not None}
 
     if replace:
         for key, fcurve in clip.curves.by_channel.items():
             if key in plan:
-                write(fcurve, plan[key])
-        return clip.channels
+                write(key, fcurve)
+        return clip.channels, flush()
     source = clip.channels.action
     target = animdata.new_action_for(clip.obj, name or f"{source.name}_keys")
     record.inherit(target.action, source)
@@ -151,16 +165,17 @@ def write_sparse_action(
         if key not in plan:
             animdata.copy_fcurve(fcurve, target)
         elif not whole:
-            write(animdata.copy_fcurve(fcurve, target), plan[key])
+            write(key, animdata.copy_fcurve(fcurve, target))
         else:
             group = fcurve.group.name if fcurve.group else ""
-            write(animdata.new_fcurve(target, fcurve.data_path, fcurve.array_index, group), plan[key])
+            write(key, animdata.new_fcurve(target, fcurve.data_path, fcurve.array_index, group))
+    written = flush()
     if source.use_frame_range:
         target.action.use_frame_range = True
         target.action.frame_start, target.action.frame_end = source.frame_start, source.frame_end
     animdata.keep(source)  # the original must survive being unassigned
     animdata.assign(clip.obj, target)
-    return target
+    return target, written
 
 
 @dataclass
@@ -187,7 +202,7 @@ class PreparedExtraction:
         source_name = clip.channels.action.name
         a, b = result.scope.span
         whole = b - a + 1 == len(clip.frames)
-        channels = write_sparse_action(clip, result.plan, self.replace, whole=whole)
+        channels, written = write_sparse_action(clip, result.plan, self.replace, whole=whole)
         step(0.3)
         report = ExtractionReport(result.keys, clip.frames[a : b + 1], self.core_args["method"], result.params,
                                   source_name, channels.action.name, result.error,
@@ -195,7 +210,7 @@ class PreparedExtraction:
                                   length=lambda v: units.armature_length(obj, v, precision=4),
                                   scope=scope_lines(result.scope, result.params, clip.frames, self.bones))  # fmt: skip
         if self.measure_playback:  # the curves as written, played as Blender plays them
-            played = played_motion(clip, channels, blender=False)
+            played = played_motion(clip, channels, blender=False, written=written)
             if not whole:
                 played = played.frames(slice(a, b + 1))
             original = clip.motion if whole else clip.motion.frames(slice(a, b + 1))

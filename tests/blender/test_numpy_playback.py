@@ -139,3 +139,42 @@ def test_easing_and_modifiers_are_left_to_blender():
     frames = np.arange(-2.0, 35.0, 0.5)
     assert_plays_as_blender(made[:2], frames)
     assert not bezier.plays(np.array([2, 3]))
+
+
+def test_curves_written_together_are_stored_as_written_one_by_one():
+    """``write_curves`` (handles of many curves computed at once) stores exactly what ``write_keys``
+    stores curve by curve, returns the keys Blender holds, and those play as Blender plays the curves."""
+    obj = bpy.data.objects.new("written", None)
+    bpy.context.scene.collection.objects.link(obj)
+    channels = animdata.new_action_for(obj, "written")
+    rng = np.random.default_rng(11)
+    plans = []
+    for n in (5, 1, 2, 17, 3):
+        frames = np.sort(rng.choice(np.arange(-4, 60), size=n, replace=False)).astype(float)
+        plans.append((frames, rng.normal(size=n) * 4, (rng.normal(size=n - 1), rng.normal(size=n - 1))))
+    together = [animdata.new_fcurve(channels, "location", i % 3) if i < 3 else animdata.new_fcurve(channels, "scale", i % 3)
+                for i in range(len(plans))]  # fmt: skip
+    one_by_one = [animdata.new_fcurve(channels, "rotation_euler", i) for i in range(3)]
+    one_by_one += [animdata.new_fcurve(channels, "delta_location", i) for i in range(2)]
+    together[3].extrapolation = "LINEAR"
+    one_by_one[3].extrapolation = "LINEAR"
+    written = animdata.write_curves(together, *(list(x) for x in zip(*plans)))
+    for fcurve, (frames, values, handles) in zip(one_by_one, plans):
+        animdata.write_keys(fcurve, frames, values, handles=handles)
+    for ours, theirs, keys in zip(together, one_by_one, written):
+        a = animdata._key_arrays(ours.keyframe_points, animdata._KEY_PROPERTIES)
+        b = animdata._key_arrays(theirs.keyframe_points, animdata._KEY_PROPERTIES)
+        assert all(np.array_equal(a[name], b[name]) for name in a)
+        if len(a["co"]) == 1:
+            assert keys is None
+            continue
+        assert np.array_equal(keys.co, a["co"]) and np.array_equal(keys.left, a["handle_left"])
+        assert np.array_equal(keys.right, a["handle_right"]) and np.array_equal(
+            keys.interpolation, a["interpolation"][:, 0]
+        )
+        assert keys.linear == (ours.extrapolation == "LINEAR")
+    frames = np.arange(-8.0, 66.0)
+    known = animdata.play(together, frames, written)
+    assert np.array_equal(known, animdata.play(together, frames))
+    assert_plays_as_blender(together, frames)
+    assert np.ptp(known[:, 3]) > 1.0  # the curves move: a flat result would pass the comparisons too
