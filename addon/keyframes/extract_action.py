@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.blas import one_blas_thread
 from ...core.keyframes import evaluate
 from ...core.keyframes.channel_keys import HYBRID_GRID, ChannelExtraction, extract_channels
 from ...core.keyframes.respect import KeyScope
@@ -192,11 +193,17 @@ class PreparedExtraction:
     start: float
 
     def work(self, progress: Callable[[float], None] | None = None) -> ChannelExtraction:
-        """The keys (:func:`core.keyframes.channel_keys.extract_channels`); progress: share done, 0–1."""
-        return extract_channels(**self.core_args, progress=progress)
+        """The keys (:func:`core.keyframes.channel_keys.extract_channels`); progress: share done, 0–1.
+        On one BLAS thread (:mod:`core.blas`: its many small products win nothing from more)."""
+        with one_blas_thread():
+            return extract_channels(**self.core_args, progress=progress)
 
     def write(self, result: ChannelExtraction, progress: Callable[[float], None] | None = None) -> ExtractionReport:
         """Write the keys ``result`` planned, measure Blender's playback, record the figures."""
+        with one_blas_thread():
+            return self._write(result, progress)
+
+    def _write(self, result: ChannelExtraction, progress: Callable[[float], None] | None) -> ExtractionReport:
         step = progress or (lambda _x: None)
         obj, clip = self.obj, self.clip
         source_name = clip.channels.action.name
@@ -256,7 +263,8 @@ def prepare_extraction(
     nothing. Arguments as :func:`extract_on_armature`'s."""
     start = time.perf_counter()
     refuse_linked(obj)  # its new action would be lost on reload
-    clip = clip or read_clip(obj)
+    with one_blas_thread():
+        clip = clip or read_clip(obj)
     if replace:
         refuse_linked(clip.channels.action, keys=True)
     scaled = scaled_bones(clip)
