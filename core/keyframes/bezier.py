@@ -154,14 +154,14 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
         if not np.any(pick):
             continue
         segs = seg[pick]
-        at, cols, count = _runs(lo[pick], hi[pick])
+        _at, cols, count = _runs(lo[pick], hi[pick])
         p, tt = np.repeat(segs, count), t[cols]
-        since = x[p] - tt  # float32: also the time cubic's constant term, as Blender computes it
+        since = np.repeat(x[segs], count) - tt  # float32: also the time cubic's constant term, as Blender's
         v = y[p].astype(np.float64) if play is None else play(x, y, left, right, co, segs, count, tt, since)
         on_key = np.abs(since) <= _ON_KEY
-        on_next = ~on_key & (np.abs(x[p + 1] - tt) <= _ON_KEY)
+        on_next = ~on_key & (np.abs(np.repeat(x[segs + 1], count) - tt) <= _ON_KEY)
         v[on_key], v[on_next] = y[p[on_key]], y[p[on_next] + 1]
-        flat_value[curve[p] * n_t + cols] = v
+        flat_value[np.repeat(curve[segs] * n_t, count) + cols] = v
     out[full] = value
     if order is not None:
         out[:, order] = out.copy()
