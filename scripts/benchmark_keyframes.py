@@ -5,7 +5,7 @@
 
 Every BVH capture under ../shared/mocap (found by walking the folder; ``--clips`` picks some by
 name or path) is imported with Blender's BVH importer in both its rotation modes (NATIVE Euler and
-QUATERNION). At each ratio the default method (hybrid) runs through ``extract_on_armature``
+QUATERNION). At each ratio the default method (hybrid) runs through the steps of ``extract_on_armature``
 exactly as the operator does (read, extract, write, playback measure: that is its time, the median
 of :data:`OUR_RUNS` runs; the extension's modules are imported before the first run, as they are
 after a session's first use), and ``graph.decimate`` (RATIO, every curve, set to keep the same number of keys per curve) runs on a
@@ -108,22 +108,31 @@ def playback_figures(clip, channels) -> dict:
 
 def run_ours(obj, clip, source, ratio: float) -> dict:
     """The default method as the operator runs it (its time: read, extract, write, playback measure), run
-    :data:`OUR_RUNS` times from the dense action: the median wall time (and the CPU time of that run)."""
+    :data:`OUR_RUNS` times from the dense action: the median wall time (and the CPU time of that run, in
+    all and of each of the operator's three steps: ``read`` the action, ``extract`` the keys, ``write``
+    them and measure the playback — ``extract_on_armature``'s steps, called as it calls them)."""
     from mocap_workbench.addon.common import animdata
-    from mocap_workbench.addon.keyframes.extract_action import extract_on_armature
+    from mocap_workbench.addon.keyframes.extract_action import prepare_extraction
 
     runs = []
     for _ in range(OUR_RUNS):
         animdata.assign(obj, animdata.action_channels(obj, source))
         start, cpu = time.perf_counter(), time.process_time()
-        report = extract_on_armature(obj, DEFAULT_METHOD, {"ratio": ratio}, measure_playback=True)
-        runs.append((time.perf_counter() - start, time.process_time() - cpu))
-    seconds, cpu = sorted(runs)[len(runs) // 2]
+        prepared = prepare_extraction(obj, DEFAULT_METHOD, {"ratio": ratio}, measure_playback=True)
+        read = time.process_time()
+        result = prepared.work()
+        extract = time.process_time()
+        report = prepared.write(result)
+        end = time.process_time()
+        steps = {"read": read - cpu, "extract": extract - read, "write": end - extract}
+        runs.append((time.perf_counter() - start, end - cpu, steps))
+    seconds, cpu, steps = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     channels = animdata.object_channels(obj)
     figures = playback_figures(clip, channels)
     assert abs(figures["mean"] - report.playback_error["position_mean"]) <= 1e-6 * max(figures["mean"], 1.0)
     worst = report.worst()
-    return {"keys": stored_keys(obj, channels), "seconds": seconds, "cpu": cpu, "runs": [r[0] for r in runs],
+    return {"keys": stored_keys(obj, channels), "seconds": seconds, "cpu": cpu, "steps": steps,
+            "runs": [r[0] for r in runs],
             "poses": len(report.keys), "worst": None if worst is None else f"{worst[0]} {worst[1]} @ {worst[2]:g}",
             **figures}  # fmt: skip
 
@@ -257,6 +266,10 @@ def summary(rows: list[dict]) -> str:
         out.append(f"{key}{where}: {int((qs <= BAR[key]).sum())}/{len(qs)} pass (ours/Decimate ≤ {BAR[key]:.3g}), "
                    f"worst {qs.max():.3f}, median {np.median(qs):.3f}")  # fmt: skip
     cpu = [r for r in speed if r["ours"].get("cpu") and r["decimate"].get("cpu")]
+    for r in speed:  # where our time goes (CPU s of each step, the run whose wall time is the median)
+        if r["ours"].get("steps"):
+            parts = ", ".join(f"{k} {v:.3f}" for k, v in r["ours"]["steps"].items())
+            out.append(f"{r['clip']} {r['mode']} {r['ratio']:.0%}: ours CPU {r['ours']['cpu']:.3f} s ({parts})")
     if cpu:  # the work each did, whatever else the machine ran (ours counts every thread, OpenBLAS's waiting ones too)
         qs = np.array([r["ours"]["cpu"] / r["decimate"]["cpu"] for r in cpu])
         out.append(f"CPU time (ours: every thread) on {', '.join(SPEED_CLIPS)}: {int((qs <= BAR['time']).sum())}/{len(qs)} within "
