@@ -137,7 +137,8 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
     for lo, hi, end, toward, handle in ((np.zeros_like(inner_start), inner_start, first, first + 1, left[first]),
                                         (inner_stop, np.full_like(inner_stop, n_t), last, last - 1, right[last])):  # fmt: skip
         slope = _end_slopes(x, y, ipo, end, np.minimum(toward, len(x) - 1), handle, sizes, linear)
-        rows, cols, _count = _runs(lo, hi)
+        cols, count = _runs(lo, hi)
+        rows = np.repeat(np.arange(len(full)), count)
         dx = x[end][rows] - t[cols]
         flat_value[rows * n_t + cols] = y[end][rows] - slope[rows] * dx
     # inside: each segment (key i to i + 1) plays on the frames from its first key to the next key
@@ -149,18 +150,30 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
     seg, lo, hi = seg[busy], lo[busy], hi[busy]
     kind = ipo[seg]
     kind[x[seg + 1] == x[seg]] = CONSTANT  # a segment of zero duration plays its first key
+    # whole frames and keys (exact in float32): a frame is on a segment's first key or a frame past it
+    whole = bool(
+        np.all(np.floor(t) == t) and np.all(np.floor(x) == x) and max(np.abs(t).max(), np.abs(x).max()) < 2**24
+    )
     for pick, play in ((kind == LINEAR, _linear_values), (kind == BEZIER, _bezier_values),
                        ((kind != LINEAR) & (kind != BEZIER), None)):  # fmt: skip
         if not np.any(pick):
             continue
         segs = seg[pick]
-        _at, cols, count = _runs(lo[pick], hi[pick])
-        p, tt = np.repeat(segs, count), t[cols]
+        cols, count = _runs(lo[pick], hi[pick])
+        tt = t[cols]
         since = np.repeat(x[segs], count) - tt  # float32: also the time cubic's constant term, as Blender's
-        v = y[p].astype(np.float64) if play is None else play(x, y, left, right, co, segs, count, tt, since)
-        on_key = np.abs(since) <= _ON_KEY
-        on_next = ~on_key & (np.abs(np.repeat(x[segs + 1], count) - tt) <= _ON_KEY)
-        v[on_key], v[on_next] = y[p[on_key]], y[p[on_next] + 1]
+        if play is None:
+            v = np.repeat(y[segs], count).astype(np.float64)
+        else:
+            v = play(x, y, left, right, co, segs, count, tt, since, whole)
+        if whole:  # on a key: a frame at the start of a segment's run (no frame is within 1e-4 of the next key)
+            on = np.flatnonzero(since == 0)
+            v[on] = y[segs[np.searchsorted(np.cumsum(count), on, side="right")]]
+        else:
+            p = np.repeat(segs, count)
+            on_key = np.abs(since) <= _ON_KEY
+            on_next = ~on_key & (np.abs(x[p + 1] - tt) <= _ON_KEY)
+            v[on_key], v[on_next] = y[p[on_key]], y[p[on_next] + 1]
         flat_value[np.repeat(curve[segs] * n_t, count) + cols] = v
     out[full] = value
     if order is not None:
@@ -168,12 +181,11 @@ def play_curves(curves: list[CurveKeys], frames: np.ndarray) -> np.ndarray:
     return out.T
 
 
-def _runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Runs of frame indices lo … hi − 1, laid end to end: each run's number and the frame index, and
-    each run's length."""
+def _runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of frame indices lo … hi − 1, laid end to end: the frame indices, and each run's length."""
     count = np.maximum(hi - lo, 0)
     offset = np.repeat(lo - (np.cumsum(count) - count), count)
-    return np.repeat(np.arange(len(count)), count), np.arange(int(count.sum())) + offset, count
+    return np.arange(int(count.sum())) + offset, count
 
 
 def _end_slopes(x, y, ipo, end, toward, handle, sizes, linear) -> np.ndarray:
@@ -192,16 +204,16 @@ def _end_slopes(x, y, ipo, end, toward, handle, sizes, linear) -> np.ndarray:
     return slope
 
 
-def _linear_values(x, y, left, right, co, segs, count, t, since) -> np.ndarray:
+def _linear_values(x, y, left, right, co, segs, count, t, since, whole) -> np.ndarray:
     """Values of LINEAR segments starting at keys ``segs``, each on ``count`` of the frames t (m,), float32
     as Blender's."""
     p = np.repeat(segs, count)
     return ((y[p + 1] - y[p]) * (t - x[p]) / (x[p + 1] - x[p]) + y[p]).astype(np.float64)
 
 
-def _bezier_values(x, y, left, right, co, segs, count, t, since) -> np.ndarray:
+def _bezier_values(x, y, left, right, co, segs, count, t, since, whole) -> np.ndarray:
     """Values of Bezier segments starting at keys ``segs``, each on ``count`` of the frames t (m,)
-    (float32; since: the segment's key frame − t, float32)."""
+    (float32; since: the segment's key frame − t, float32; whole: frames and keys are whole numbers)."""
     cubics, flat = _bezier_segments(co[segs], right[segs].copy(), left[segs + 1].copy(), co[segs + 1])
     if flat.any():  # a flat segment plays its value wherever the time cubic's root falls
         v = np.repeat(cubics[3], count).astype(np.float64)
@@ -210,7 +222,6 @@ def _bezier_values(x, y, left, right, co, segs, count, t, since) -> np.ndarray:
         cubics = tuple(c[~flat] for c in cubics)
         if not len(segs):
             return v
-    whole = bool(np.all(np.floor(t) == t) and np.all(np.floor(x[segs]) == x[segs]) and np.abs(t).max() < 2**24)
     if whole:  # whole frames since whole keys: one root for each distinct time cubic and frame offset
         s, found = _shared_roots(count, (-since).astype(np.intp), *cubics[:3])
     else:

@@ -91,6 +91,8 @@ def test_playback_on_whole_frames_shares_roots_without_changing_a_value():
     assert np.array_equal(shared, one_by_one)
     shuffled = rng.permutation(len(frames))
     assert np.array_equal(play_curves(curves, frames[shuffled]), shared[shuffled])
+    again = np.concatenate((shuffled, shuffled[::3]))  # frames asked twice, keys' frames among them
+    assert np.array_equal(play_curves(curves, frames[again]), shared[again])
     # and the curves do move between their keys (a constant result would pass the above)
     assert np.all(np.ptp(shared, axis=0) > 1.0)
     keys = curves[0].co
