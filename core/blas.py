@@ -48,9 +48,10 @@ def _openblas() -> tuple[Any, Any] | None:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for suffix in ("64_", ""):
-            setter = getattr(lib, f"openblas_set_num_threads{suffix}", None)
-            getter = getattr(lib, f"openblas_get_num_threads{suffix}", None)
+        # NumPy 1.x wheels: openblas_*64_; NumPy 2 wheels (scipy-openblas): scipy_openblas_*64_
+        for prefix, suffix in (("", "64_"), ("", ""), ("scipy_", "64_"), ("scipy_", "")):
+            setter = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            getter = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
             if setter is not None and getter is not None:
                 setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
                 found = (setter, getter)

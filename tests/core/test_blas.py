@@ -42,3 +42,14 @@ def test_overlapping_blocks_from_two_threads_restore_once_both_left():
     release.set()
     t.join(10)
     assert blas_threads() == before
+
+
+def test_numpy_built_with_openblas_is_found():
+    """Every NumPy wheel Blender ships or CI installs (1.x: openblas64, 2.x: scipy-openblas) is limited, not skipped."""
+    try:
+        name = str(np.show_config(mode="dicts")["Build Dependencies"]["blas"].get("name", ""))
+    except (TypeError, KeyError):  # an older NumPy without the dict form
+        pytest.skip("NumPy does not say its BLAS")
+    if "openblas" not in name:
+        pytest.skip(f"NumPy uses {name}, not OpenBLAS")
+    assert blas_threads() is not None
