@@ -350,13 +350,12 @@ def newton_euler(
         np.subtract.at(f_body, (slice(None), feet), ground_forces)
         arm = ground_points - kin.joint_pos[:, feet]
         np.subtract.at(n_body, (slice(None), feet), np.cross(arm, ground_forces))
-    forces, torques = f_body.copy(), n_body.copy()
-    for j in range(len(parents) - 1, 0, -1):
-        p = parents[j]
-        if p < 0:
-            continue
-        forces[:, p] += forces[:, j]
-        torques[:, p] += torques[:, j] + np.cross(kin.joint_pos[:, j] - kin.joint_pos[:, p], forces[:, j])
+    # Each joint carries its subtree: f_j = Σ_k f_k and τ_j = Σ_k [n_k + (p_k − p_j) × f_k] over k in
+    # j's subtree, i.e. Σ_k (n_k + p_k × f_k) − p_j × f_j: two products with the ancestry matrix
+    # instead of a loop over the joints (the same sums; positions in metres keep the cancellation small).
+    below = ancestry(parents).astype(float)  # (J, J): [j, k] when k is in j's subtree
+    forces = below @ f_body
+    torques = below @ (n_body + np.cross(kin.joint_pos, f_body)) - np.cross(kin.joint_pos, forces)
     return torques, forces
 
 

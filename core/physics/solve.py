@@ -130,8 +130,10 @@ from .errors import PhysicsError
 from .metrics import (
     Analysis,
     analyse,
+    analyse_changed,
     ballistic_bridge,
     ballistic_fit,
+    changed_frames,
     flight_phases,
     report,
     torque_causes,
@@ -717,7 +719,7 @@ def _guard_torques(
         trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
         if opts.plant:
             trial = plant_feet(trial, feet)
-        trial_an = analyse(trial, contacts, body, **measure)
+        trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
         if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9:
@@ -800,7 +802,7 @@ def _repair_torques(
             trial = _shift_root(motion, root, shift)
             if opts.plant:
                 trial = plant_feet(trial, feet)
-            trial_an = analyse(trial, contacts, body, **measure)
+            trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
             now = report(trial_an, body, trial, source=source)
             w_new = torque_ratios(trial_an.torques, body).max(axis=1)
             count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
