@@ -21,6 +21,7 @@ from .dynamics import (
     InverseDynamics,
     Kinematics,
     center_of_mass,
+    ground_wrench,
     inverse_dynamics,
     momentum,
     phase_momentum,
@@ -78,8 +79,9 @@ def analyse(
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)
-    p, flag = zmp(kin, body, support.ground, free_fall)
-    dynamics = inverse_dynamics(kin, body, support, free_fall, least, split)
+    wrench = ground_wrench(kin, body)
+    p, flag = zmp(kin, body, support.ground, free_fall, wrench)
+    dynamics = inverse_dynamics(kin, body, support, free_fall, least, split, wrench)
     angular = momentum(kin, body)[1] if momentum_about_com else None
     return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
 
