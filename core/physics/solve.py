@@ -94,7 +94,9 @@ twice the window), leaving out planting's blend (a contact's last frame moves th
 after it; measured on the four CMU clips of the benchmark, the plans with and without that
 coupling in the reach agree to three decimals of every figure). The plans' evaluations leave the
 angular momentum out, and the extra final plan (when the ZMP is still inside on fewer than
-``zmp_target`` of the contact frames) starts from the last plan's Jacobian.
+``zmp_target`` of the contact frames) starts from the last plan's Jacobian. The torque guard's and
+repair's trials are re-analysed on the frames they change only (:func:`.metrics.analyse_changed`:
+the changed span and two derivative half-windows, spliced into the previous analysis).
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
