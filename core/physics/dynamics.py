@@ -108,19 +108,61 @@ def segment_kinematics(
     """
     pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations) if world is None else world
     pos = pos * body.unit
-    com = pos + quat.rotate(rot, body.com_local * body.unit)
+    q = _parts(rot)
+    com = pos + _stacked(quat.rotate_parts(q, tuple(body.com_local[:, c] * body.unit for c in range(3))))
     vel, acc = derivatives(com, motion.fps, smooth, clips=clips)
     omega, alpha = angular_velocity(rot, motion.fps, smooth, clips)
     kin = Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps, smooth=smooth)
-    return kin._replace(spin=body_torques(kin))
+    return kin._replace(spin=_spin(q, omega, alpha, body.inertia_local))
+
+
+def _parts(a: np.ndarray) -> tuple:
+    """The components of a (..., C) as C contiguous arrays (...): what the hot loops multiply."""
+    return tuple(np.ascontiguousarray(a[..., i]) for i in range(a.shape[-1]))
+
+
+def _stacked(parts: tuple) -> np.ndarray:
+    """Inverse of :func:`_parts`: (..., C) from C arrays (...)."""
+    return np.stack(parts, axis=-1)
+
+
+def _vector_of_product(a: tuple, b: tuple) -> tuple:
+    """Vector part (x, y, z) of the Hamilton product a·b of quaternion components (w, x, y, z)."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def _spin(q: tuple, omega: np.ndarray, alpha: np.ndarray, inertia_local: np.ndarray) -> np.ndarray:
+    """Ḣ = Iα + ω × Iω (T, J, 3) N·m (:func:`body_torques`) from the orientations' components q (:func:`_parts`),
+    worked in the joint frames on contiguous components."""
+    inverse = (q[0], -q[1], -q[2], -q[3])
+    w = quat.rotate_parts(inverse, _parts(omega))
+    a = quat.rotate_parts(inverse, _parts(alpha))
+    i = inertia_local
+    iw = tuple(i[:, r, 0] * w[0] + i[:, r, 1] * w[1] + i[:, r, 2] * w[2] for r in range(3))
+    local = tuple(i[:, r, 0] * a[0] + i[:, r, 1] * a[1] + i[:, r, 2] * a[2] for r in range(3))
+    local = (
+        local[0] + w[1] * iw[2] - w[2] * iw[1],
+        local[1] + w[2] * iw[0] - w[0] * iw[2],
+        local[2] + w[0] * iw[1] - w[1] * iw[0],
+    )
+    return _stacked(quat.rotate_parts(q, local))
 
 
 def angular_velocity(rot: np.ndarray, fps: float, smooth: float, clips: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """World angular velocity ω (T, J, 3) rad/s and acceleration α (T, J, 3) rad/s² of world rotations (T, J, 4)."""
     q = from_clips(quat.make_continuous(by_clip(rot, clips), axis=0))
     dq, ddq = derivatives(q, fps, smooth, clips=clips)
-    conj = quat.conjugate(q)
-    return 2.0 * quat.multiply(dq, conj)[..., 1:], 2.0 * quat.multiply(ddq, conj)[..., 1:]
+    conj = _parts(q)
+    conj = (conj[0], -conj[1], -conj[2], -conj[3])
+    omega = _vector_of_product(_parts(dq), conj)
+    alpha = _vector_of_product(_parts(ddq), conj)
+    return 2.0 * _stacked(omega), 2.0 * _stacked(alpha)
 
 
 def phase_momentum(kin: Kinematics, body: BodyModel, start: int, stop: int) -> np.ndarray:
@@ -138,10 +180,7 @@ def body_torques(kin: Kinematics) -> np.ndarray:
     """Ḣ = Iα + ω × Iω (T, J, 3), N·m: rate of change of each body's spin angular momentum."""
     if kin.spin is not None:
         return kin.spin
-    inverse = quat.conjugate(kin.joint_rot)
-    omega, alpha = quat.rotate(inverse, kin.omega), quat.rotate(inverse, kin.alpha)  # in the joint frames
-    local = kin.inertia_times(alpha, local=True) + np.cross(omega, kin.inertia_times(omega, local=True))
-    return quat.rotate(kin.joint_rot, local)
+    return _spin(_parts(kin.joint_rot), kin.omega, kin.alpha, kin.inertia_local)
 
 
 def center_of_mass(kin: Kinematics, body: BodyModel) -> np.ndarray:
@@ -163,20 +202,22 @@ def momentum(kin: Kinematics, body: BodyModel) -> tuple[np.ndarray, np.ndarray]:
 
 class GroundWrench(NamedTuple):
     """Net ground force F (T, 3) N and its moment about the origin M (T, 3) N·m that the motion needs,
-    per-body forces mᵢ(aᵢ + g u) (T, J, 3) N and spin torques Ḣ (T, J, 3) N·m."""
+    per-body forces mᵢ(aᵢ + g u) (T, J, 3) N, spin torques Ḣ (T, J, 3) N·m and moments about the origin
+    cᵢ × mᵢ(aᵢ + g u) + Ḣᵢ (T, J, 3) N·m."""
 
     force: np.ndarray
     moment: np.ndarray
     body_forces: np.ndarray
     body_spin: np.ndarray
+    body_moments: np.ndarray | None = None
 
 
 def ground_wrench(kin: Kinematics, body: BodyModel) -> GroundWrench:
     """The :class:`GroundWrench` of a clip (Newton–Euler of the whole body)."""
     f = body.masses[:, None] * (kin.acc + G * body.up)
     spin = body_torques(kin)
-    moment = np.sum(np.cross(kin.com, f) + spin, axis=1)
-    return GroundWrench(f.sum(axis=1), moment, f, spin)
+    moments = np.cross(kin.com, f) + spin
+    return GroundWrench(f.sum(axis=1), moments.sum(axis=1), f, spin, moments)
 
 
 def zmp_from_wrench(
@@ -194,9 +235,12 @@ def zmp_from_wrench(
     return np.where(flag[..., None], np.nan, p), flag
 
 
-def zmp(kin: Kinematics, body: BodyModel, ground: float, free_fall: float = FREE_FALL) -> tuple[np.ndarray, np.ndarray]:
-    """ZMP (T, 3) in scene units (NaN in free fall) and the free-fall flag (T,); ground in scene units."""
-    w = ground_wrench(kin, body)
+def zmp(
+    kin: Kinematics, body: BodyModel, ground: float, free_fall: float = FREE_FALL, wrench: GroundWrench | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """ZMP (T, 3) in scene units (NaN in free fall) and the free-fall flag (T,); ground in scene units;
+    wrench: :func:`ground_wrench` of ``kin`` when already computed."""
+    w = ground_wrench(kin, body) if wrench is None else wrench
     p, flag = zmp_from_wrench(w.force, w.moment, body.up, ground * body.unit, body.mass * G, free_fall)
     return p / body.unit, flag
 
@@ -339,24 +383,25 @@ def newton_euler(
     feet: np.ndarray | None = None,
     ground_forces: np.ndarray | None = None,
     ground_points: np.ndarray | None = None,
+    wrench: GroundWrench | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Backward Newton–Euler pass: joint moments and forces (T, J, 3) from body kinematics.
 
-    feet: (F,) joints receiving ground forces (T, F, 3) N at points (T, F, 3) metres.
+    feet: (F,) joints receiving ground forces (T, F, 3) N at points (T, F, 3) metres; wrench:
+    :func:`ground_wrench` of ``kin`` when already computed.
     """
-    f_body = body.masses[:, None] * (kin.acc + G * body.up)
-    n_body = body_torques(kin) + np.cross(kin.com - kin.joint_pos, f_body)
+    w = ground_wrench(kin, body) if wrench is None or wrench.body_moments is None else wrench
+    f_body, m_body = w.body_forces, w.body_moments  # each body's force and its moment about the origin
     if feet is not None and len(feet):
+        f_body, m_body = f_body.copy(), m_body.copy()
         np.subtract.at(f_body, (slice(None), feet), ground_forces)
-        arm = ground_points - kin.joint_pos[:, feet]
-        np.subtract.at(n_body, (slice(None), feet), np.cross(arm, ground_forces))
-    forces, torques = f_body.copy(), n_body.copy()
-    for j in range(len(parents) - 1, 0, -1):
-        p = parents[j]
-        if p < 0:
-            continue
-        forces[:, p] += forces[:, j]
-        torques[:, p] += torques[:, j] + np.cross(kin.joint_pos[:, j] - kin.joint_pos[:, p], forces[:, j])
+        np.subtract.at(m_body, (slice(None), feet), np.cross(ground_points, ground_forces))
+    # Each joint carries its subtree: f_j = Σ_k f_k and τ_j = Σ_k [n_k + (p_k − p_j) × f_k] over k in
+    # j's subtree (n_k body k's moment about its joint p_k), i.e. Σ_k (moment of body k about the
+    # origin) − p_j × f_j: two products with the ancestry matrix instead of a loop over the joints.
+    below = ancestry(parents).astype(float)  # (J, J): [j, k] when k is in j's subtree
+    forces = below @ f_body
+    torques = below @ m_body - np.cross(kin.joint_pos, forces)
     return torques, forces
 
 
@@ -367,6 +412,7 @@ def inverse_dynamics(
     free_fall: float = FREE_FALL,
     least: bool = True,
     split: np.ndarray | None = None,
+    wrench: GroundWrench | None = None,
 ) -> InverseDynamics:
     """Joint torques of a clip with the ground force split between the feet in contact (module notes).
 
@@ -375,24 +421,24 @@ def inverse_dynamics(
     double support the valid split whose worst torque ratio is least (:mod:`.split`), else (and
     where no split is valid: the ZMP outside the polygon or undefined) the proximity split; split: a
     nearby motion's split (:attr:`InverseDynamics.split`) held instead of solved for (the proximity
-    split where it is not finite).
+    split where it is not finite); wrench: :func:`ground_wrench` of ``kin`` when already computed.
     """
     t, j = kin.com.shape[:2]
     parents = body.skeleton.parents
+    w = ground_wrench(kin, body) if wrench is None or wrench.body_moments is None else wrench
     if support is None:
-        torques, forces = newton_euler(kin, body, parents)
+        torques, forces = newton_euler(kin, body, parents, wrench=w)
         return InverseDynamics(torques, forces, np.zeros((t, 0, 3)), np.zeros((t, 0, 3)))
-    w = ground_wrench(kin, body)
     p, flag = zmp_from_wrench(w.force, w.moment, body.up, support.ground * body.unit, body.mass * G, free_fall)
     force = np.where(support.any[:, None], w.force, 0.0)
     grf, points = split_ground_force(force, p / body.unit, support)
-    torques, forces = newton_euler(kin, body, parents)  # no ground force yet: Aⱼ of the split's affine map
+    torques, forces = newton_euler(kin, body, parents, wrench=w)  # no ground force yet: Aⱼ of the split's affine map
     below = ancestry(parents)[:, support.joints]  # (J, B): box b's joint in j's subtree
     chosen = np.full((t, 3), np.nan)
     if least:
         grf, points, chosen = least_torque_split(kin, body, support, force, p, flag, torques, below, grf, points, split)
-    ground = np.einsum("jb,tbc->tjc", below.astype(float), grf)
-    moment = np.einsum("jb,tbc->tjc", below.astype(float), np.cross(points * body.unit, grf))
+    ground = below.astype(float) @ grf  # (J, B) @ (T, B, 3): the ground force under each joint
+    moment = below.astype(float) @ np.cross(points * body.unit, grf)
     torques = torques - moment + np.cross(kin.joint_pos, ground)
     return InverseDynamics(torques, forces - ground, grf, points, chosen)
 

@@ -7,6 +7,7 @@ overlays (:class:`PhysicsSeries`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -14,11 +15,13 @@ import numpy as np
 from ..contacts import Contacts, contact_spans
 from ..motion import Motion
 from .body import BodyModel, G
+from .derivatives import window_half
 from .dynamics import (
     FREE_FALL,
     InverseDynamics,
     Kinematics,
     center_of_mass,
+    ground_wrench,
     inverse_dynamics,
     momentum,
     phase_momentum,
@@ -76,10 +79,95 @@ def analyse(
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)
-    p, flag = zmp(kin, body, support.ground, free_fall)
-    dynamics = inverse_dynamics(kin, body, support, free_fall, least, split)
+    wrench = ground_wrench(kin, body)
+    p, flag = zmp(kin, body, support.ground, free_fall, wrench)
+    dynamics = inverse_dynamics(kin, body, support, free_fall, least, split, wrench)
     angular = momentum(kin, body)[1] if momentum_about_com else None
     return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
+
+
+CHANGED = 1e-9  # scene units (translations) and quaternion components: frames differing by less are unchanged
+
+
+def changed_frames(motion: Motion, previous: Motion, tolerance: float = CHANGED) -> np.ndarray:
+    """(T,) bool: frames where ``motion`` and ``previous`` (same skeleton and length) differ by more than ``tolerance``."""
+    moved = np.abs(motion.translations - previous.translations).max(axis=(1, 2)) > tolerance
+    return moved | (np.abs(motion.rotations - previous.rotations).max(axis=(1, 2)) > tolerance)
+
+
+def _spliced(old: tuple, new: tuple, keep: slice, offset: int, t: int) -> tuple:
+    """A copy of the NamedTuple ``old`` with frames ``keep`` of every per-frame array (axis 0 of length
+    ``t``; nested NamedTuples too) taken from ``new``, whose frame 0 is frame ``offset`` of ``old``."""
+    values = {}
+    for name, value in zip(old._fields, old):
+        fresh = getattr(new, name)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            values[name] = _spliced(value, fresh, keep, offset, t)
+        elif isinstance(value, np.ndarray) and value.ndim and len(value) == t and name != "inertia_local":
+            out = value.copy()
+            out[keep] = fresh[keep.start - offset : keep.stop - offset]
+            values[name] = out
+    return old._replace(**values)
+
+
+def _spliced_support(old: Support, new: Support, keep: slice, offset: int) -> Support:
+    """``old`` with frames ``keep`` from ``new`` (frame 0 = frame ``offset`` of ``old``); no hull is recomputed."""
+    out = object.__new__(Support)
+    part = slice(keep.start - offset, keep.stop - offset)
+    for name in ("boxes", "flags", "points", "active", "end", "valid"):
+        value = getattr(old, name).copy()
+        value[keep] = getattr(new, name)[part]
+        setattr(out, name, value)
+    out.joints, out.basis, out.up, out.ground = old.joints, old.basis, old.up, old.ground
+    out._legs = {}
+    for key, lines in old._legs.items():
+        if key in new._legs:
+            out._legs[key] = []
+            for leg_old, leg_new in zip(lines, new._legs[key]):
+                leg = tuple(a.copy() for a in leg_old)
+                for a, b in zip(leg, leg_new):
+                    a[keep] = b[part]
+                out._legs[key].append(leg)
+    return out
+
+
+def analyse_changed(
+    motion: Motion,
+    contacts: Contacts,
+    body: BodyModel,
+    previous: Analysis,
+    changed: np.ndarray,
+    smooth: float = 0.2,
+    ground: float | None = None,
+    **measure,
+) -> Analysis:
+    """:func:`analyse` of ``motion`` where it differs from the motion ``previous`` analyses only on the
+    frames ``changed`` (T,) bool (:func:`changed_frames`), same options (``ground`` given): the
+    changed span [lo, hi) is analysed with two derivative half-windows h of unchanged frames either
+    side (what the derivatives of its neighbours read), and frames [lo − h, hi + h) of that analysis
+    replace those of ``previous`` (every other frame's measures are the same: kinematics, support
+    polygons, ZMP and the ground-force split are per frame, the derivatives reach h frames). Equal to
+    the whole-clip analysis up to the interior-point split's tolerance (tests). Falls back to
+    :func:`analyse` when no ``ground`` is given or the span covers most of the clip."""
+    t = motion.n_frames
+    idx = np.flatnonzero(changed)
+    kw = dict(measure, smooth=smooth, ground=ground)
+    if not len(idx):
+        return previous
+    half = window_half(smooth, motion.fps, 3) if smooth > 0 else 1
+    lo, hi = int(idx[0]), int(idx[-1]) + 1
+    start, stop = max(lo - 2 * half, 0), min(hi + 2 * half, t)
+    if ground is None or kw.get("support") is not None or kw.get("clips", 1) != 1 or stop - start > 0.6 * t:
+        return analyse(motion, contacts, body, **kw)
+    part = slice(start, stop)
+    sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
+    sub = analyse(motion.frames(part), sub_contacts, body, **kw)
+    keep = slice(max(lo - half, 0), min(hi + half, t))
+    support = _spliced_support(previous.support, sub.support, keep, start)
+    spliced = _spliced(previous._replace(support=None), sub._replace(support=None), keep, start, t)
+    if (previous.angular_momentum is None) != (sub.angular_momentum is None):
+        raise ValueError("analyse_changed: the previous analysis was made with other options")
+    return spliced._replace(support=support)
 
 
 def flight_phases(support_any: np.ndarray, min_frames: int = 3) -> np.ndarray:

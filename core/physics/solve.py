@@ -94,7 +94,9 @@ twice the window), leaving out planting's blend (a contact's last frame moves th
 after it; measured on the four CMU clips of the benchmark, the plans with and without that
 coupling in the reach agree to three decimals of every figure). The plans' evaluations leave the
 angular momentum out, and the extra final plan (when the ZMP is still inside on fewer than
-``zmp_target`` of the contact frames) starts from the last plan's Jacobian.
+``zmp_target`` of the contact frames) starts from the last plan's Jacobian. The torque guard's and
+repair's trials are re-analysed on the frames they change only (:func:`.metrics.analyse_changed`:
+the changed span and two derivative half-windows, spliced into the previous analysis).
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
@@ -130,8 +132,10 @@ from .errors import PhysicsError
 from .metrics import (
     Analysis,
     analyse,
+    analyse_changed,
     ballistic_bridge,
     ballistic_fit,
+    changed_frames,
     flight_phases,
     report,
     torque_causes,
@@ -717,7 +721,7 @@ def _guard_torques(
         trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
         if opts.plant:
             trial = plant_feet(trial, feet)
-        trial_an = analyse(trial, contacts, body, **measure)
+        trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
         if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9:
@@ -800,7 +804,7 @@ def _repair_torques(
             trial = _shift_root(motion, root, shift)
             if opts.plant:
                 trial = plant_feet(trial, feet)
-            trial_an = analyse(trial, contacts, body, **measure)
+            trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
             now = report(trial_an, body, trial, source=source)
             w_new = torque_ratios(trial_an.torques, body).max(axis=1)
             count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
