@@ -24,6 +24,12 @@ r = (1 − 1.5·softness)·reach from the hip (i.e. in or beyond the soft-clamp 
   body keeps its foot heights but walks lower (about 4 % of the body size on CMU walks).
 - ``None``: nothing; the soft clamp stops the foot short of its anchor along the
   hip→anchor line, so some sliding remains.
+
+Where a leg is nearly straight its own bend plane is noise, and IK that keeps it swings the knee
+sideways from one frame to the next (CMU 05_01 scaled 1.4×: planting added 5.6 % to the clip's
+jerk, nearly all at the knees). The IK's pole (:func:`hinge_pole`) follows the leg's own plane
+where it is bent and a hinge fixed in the thigh where it is straight (planting then takes 3 % off
+that clip's jerk).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from .common import align_hemisphere, is_ancestor, local_from_world, parent_worl
 from .two_link import DEFAULT_SOFTNESS, apply_two_link
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
+HINGE_BENT = 0.02  # sin of the bend below which a leg's knee follows its thigh's hinge more than its own plane
 
 
 def blended_offsets(
@@ -135,6 +142,31 @@ def _lower_root(motion: Motion, legs, targets, weights, up: np.ndarray, softness
     return out, drop
 
 
+def hinge_pole(
+    pos: np.ndarray, rot: np.ndarray, leg: tuple[int, int, int], bent: float = HINGE_BENT
+) -> np.ndarray | None:
+    """Bend directions (T, 3) for two-link IK: the leg's own bend plane where it is clearly bent, the
+    plane of a hinge fixed in the thigh where it is nearly straight, blended smoothly.
+
+    Where a leg is nearly straight its own bend plane is noise (a CMU leg scaled up often is), and
+    IK that keeps it swings the knee sideways from one frame to the next. The hinge axis is the mean
+    of the bend normals e1 × e2 in the upper joint's frame (weighted by how bent each frame is); the
+    pole is (e1 + e2) × (e1 × e2) (towards the knee, length ∝ sin θ of the bend) plus the hinge's
+    own with the length it would have at sin θ = ``bent``. None: no frame is bent.
+    pos, rot: world positions (T, J, 3) and orientations (T, J, 4); leg: (upper, mid, end).
+    """
+    upper, mid, end = leg
+    e1, e2 = pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
+    normal = np.cross(e1, e2)
+    local = quat.rotate(quat.conjugate(rot[:, upper]), normal).sum(axis=0)
+    size = np.linalg.norm(local)
+    lengths = np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    if not size > 1e-9 * np.sum(lengths):
+        return None
+    axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
+    return np.cross(e1 + e2, normal + bent * lengths[:, None] * axis)
+
+
 def _limb_reach(pos: np.ndarray, leg: tuple[int, int, int], softness: float) -> np.ndarray:
     """(T,) distance from the upper joint the end can reach exactly (outside the soft zone)."""
     upper, mid, end = leg
@@ -151,6 +183,7 @@ def plant_feet(
     out_of_reach: str | None = "lift",
     max_drop: float = 0.05,
     softness: float = DEFAULT_SOFTNESS,
+    hinge: bool = True,
 ) -> Motion:
     """A copy of ``motion`` whose contact joints stay on their anchors while in contact.
 
@@ -160,6 +193,7 @@ def plant_feet(
     keep_foot_orientation: keep each foot's world orientation as in ``motion``.
     out_of_reach: "lift", "drop" or None, what gives where an anchor is out of reach (see
     the module notes); max_drop: the cap of "drop", in body sizes (:meth:`Skeleton.size`).
+    hinge: bend nearly straight legs in their thigh's hinge plane (:func:`hinge_pole`), not their own.
     """
     if out_of_reach not in ("lift", "drop", None):
         raise ValueError(f"out_of_reach must be 'lift', 'drop' or None, got {out_of_reach!r}")
@@ -186,7 +220,8 @@ def plant_feet(
         weights = [np.maximum(w, smoothstep(drop / scale)) for w in weights]
     for (upper, mid, end), target, weight in zip(legs, targets, weights):
         world = forward_kinematics(out.skeleton, out.translations, out.rotations)
-        options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world}
+        pole = hinge_pole(*world, (upper, mid, end)) if hinge else None
+        options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
         out = apply_two_link(out, upper, mid, end, target, weight, **options)
     return out
 
