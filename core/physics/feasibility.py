@@ -71,3 +71,58 @@ def box_distance(point: np.ndarray, corners: np.ndarray) -> np.ndarray:
     cross = edge[..., 0] * (point[:, None, 1] - a[..., 1]) - edge[..., 1] * (point[:, None, 0] - a[..., 0])
     inside = np.all(cross >= 0, axis=1) | np.all(cross <= 0, axis=1)
     return np.where(inside, 0.0, nearest)
+
+
+def landing_bound(an, body, frame: int, joint: int, slack: float, friction: float = 0.8) -> dict:
+    """The bounds of this module at one frame over a torque limit in a landing, with their reason.
+
+    an: the :class:`.metrics.Analysis` of the motion; joint: the joint over its limit (a knee or a
+    hip: its leg's foot boxes are the ones below it); slack: how far (m) every joint and the CoM
+    may move from where they are (the closeness the motion must keep; the issue's deviation bar is
+    a mean, so a per-joint slack is the caller's assumption, stated in the reason).
+    The fall is the CoM's downward speed v at ``frame`` and the distance s it still falls in the
+    motion until it stops (lowest point), plus 2·slack (the frame's CoM may sit higher, the low
+    point lower). A bound on the joint holds only while the feet below it carry the whole body
+    (no other box in contact from ``frame`` to the low point); else the other foot may take it all.
+    Returns ``frame``, ``joint``, ``speed`` (m/s), ``distance`` (m), ``force`` (N, the least largest
+    ground force of the stop), ``arm`` (m), ``torque`` (N·m, the least at the frame of that force),
+    ``limit`` (N·m), ``proven`` (torque > limit) and ``reason`` (one sentence)."""
+    sk, unit, up = body.skeleton, body.unit, body.up
+    sup = an.support
+    height = an.com @ up  # m
+    vel = np.einsum("j,tjc->tc", body.masses, an.kin.vel) @ up / body.masses.sum()  # the CoM's, m/s
+    t = len(height)
+    low = frame
+    while low + 1 < t and vel[low + 1] < 0:
+        low += 1
+    speed = max(-vel[frame], 0.0)
+    distance = max(height[frame] - height[low], 0.0) + 2.0 * slack
+    force = float(stopping_force(speed, distance, float(body.masses.sum())))
+    below = sk.subtree(int(joint))
+    mine = np.array([bool(below[j]) for j in sup.joints])
+    others = sup.flags[frame : low + 1][:, ~mine].any()
+    name = sk.names[int(joint)]
+    limit = float(body.torque_limits[int(joint)])
+    on = sup.flags[frame] & mine
+    if not on.any():
+        return {"frame": frame, "joint": name, "speed": speed, "distance": distance, "force": force, "arm": 0.0,
+                "torque": 0.0, "limit": limit, "proven": False,
+                "reason": f"searched, not proven: {name}'s foot is not on the ground"}  # fmt: skip
+    point = (an.kin.joint_pos[frame, int(joint)] / unit) @ sup.basis.T
+    h = min(box_distance(point[None], sup.boxes[frame, i][None])[0] for i in np.flatnonzero(on)) * unit
+    rise = float(an.kin.joint_pos[frame, int(joint)] @ up - sup.ground * unit)
+    arm = float(moment_arm_bound(h, rise, friction, slack))
+    torque = 0.0 if others else float(torque_bound(force, arm))
+    proven = torque > limit
+    fall = f"the fall of {speed:.2f} m/s must stop within {100 * distance:.1f} cm, which needs ≥ {force:.0f} N"
+    if others:
+        reason = f"searched, not proven: {fall}, but the other foot is on the ground and may carry it"
+    elif proven:
+        reason = f"landing: {fall}; {name}'s torque is at least {torque:.0f} N·m > limit {limit:.0f}"
+    else:
+        reason = (
+            f"searched, not proven: {fall}, but the force's line may pass within {100 * arm:.1f} cm of {name} "
+            f"(friction {friction}, {100 * slack:.1f} cm slack): at least {torque:.0f} N·m, limit {limit:.0f}"
+        )
+    return {"frame": frame, "joint": name, "speed": speed, "distance": distance, "force": force, "arm": arm,
+            "torque": torque, "limit": limit, "proven": proven, "reason": reason}  # fmt: skip

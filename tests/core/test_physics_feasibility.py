@@ -79,3 +79,29 @@ def test_torque_bound_and_bad_input():
     assert torque_bound(1000.0, 0.0) == 0.0
     with pytest.raises(ValueError, match="stopping distance"):
         stopping_force(1.0, 0.0, 80.0)
+
+
+def test_the_landing_bound_holds_for_the_motion_itself():
+    """With no slack the motion is one of the motions the bound covers: its own largest ground force
+    over the stop is at least the bound's, and its knee, in double support, is not named infeasible."""
+    from core import synthetic
+    from core.contacts import detect_contacts
+    from core.physics.body import body_model
+    from core.physics.feasibility import landing_bound
+    from core.physics.metrics import analyse
+
+    jump = synthetic.jump(240, 120.0)
+    contacts = detect_contacts(jump)
+    body = body_model(jump.skeleton, 70.0, up=contacts.up)
+    an = analyse(jump, contacts, body)
+    vz = np.einsum("j,tjc->tc", body.masses, an.kin.vel) @ body.up / body.masses.sum()
+    air = np.flatnonzero(~an.support.any)
+    landing = int(air.max()) + 1  # the first frame on the ground after the flight
+    assert vz[landing] < -0.5 and an.support.any[landing]
+    knee = jump.skeleton.index("RightLeg")
+    r = landing_bound(an, body, landing, knee, slack=0.0)
+    low = landing + int(np.argmax(vz[landing:] >= 0))
+    vertical = an.dynamics.ground_forces.sum(axis=1) @ body.up  # N, both feet
+    assert r["speed"] == pytest.approx(-vz[landing])
+    assert vertical[landing : low + 1].max() >= r["force"] * (1 - 0.02)  # sampled derivatives: 2 %
+    assert not r["proven"] and "other foot" in r["reason"]
