@@ -156,6 +156,11 @@ def markdown(results: dict) -> str:
                 )
             text = "; ".join(f"{k} ({len(v)}): {', '.join(v)}" for k, v in kinds.items())
             lines.append(f"\n{name}: frames still over a torque limit, by cause: {text}")
+            verdicts = "; ".join(f"{c['frame']} {c['joint']}: {c['bound']}" for c in causes if "bound" in c)
+            if verdicts:
+                lines.append(
+                    f"\n{name}: feasibility (core/physics/feasibility.py, 1.5 % of the stature per joint): {verdicts}"
+                )
     for name, r in results.items():
         worse = r.get("torque_worse", [])
         if worse:

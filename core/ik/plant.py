@@ -24,6 +24,12 @@ r = (1 − 1.5·softness)·reach from the hip (i.e. in or beyond the soft-clamp 
   body keeps its foot heights but walks lower (about 4 % of the body size on CMU walks).
 - ``None``: nothing; the soft clamp stops the foot short of its anchor along the
   hip→anchor line, so some sliding remains.
+
+Where a leg is nearly straight its own bend plane is noise, and IK that keeps it swings the knee
+sideways from one frame to the next (CMU 05_01 scaled 1.4×: planting added 5.6 % to the clip's
+jerk, nearly all at the knees). The IK's pole (:func:`hinge_pole`) follows the leg's own plane
+where it is bent and a hinge fixed in the thigh where it is straight (planting then takes 3 % off
+that clip's jerk).
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ from ..limbs import limb_chain
 from ..motion import Motion
 from ..skeleton import Skeleton
 from .common import align_hemisphere, is_ancestor, local_from_world, parent_world_rotations, smoothstep, unit
-from .two_link import DEFAULT_SOFTNESS, apply_two_link
+from .two_link import DEFAULT_SOFTNESS, apply_two_link, solve_two_link
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
+HINGE_BENT = 0.02  # sin of the bend below which a leg's knee follows its thigh's hinge more than its own plane
 
 
 def blended_offsets(
@@ -135,6 +142,45 @@ def _lower_root(motion: Motion, legs, targets, weights, up: np.ndarray, softness
     return out, drop
 
 
+def hinge_pole(
+    pos: np.ndarray,
+    rot: np.ndarray,
+    leg: tuple[int, int, int],
+    target: np.ndarray | None = None,
+    softness: float = DEFAULT_SOFTNESS,
+    bent: float = HINGE_BENT,
+) -> np.ndarray | None:
+    """Bend directions (T, 3) for two-link IK: the plane the IK would keep where the leg is clearly
+    bent, the plane of a hinge fixed in the thigh where it is nearly straight, blended smoothly.
+
+    Where a leg is nearly straight its own bend plane is noise (a CMU leg scaled up often is), and
+    IK that keeps it swings the knee sideways from one frame to the next. The hinge axis is the mean
+    of the bend normals e1 × e2 in the upper joint's frame (weighted by how bent each frame is); the
+    pole is sin θ (the bend of the leg as it is) times the unit (e1 + e2) × (e1 × e2) of the leg
+    solved without a pole (towards its knee; with ``target`` (T, 3) None, of the leg as it is) plus
+    ``bent`` times the hinge's: where the leg is bent the IK's result is what it was without a
+    pole. None: no frame is bent.
+    pos, rot: world positions (T, J, 3) and orientations (T, J, 4); leg: (upper, mid, end).
+    """
+    upper, mid, end = leg
+    a, e1, e2 = pos[:, upper], pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
+    local = quat.rotate(quat.conjugate(rot[:, upper]), np.cross(e1, e2)).sum(axis=0)
+    size = np.linalg.norm(local)
+    lengths = np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    if not size > 1e-9 * np.sum(lengths):
+        return None
+    axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
+    sine = np.linalg.norm(np.cross(e1, e2), axis=-1) / np.maximum(lengths, 1e-300)  # of the leg as it is
+    if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
+        d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness)
+        e1 = quat.rotate(d_upper, e1)
+        e2 = reached - a - e1
+        axis = quat.rotate(d_upper, axis)
+    own = unit(np.cross(e1 + e2, np.cross(e1, e2)))[0]
+    hinge = unit(np.cross(e1 + e2, axis))[0]
+    return sine[:, None] * own + bent * hinge
+
+
 def _limb_reach(pos: np.ndarray, leg: tuple[int, int, int], softness: float) -> np.ndarray:
     """(T,) distance from the upper joint the end can reach exactly (outside the soft zone)."""
     upper, mid, end = leg
@@ -151,6 +197,7 @@ def plant_feet(
     out_of_reach: str | None = "lift",
     max_drop: float = 0.05,
     softness: float = DEFAULT_SOFTNESS,
+    hinge: bool = True,
 ) -> Motion:
     """A copy of ``motion`` whose contact joints stay on their anchors while in contact.
 
@@ -160,6 +207,7 @@ def plant_feet(
     keep_foot_orientation: keep each foot's world orientation as in ``motion``.
     out_of_reach: "lift", "drop" or None, what gives where an anchor is out of reach (see
     the module notes); max_drop: the cap of "drop", in body sizes (:meth:`Skeleton.size`).
+    hinge: bend nearly straight legs in their thigh's hinge plane (:func:`hinge_pole`), not their own.
     """
     if out_of_reach not in ("lift", "drop", None):
         raise ValueError(f"out_of_reach must be 'lift', 'drop' or None, got {out_of_reach!r}")
@@ -186,7 +234,8 @@ def plant_feet(
         weights = [np.maximum(w, smoothstep(drop / scale)) for w in weights]
     for (upper, mid, end), target, weight in zip(legs, targets, weights):
         world = forward_kinematics(out.skeleton, out.translations, out.rotations)
-        options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world}
+        pole = hinge_pole(*world, (upper, mid, end), target, softness) if hinge else None
+        options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
         out = apply_two_link(out, upper, mid, end, target, weight, **options)
     return out
 

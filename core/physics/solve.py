@@ -129,6 +129,7 @@ from .derivatives import window_half
 from .displacement import bspline_basis, displace, displacement_curve, evaluate, n_controls
 from .dynamics import FREE_FALL, body_torques, inverse_dynamics, phase_momentum, torque_ratios
 from .errors import PhysicsError
+from .feasibility import landing_bound
 from .metrics import (
     Analysis,
     analyse,
@@ -907,7 +908,8 @@ def physics_retarget(
     (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
     ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
     ``searched`` (the torque repair looked around it and found no motion that keeps the other
-    constraints with it under its limits).
+    constraints with it under its limits) and ``bound`` (:func:`.feasibility.landing_bound`'s reason,
+    with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven").
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
@@ -977,7 +979,13 @@ def physics_retarget(
         "after": report(after, body, out, source=motion),
         "torque_worse": torque_regressions(before, after, body),
         "torque_causes": [
-            c | {"searched": c["frame"] in searched}
+            c
+            | {
+                "searched": c["frame"] in searched,
+                "bound": landing_bound(
+                    after, body, c["frame"], body.skeleton.index(c["joint"]), REPAIR_DEVIATION * body.height
+                )["reason"],
+            }
             for c in torque_causes(after, body, window_half(opts.smooth, motion.fps, 3), opts.free_fall)
         ],
         "seconds": seconds,

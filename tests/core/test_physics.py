@@ -407,6 +407,8 @@ def test_physics_torque_constraint_holds_on_a_real_walk():
     over = set(np.flatnonzero(worst_after > 1).tolist())
     assert {c["frame"] for c in rep["torque_causes"]} == over  # each remaining frame with its cause
     assert all((c["cause"] == "gravity alone") == (c["static"] > 1) for c in rep["torque_causes"])
+    # each with the feasibility check's verdict (core.physics.feasibility.landing_bound)
+    assert all(c["bound"].startswith(("landing:", "searched, not proven:")) for c in rep["torque_causes"])
 
 
 def test_phase_momentum_is_constant_where_the_clip_wide_derivatives_mix_in_the_phase_ends():

@@ -1,0 +1,65 @@
+"""Planting bends nearly straight legs in their thigh's hinge plane (core.ik.plant.hinge_pole).
+
+A CMU walk scaled 1.4× has legs straight through much of each stance; their own bend plane is
+noise there, and two-link IK that keeps it swings the knee sideways from frame to frame. The
+figure is the knees' jerk (third differences of their positions) after planting against before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core import quaternion as quat
+from core.contacts import detect_contacts
+from core.ik.plant import hinge_pole, plant_feet
+from core.io.bvh import read_bvh
+from core.limbs import limb_chain
+from tests.conftest import shared_file
+
+
+def knee_jerk(motion, knees) -> float:
+    pos = motion.world_positions()[:, knees]
+    return float(np.linalg.norm(np.diff(pos, 3, axis=0), axis=-1).mean())
+
+
+def test_planting_a_straight_legged_walk_keeps_the_knees_smooth():
+    walk = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh")).frames(slice(1, None)).scaled(1.4)
+    contacts = detect_contacts(walk)
+    knees = [limb_chain(walk.skeleton, int(j))[1] for j in contacts.joints]
+    before = knee_jerk(walk, knees)
+    own_plane = knee_jerk(plant_feet(walk, contacts, hinge=False), knees)
+    hinged = knee_jerk(plant_feet(walk, contacts), knees)
+    assert own_plane > 1.5 * before  # the feature removed: the knees swing
+    assert hinged < 1.15 * before
+    planted = plant_feet(walk, contacts)  # the feet are planted as well as before
+    miss = np.linalg.norm(planted.world_positions()[:, contacts.joints] - contacts.anchors, axis=-1)[contacts.flags]
+    miss_own = np.linalg.norm(
+        plant_feet(walk, contacts, hinge=False).world_positions()[:, contacts.joints] - contacts.anchors, axis=-1
+    )[contacts.flags]
+    assert miss.mean() <= miss_own.mean() * 1.01 + 1e-9
+
+
+def test_the_pole_follows_a_bent_legs_own_plane_and_a_straight_legs_hinge():
+    # one leg: hip at the origin, thigh down -z; the knee bends about the thigh's x axis (a hinge),
+    # the thigh turning about z over the frames
+    t = 50
+    heading = np.linspace(0.0, 1.0, t)
+    rot = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), heading)
+    bend = np.where(np.arange(t) < 25, 0.6, 1e-4)  # bent, then nearly straight
+    e1 = np.broadcast_to([0.0, 0.0, -0.5], (t, 3))
+    e2 = np.stack((np.zeros(t), 0.5 * np.sin(-bend), -0.5 * np.cos(bend)), axis=1)  # shank swings back (−y)
+    noise = 1e-4 * np.random.default_rng(0).standard_normal((t, 3))  # the straight frames' own plane: noise
+    pos = np.zeros((t, 3, 3))
+    pos[:, 1] = quat.rotate(rot, e1)
+    pos[:, 2] = pos[:, 1] + quat.rotate(rot, e2 + noise * (bend < 0.01)[:, None])
+    orient = np.repeat(rot[:, None], 3, axis=1)
+    pole = hinge_pole(pos, orient, (0, 1, 2))
+    forward = quat.rotate(rot, np.broadcast_to([0.0, 1.0, 0.0], (t, 3)))  # the knee's side: +y of the thigh
+    u = pos[:, 2] / np.linalg.norm(pos[:, 2], axis=-1, keepdims=True)  # hip → ankle
+    expected = forward - np.sum(forward * u, axis=-1, keepdims=True) * u  # in the hinge plane, off the line
+    cosine = np.sum(pole * expected, axis=-1) / np.linalg.norm(pole, axis=-1) / np.linalg.norm(expected, axis=-1)
+    assert cosine.min() > 0.99
+    # the feature removed (the leg's own plane alone): the straight frames point anywhere
+    own = np.cross(pos[:, 2], np.cross(pos[:, 1], pos[:, 2] - pos[:, 1]))
+    own_cosine = np.sum(own * expected, axis=-1) / np.linalg.norm(own, axis=-1) / np.linalg.norm(expected, axis=-1)
+    assert own_cosine[:25].min() > 0.99 and own_cosine[25:].min() < 0.5
