@@ -109,7 +109,6 @@ MKL_NUM_THREADS=1 before numpy is imported (scripts/benchmark_physics.py does).
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -117,6 +116,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from .. import quaternion as quat
+from ..blas import one_blas_thread
 from ..contacts import Contacts, detect_contacts
 from ..ik.plant import BLEND as PLANT_BLEND
 from ..ik.plant import placement_joint, plant_feet
@@ -208,18 +208,6 @@ class PhysicsOptions:
     def __post_init__(self) -> None:
         if not self.stiffness > 0:
             raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
-
-
-@contextlib.contextmanager
-def single_thread():
-    """Limit BLAS to one thread while the filter runs (threadpoolctl, when installed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(1):
-        yield
 
 
 def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
@@ -918,7 +906,7 @@ def physics_retarget(
     opts = options or PhysicsOptions()
     step = as_progress(progress)
     start = time.perf_counter()
-    with single_thread():
+    with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
         feet = contacts
         contacts = with_toes(motion, contacts) if opts.toes else contacts
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
