@@ -151,6 +151,28 @@ class _SegmentFits:
             out[rows] = r.max(axis=0)
         return out
 
+    def shared_errors(self, start: np.ndarray, stop: np.ndarray, channels: np.ndarray) -> np.ndarray:
+        """(m, len(channels)) :meth:`errors` of spans start..stop (m,) on every one of ``channels``: spans one
+        key each side of a grid key, the same on every curve before any curve drops a key. A span's frames
+        are rows of every channel at once (a contiguous gather), fitted a length at a time by one batched
+        product (CMU 05_02 at 10 %: 6 lengths, 860 spans of 77 curves)."""
+        out = np.empty((len(start), len(channels)))
+        rows_of = np.ascontiguousarray(self.columns[channels].T)  # (T, c): a frame's values of every channel
+        length = stop - start
+        for n in np.unique(length).tolist():
+            rows = np.flatnonzero(length == n)
+            y = rows_of[start[rows, None] + np.arange(n + 1)]  # (m, n + 1, c)
+            if n <= RESIDUAL_ROWS:
+                r = self._residual(n) @ y
+            else:
+                basis, to_handles, ends_to_handles = self._basis(n)
+                ab = y[:, [0, n]]
+                coefficients = ab if self.linear else np.concatenate((ab, to_handles.T @ y + ends_to_handles.T @ ab), 1)
+                r = y - basis.T @ coefficients
+            np.abs(r, out=r)
+            out[rows] = r.max(axis=1)
+        return out
+
     def _residual(self, n: int) -> np.ndarray:
         """(n + 1, n + 1) R with R·y the residual of the fit of a span's values y (n + 1,) of length n."""
         if n not in self._residuals:
@@ -378,8 +400,12 @@ def drop_channel_keys(
         dropped[:] = False
     keep[dropped] = False
     free = free[keep.ravel()[free]]
-    if len(free):
-        refit(free)
+    if len(free):  # every free key's span is the same on each curve: fitted across the curves at once
+        c, i = np.divmod(free, n_keys)
+        moving, column = np.unique(c, return_inverse=True)
+        at, row = np.unique(i, return_inverse=True)
+        shared = fits.shared_errors(keys[at - 1], keys[at + 1], moving)
+        cost[free] = shared[row, column] * levers[c]
     live = free  # the keys still kept and free to go (ascending): costs are finite there only
     count = n_keys - dropped.sum(axis=1)
     total = int(count.sum())
