@@ -31,6 +31,7 @@ MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks 
 EXACT_ROWS = 32  # spans of one length fitted together in closed form from this many (see _SegmentFits)
 STILL = 1e-9  # a channel moving the points this share of the most any channel does is still (drop_channel_keys)
 RAGGED_FRAMES = 5000  # the other spans of a call: laid end to end up to this many frames, else padded
+PADDED_CALL = 16384  # padded span frames that cost as much as a call of _SegmentFits._padded_errors
 RESIDUAL_ROWS = 48  # spans up to this length: their residual as one matrix product (see _SegmentFits)
 
 
@@ -239,12 +240,29 @@ class _SegmentFits:
         return np.maximum.reduceat(fit, first)
 
     def _bucketed_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-        """:meth:`errors` of spans grouped by length into power-of-two buckets (padding wastes at most half)."""
+        """:meth:`errors` of spans grouped by length into padded rows: first buckets of lengths within √2 of
+        each other, then neighbouring buckets merged while the padding they add costs less than a call
+        (:data:`PADDED_CALL` padded frames; the fewest padded frames plus calls, chosen over the buckets by
+        dynamic programming). On CMU 05_02 at 10 %, rounds of 500–700 such spans of 10–1,100 frames:
+        3–4 calls instead of 9–11, 2.8 → 1.3 ms a round."""
         out = np.empty(len(channel))
-        bucket = np.ceil(np.log2(np.maximum(stop - start, 1))).astype(int)
-        for b in np.unique(bucket):
-            pick = np.flatnonzero(bucket == b)
-            out[pick] = self._padded_errors(channel[pick], start[pick], stop[pick])
+        n = stop - start
+        order = np.argsort(n, kind="stable")
+        sorted_n = n[order]
+        bucket = np.ceil(2.0 * np.log2(np.maximum(sorted_n, 1)))
+        edges = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1, [len(n)])).tolist()
+        widths = (sorted_n[np.array(edges[1:]) - 1] + 1).tolist()  # each bucket's longest span's frames
+        best, cut = [0.0], [0]  # best[j]: the cost of buckets 0..j − 1 in groups; cut[j]: where its last group starts
+        for j in range(1, len(edges)):
+            costs = [best[i] + PADDED_CALL + (edges[j] - edges[i]) * widths[j - 1] for i in range(j)]
+            i = int(np.argmin(costs))
+            best.append(costs[i])
+            cut.append(i)
+        j = len(edges) - 1
+        while j:
+            rows = order[edges[cut[j]] : edges[j]]
+            out[rows] = self._padded_errors(channel[rows], start[rows], stop[rows])
+            j = cut[j]
         return out
 
     def _padded_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
