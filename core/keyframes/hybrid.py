@@ -31,6 +31,7 @@ MIS_PASSES = 4  # passes a round makes to pick keys no cheaper neighbour blocks 
 EXACT_ROWS = 32  # spans of one length fitted together in closed form from this many (see _SegmentFits)
 STILL = 1e-9  # a channel moving the points this share of the most any channel does is still (drop_channel_keys)
 RAGGED_FRAMES = 5000  # the other spans of a call: laid end to end up to this many frames, else padded
+PADDED_CALL = 16384  # padded span frames that cost as much as a call of _SegmentFits._padded_errors
 RESIDUAL_ROWS = 48  # spans up to this length: their residual as one matrix product (see _SegmentFits)
 
 
@@ -151,6 +152,28 @@ class _SegmentFits:
             out[rows] = r.max(axis=0)
         return out
 
+    def shared_errors(self, start: np.ndarray, stop: np.ndarray, channels: np.ndarray) -> np.ndarray:
+        """(m, len(channels)) :meth:`errors` of spans start..stop (m,) on every one of ``channels``: spans one
+        key each side of a grid key, the same on every curve before any curve drops a key. A span's frames
+        are rows of every channel at once (a contiguous gather), fitted a length at a time by one batched
+        product (CMU 05_02 at 10 %: 15 → 7.7 ms against :meth:`errors` of the same spans, the same errors)."""
+        out = np.empty((len(start), len(channels)))
+        rows_of = np.ascontiguousarray(self.columns[channels].T)  # (T, c): a frame's values of every channel
+        length = stop - start
+        for n in np.unique(length).tolist():
+            rows = np.flatnonzero(length == n)
+            y = rows_of[start[rows, None] + np.arange(n + 1)]  # (m, n + 1, c)
+            if n <= RESIDUAL_ROWS:
+                r = self._residual(n) @ y
+            else:
+                basis, to_handles, ends_to_handles = self._basis(n)
+                ab = y[:, [0, n]]
+                coefficients = ab if self.linear else np.concatenate((ab, to_handles.T @ y + ends_to_handles.T @ ab), 1)
+                r = y - basis.T @ coefficients
+            np.abs(r, out=r)
+            out[rows] = r.max(axis=1)
+        return out
+
     def _residual(self, n: int) -> np.ndarray:
         """(n + 1, n + 1) R with R·y the residual of the fit of a span's values y (n + 1,) of length n."""
         if n not in self._residuals:
@@ -217,12 +240,29 @@ class _SegmentFits:
         return np.maximum.reduceat(fit, first)
 
     def _bucketed_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-        """:meth:`errors` of spans grouped by length into power-of-two buckets (padding wastes at most half)."""
+        """:meth:`errors` of spans grouped by length into padded rows: first buckets of lengths within √2 of
+        each other, then neighbouring buckets merged while the padding they add costs less than a call
+        (:data:`PADDED_CALL` padded frames; the fewest padded frames plus calls, chosen over the buckets by
+        dynamic programming). On CMU 05_02 at 10 %, the rounds of 300–1,000 such spans of up to 1,100
+        frames: 3.5 → 2.4 ms and 2.0 → 1.1 ms a round; the whole channel pass 1.0–1.1× (same keys)."""
         out = np.empty(len(channel))
-        bucket = np.ceil(np.log2(np.maximum(stop - start, 1))).astype(int)
-        for b in np.unique(bucket):
-            pick = np.flatnonzero(bucket == b)
-            out[pick] = self._padded_errors(channel[pick], start[pick], stop[pick])
+        n = stop - start
+        order = np.argsort(n, kind="stable")
+        sorted_n = n[order]
+        bucket = np.ceil(2.0 * np.log2(np.maximum(sorted_n, 1)))
+        edges = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1, [len(n)])).tolist()
+        widths = (sorted_n[np.array(edges[1:]) - 1] + 1).tolist()  # each bucket's longest span's frames
+        best, cut = [0.0], [0]  # best[j]: the cost of buckets 0..j − 1 in groups; cut[j]: where its last group starts
+        for j in range(1, len(edges)):
+            costs = [best[i] + PADDED_CALL + (edges[j] - edges[i]) * widths[j - 1] for i in range(j)]
+            i = int(np.argmin(costs))
+            best.append(costs[i])
+            cut.append(i)
+        j = len(edges) - 1
+        while j:
+            rows = order[edges[cut[j]] : edges[j]]
+            out[rows] = self._padded_errors(channel[rows], start[rows], stop[rows])
+            j = cut[j]
         return out
 
     def _padded_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
@@ -378,8 +418,12 @@ def drop_channel_keys(
         dropped[:] = False
     keep[dropped] = False
     free = free[keep.ravel()[free]]
-    if len(free):
-        refit(free)
+    if len(free):  # every free key's span is the same on each curve: fitted across the curves at once
+        c, i = np.divmod(free, n_keys)
+        moving, column = np.unique(c, return_inverse=True)
+        at, row = np.unique(i, return_inverse=True)
+        shared = fits.shared_errors(keys[at - 1], keys[at + 1], moving)
+        cost[free] = shared[row, column] * levers[c]
     live = free  # the keys still kept and free to go (ascending): costs are finite there only
     count = n_keys - dropped.sum(axis=1)
     total = int(count.sum())

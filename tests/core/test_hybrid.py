@@ -212,3 +212,34 @@ def test_a_still_channel_keeps_only_its_locked_keys():
         assert all(k[0] == 0 and k[-1] == 120 and 60 in k for k in kept)
     kept = drop_channel_keys(values, keys, np.ones(3), 40, forced=np.array([15]))
     assert kept[0].tolist() == [0, 60, 120]
+
+
+def _span_error(y: np.ndarray, linear: bool) -> float:
+    """Largest deviation of a span's values y (n + 1,) from its best segment, fitted here directly: the ends on
+    y's ends, the Bezier handles by least squares (no ridge), or a straight line."""
+    n = len(y) - 1
+    s = np.arange(n + 1) / n
+    t = 1.0 - s
+    ends = y[0] * t**3 + y[-1] * s**3 if not linear else y[0] * t + y[-1] * s
+    if linear:
+        return float(np.abs(y - ends).max())
+    basis = np.stack((3 * t * t * s, 3 * t * s * s), axis=1)
+    handles = np.linalg.lstsq(basis, y - ends, rcond=None)[0]
+    return float(np.abs(y - ends - basis @ handles).max())
+
+
+def test_spans_shared_by_every_curve_fit_as_each_span_alone_does():
+    """The first fit of a channel pass (each grid key's span on every curve at once) gives each span's own
+    best-fit deviation, for short and long spans, Bezier and straight."""
+    from core.keyframes.hybrid import RESIDUAL_ROWS, _SegmentFits
+
+    rng = np.random.default_rng(5)
+    values = np.cumsum(rng.normal(size=(400, 5)), axis=0)
+    start = np.array([0, 3, 10, 40, 100, 150])
+    stop = start + np.array([2, 2, 9, 30, RESIDUAL_ROWS + 30, 6])
+    channels = np.array([0, 2, 4])
+    for linear in (False, True):
+        shared = _SegmentFits(np.ascontiguousarray(values.T), linear=linear).shared_errors(start, stop, channels)
+        direct = [[_span_error(values[a : b + 1, c], linear) for c in channels] for a, b in zip(start, stop)]
+        assert np.allclose(shared, direct, rtol=1e-4, atol=1e-5)  # the fit's tiny ridge apart (values of some units)
+        assert shared.max() > 0.1
