@@ -209,25 +209,24 @@ def test_batched_analysis_equals_clip_by_clip():
     """Clips one after another with ``clips`` (each differentiated on its own, support tiled) measure
     exactly what each clip measures alone."""
     from core.contacts import detect_contacts
-    from core.ik.plant import plant_feet
     from core.io.bvh import read_bvh
     from core.physics.body import body_model
     from core.physics.metrics import analyse
-    from core.physics.solve import _Batch, _shift_root, state_joints, with_toes
+    from core.physics.solve import _Batch, _plant, _shift_root, state_joints, with_toes
     from tests.conftest import shared_file
 
     motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 101)).scaled(1.4)
     body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45)
     feet = detect_contacts(motion)
     contacts = with_toes(motion, feet)
-    motion = plant_feet(motion, feet)
+    motion = _plant(motion, feet)  # as the solver plants
     sup = analyse(motion, contacts, body, smooth=0.2).support
     root, spacing, t = state_joints(body)[0], 4.0, motion.n_frames
     controls = np.random.default_rng(0).normal(scale=0.5, size=(3, n_controls(t, spacing), 2))
     batch = _Batch(motion, root, feet, spacing, sup.basis, plant=True)
     together = analyse(batch.realise(controls), contacts, body, smooth=0.2, support=sup.tiled(3), clips=3)
     for k, c in enumerate(controls):
-        alone = plant_feet(_shift_root(motion, root, evaluate(c, t, spacing) @ sup.basis), feet)
+        alone = _plant(_shift_root(motion, root, evaluate(c, t, spacing) @ sup.basis), feet)
         a = analyse(alone, contacts, body, smooth=0.2, support=sup)
         part = slice(k * t, (k + 1) * t)
         np.testing.assert_allclose(together.kin.joint_pos[part], a.kin.joint_pos, atol=1e-9)

@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 
 from core.contacts import detect_contacts
-from core.ik.plant import plant_feet
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
 from core.physics.metrics import analyse, analyse_changed, changed_frames, report
-from core.physics.solve import _shift_root, state_joints, with_toes
+from core.physics.solve import _plant, _shift_root, state_joints, with_toes  # planted as the solver plants
 from tests.conftest import shared_file
 
 
@@ -20,7 +19,7 @@ def jumps():
     feet = detect_contacts(motion)
     contacts = with_toes(motion, feet)
     body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45, up=feet.up)
-    planted = plant_feet(motion, feet)
+    planted = _plant(motion, feet)
     measure = {"smooth": 0.2, "free_fall": 0.1, "heel": 0.25, "width": 0.5}
     measure["ground"] = analyse(motion, contacts, body, **measure).support.ground
     return planted, feet, contacts, body, measure, analyse(planted, contacts, body, **measure)
@@ -38,7 +37,7 @@ def test_windowed_analysis_equals_the_whole_clip_one(jumps, span):
     lo, hi = span
     shift = np.zeros((t, 3))
     shift[lo:hi] = np.sin(np.linspace(0, np.pi, hi - lo))[:, None] * np.array([0.6, 0.4, -0.5])
-    trial = plant_feet(_shift_root(planted, state_joints(body)[0], shift), feet)
+    trial = _plant(_shift_root(planted, state_joints(body)[0], shift), feet)
     changed = changed_frames(trial, planted)
     assert changed.any() and changed.sum() < t / 2
     whole = analyse(trial, contacts, body, **measure)
