@@ -185,7 +185,7 @@ def _read_units(lines: _Lines) -> dict:
     for line, tokens in lines.section_lines():
         key = tokens[0].lower()
         if len(tokens) != 2:
-            raise lines.error(line, f"units: expected '{tokens[0]} VALUE', found {len(tokens) - 1} values")
+            raise lines.error(line, f"units: expected {shown(tokens[0])} and one value, found {len(tokens) - 1} values")
         if key == "angle":
             if tokens[1].lower() not in ("deg", "rad"):
                 raise lines.error(line, f"unknown angle unit {shown(tokens[1])} (expected deg or rad)")

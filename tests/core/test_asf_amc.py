@@ -478,6 +478,8 @@ ASF_BAD = [
     ("mass 1.0", "mass heavy", 5, "expected a number"),
     ("mass 1.0", "mass -2", 5, "must be positive"),
     ("mass 1.0", "time 30", 5, "unknown unit 'time'"),
+    ("mass 1.0", "mass", 5, "expected 'mass' and one value, found 0"),
+    ("mass 1.0", "9" * 5000 + " mass 1.0", 5, "(5000 characters) and one value, found 2"),  # a long token shortened
     ("dof rx\n", "dof rx rw\n", 22, "unknown dof 'rw'"),
     ("dof rx\n", "dof rx l\n", 22, "'l' (bone stretch) is not supported"),
     ("dof rx\n", "dof rx rx\n", 22, "repeated"),
