@@ -163,11 +163,14 @@ def run_now(task: Task, context: Any) -> set[str]:
 
 
 def drain(steps: Generator[float, None, Any], on_step: Callable[[float], None] | None = None) -> Any:
-    """Run a generator of steps to its end (``on_step`` given each share it yields); its return value."""
+    """Run a generator of steps to its end (``on_step`` given each share it yields, then 1 once it has
+    ended: a generator need not spend a step on saying it is done); its return value."""
     while True:
         try:
             share = next(steps)
         except StopIteration as stop:
+            if on_step is not None:
+                on_step(1.0)
             return stop.value
         if on_step is not None:
             on_step(share)
