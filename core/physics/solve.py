@@ -217,6 +217,26 @@ def _plant(motion: Motion, contacts: Contacts) -> Motion:
     return plant_feet(motion, contacts, hinge=False)
 
 
+def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi: int) -> Motion:
+    """:func:`_plant` of ``motion``, which differs from the motion ``planted`` came from on frames [lo, hi) only.
+
+    Planting is per frame apart from the blend ramps (``PLANT_BLEND`` seconds, m frames, on each side of a
+    contact): a change on [lo, hi) reaches frames [lo - m, hi + m), and those read frames within m of
+    themselves. So plant the slice [lo - 2m, hi + 2m) and splice its [lo - m, hi + m) into ``planted``
+    (tests/core/test_physics_plant_span.py: equal to whole-clip planting). Returns a new motion (T frames).
+    """
+    n = motion.n_frames
+    m = max(1, round(PLANT_BLEND * motion.fps))
+    a, b = max(0, lo - 2 * m), min(n, hi + 2 * m)
+    keep_a, keep_b = max(0, lo - m), min(n, hi + m)
+    part = replace(contacts, flags=contacts.flags[a:b], anchors=contacts.anchors[a:b])
+    sub = _plant(motion.frames(slice(a, b)), part)
+    out = planted.copy()
+    out.translations[keep_a:keep_b] = sub.translations[keep_a - a : keep_b - a]
+    out.rotations[keep_a:keep_b] = sub.rotations[keep_a - a : keep_b - a]
+    return out
+
+
 def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
     """``contacts`` plus the toe joints' own contacts (same detection rule, same up axis)."""
     try:
