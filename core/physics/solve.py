@@ -781,6 +781,7 @@ def _repair_torques(
     current = report(an, body, motion, source=source)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: set = set()
+    base = None  # (motion, its planting) for the windowed planting of the trials
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -819,7 +820,9 @@ def _repair_torques(
             shift[part] = plan.shift @ axes
             trial = _shift_root(motion, root, shift)
             if opts.plant:
-                trial = _plant(trial, feet)
+                if base is None or base[0] is not motion:
+                    base = (motion, _plant(motion, feet))  # the planting the windowed ones splice into
+                trial = _plant_span(trial, feet, base[1], lo, hi)
             trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
             now = report(trial_an, body, trial, source=source)
             w_new = torque_ratios(trial_an.torques, body).max(axis=1)
