@@ -96,7 +96,8 @@ coupling in the reach agree to three decimals of every figure). The plans' evalu
 angular momentum out, and the extra final plan (when the ZMP is still inside on fewer than
 ``zmp_target`` of the contact frames) starts from the last plan's Jacobian. The torque guard's and
 repair's trials are re-analysed on the frames they change only (:func:`.metrics.analyse_changed`:
-the changed span and two derivative half-windows, spliced into the previous analysis).
+the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
+trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins).
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
