@@ -96,7 +96,8 @@ coupling in the reach agree to three decimals of every figure). The plans' evalu
 angular momentum out, and the extra final plan (when the ZMP is still inside on fewer than
 ``zmp_target`` of the contact frames) starts from the last plan's Jacobian. The torque guard's and
 repair's trials are re-analysed on the frames they change only (:func:`.metrics.analyse_changed`:
-the changed span and two derivative half-windows, spliced into the previous analysis).
+the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
+trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins).
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
@@ -215,6 +216,26 @@ def _plant(motion: Motion, contacts: Contacts) -> Motion:
     smooths straight-legged walks (jerk on 05_01 1.065 → 1.001) but left the jumps' ankles worse than the input
     on 4 frames and one frame of 02_01 over a limit, measured with the torque repair as it is."""
     return plant_feet(motion, contacts, hinge=False)
+
+
+def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi: int) -> Motion:
+    """:func:`_plant` of ``motion``, which differs from the motion ``planted`` came from on frames [lo, hi) only.
+
+    Planting is per frame apart from the blend ramps (``PLANT_BLEND`` seconds, m frames, on each side of a
+    contact): a change on [lo, hi) reaches frames [lo - m, hi + m), and those read frames within m of
+    themselves. So plant the slice [lo - 2m, hi + 2m) and splice its [lo - m, hi + m) into ``planted``
+    (tests/core/test_physics_plant_span.py: equal to whole-clip planting). Returns a new motion (T frames).
+    """
+    n = motion.n_frames
+    m = max(1, round(PLANT_BLEND * motion.fps))
+    a, b = max(0, lo - 2 * m), min(n, hi + 2 * m)
+    keep_a, keep_b = max(0, lo - m), min(n, hi + m)
+    part = replace(contacts, flags=contacts.flags[a:b], anchors=contacts.anchors[a:b])
+    sub = _plant(motion.frames(slice(a, b)), part)
+    out = planted.copy()
+    out.translations[keep_a:keep_b] = sub.translations[keep_a - a : keep_b - a]
+    out.rotations[keep_a:keep_b] = sub.rotations[keep_a - a : keep_b - a]
+    return out
 
 
 def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
@@ -761,6 +782,7 @@ def _repair_torques(
     current = report(an, body, motion, source=source)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: set = set()
+    base = None  # (motion, its planting) for the windowed planting of the trials
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -799,7 +821,9 @@ def _repair_torques(
             shift[part] = plan.shift @ axes
             trial = _shift_root(motion, root, shift)
             if opts.plant:
-                trial = _plant(trial, feet)
+                if base is None or base[0] is not motion:
+                    base = (motion, _plant(motion, feet))  # the planting the windowed ones splice into
+                trial = _plant_span(trial, feet, base[1], lo, hi)
             trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
             now = report(trial_an, body, trial, source=source)
             w_new = torque_ratios(trial_an.torques, body).max(axis=1)
