@@ -213,7 +213,8 @@ def plant_feet(
         raise ValueError(f"out_of_reach must be 'lift', 'drop' or None, got {out_of_reach!r}")
     legs = [limb_chain(motion.skeleton, int(j)) for j in contacts.joints] if legs is None else legs
     frames = max(1, round(blend * motion.fps))
-    pos = motion.world_positions()
+    world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
+    pos = world[0]
     plans = [
         blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames)
         for i, leg in enumerate(legs)
@@ -232,8 +233,14 @@ def plant_feet(
         # Where the pelvis moved, the other frames hold the feet where they were (weight → 1 as drop grows).
         scale = 0.01 * motion.skeleton.size()
         weights = [np.maximum(w, smoothstep(drop / scale)) for w in weights]
+    # The chains read world transforms of their joints and ancestors only: one leg's FK serves the next
+    # unless a joint solved before (its subtree) is among them (same values as a fresh FK of ``out``).
+    stale = None if out_of_reach == "drop" else np.zeros(motion.skeleton.n_joints, dtype=bool)  # "drop" moved the root
     for (upper, mid, end), target, weight in zip(legs, targets, weights):
-        world = forward_kinematics(out.skeleton, out.translations, out.rotations)
+        if stale is None or stale[end]:
+            world = forward_kinematics(out.skeleton, out.translations, out.rotations)
+            stale = np.zeros(motion.skeleton.n_joints, dtype=bool)
+        stale |= motion.skeleton.subtree(upper)
         pole = hinge_pole(*world, (upper, mid, end), target, softness) if hinge else None
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
         out = apply_two_link(out, upper, mid, end, target, weight, **options)
