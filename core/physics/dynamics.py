@@ -52,7 +52,7 @@ from .body import BodyModel, G
 from .derivatives import by_clip, derivatives, from_clips
 from .errors import PhysicsError
 from .split import SCALE, hull_constraints, least_worst_split, leg_of_boxes, torque_map
-from .support import Support, foot_boxes, ground_basis, polygon_query, project_inside, to_ground
+from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
 
 FREE_FALL = 0.1  # fraction of body weight below which the vertical ground force counts as zero
 
@@ -491,9 +491,9 @@ def least_torque_split(
     unit, basis = body.unit, support.basis
     defined = support.any & ~free_fall
     p2 = to_ground(np.where(defined[:, None], zmp_m / unit, np.nan), basis)
-    out = np.flatnonzero(defined & ~support.query(p2)[0])  # the ZMP outside: the polygon's point nearest to it
-    if len(out):
-        p2[out] = project_inside(support.points[out], support.end[out], support.valid[out], p2[out])
+    inside, _, nearest = support.query(p2)
+    out = np.flatnonzero(defined & ~inside)  # the ZMP outside: the polygon's point nearest to it (project_inside's)
+    p2[out] = nearest[out]
     zmp_m = (p2 @ basis + support.ground * support.up) * unit
     on = np.stack([support.flags[:, legs == k].any(axis=1) for k in (0, 1)], axis=1)  # (T, 2)
     grf, points = grf.copy(), points.copy()

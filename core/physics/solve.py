@@ -318,10 +318,17 @@ def _balance(
     half = window_half(opts.smooth, ref.fps, 3) if opts.smooth > 0 else 1
     t = ref.n_frames
 
+    realised: dict[bytes, Motion] = {}  # the plan's last evaluations: its result is one of them
+
     def realise(controls: np.ndarray) -> Motion:
-        shift = evaluate(controls, t, spacing)
-        moved = _shift_root(ref, root, shift @ axes)
-        return _plant(moved, feet) if opts.plant else moved
+        key = controls.tobytes()
+        if key not in realised:
+            shift = evaluate(controls, t, spacing)
+            moved = _shift_root(ref, root, shift @ axes)
+            while len(realised) >= 4:
+                realised.pop(next(iter(realised)))
+            realised[key] = _plant(moved, feet) if opts.plant else moved
+        return realised[key]
 
     held = ref_an.dynamics.split if least else None  # the reference's split, held through the plan (smooth measures)
 
@@ -724,6 +731,7 @@ def _guard_torques(
     best, best_an = motion, an
     worse = torque_regressions(before, an, body)
     inside = report(an, body, motion)["zmp_inside_share"]
+    base = None  # the planting of ``motion`` that the trials' windowed plantings splice into
     for _ in range(opts.torque_guard):
         if not worse:
             break
@@ -736,8 +744,10 @@ def _guard_torques(
         trial = planted.copy()
         trial.translations = motion.translations + level[:, None, None] * (planted.translations - motion.translations)
         trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
-        if opts.plant:
-            trial = _plant(trial, feet)
+        if opts.plant:  # the trial differs from ``motion`` where the level is up: plant that window only
+            span = np.flatnonzero(level > 0)
+            base = _plant(motion, feet) if base is None else base
+            trial = _plant_span(trial, feet, base, int(span[0]), int(span[-1]) + 1)
         trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
