@@ -16,6 +16,7 @@ def forward_kinematics(
     rotations: np.ndarray,
     need_rotations: bool = True,
     frames_last: bool = False,
+    known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """World joint positions (..., J, 3) and orientations (..., J, 4).
 
@@ -26,6 +27,10 @@ def forward_kinematics(
     in blocks of :data:`CHUNK` frames (3–4× faster on 100k frames than one pass: the
     temporaries stay in cache and no fresh memory is faulted in). frames_last: for poses (N, J, ·),
     return the arrays as the work lays them out, (J, 3, N) and (J, 4, N), without turning them.
+    known: (positions (..., J, 3), orientations (..., J, 4), redo (J,) bool) of a pose that differs from
+    this one only at the joints ``redo`` and their descendants (``redo`` holds them all): the other
+    joints are taken from it and only ``redo`` is computed, with the same arithmetic as a full pass
+    (bit-identical; not with frames_last).
     """
     translations = np.asarray(translations, dtype=float)
     rotations = np.asarray(rotations, dtype=float)
@@ -34,6 +39,10 @@ def forward_kinematics(
     flat_t = translations.reshape(-1, j, 3)
     flat_r = np.broadcast_to(rotations, (*lead, j, 4)).reshape(-1, j, 4)
     n = flat_t.shape[0]
+    if known is not None:
+        if frames_last:
+            raise ValueError("known needs frames_last=False")
+        known = (known[0].reshape(-1, j, 3), known[1].reshape(-1, j, 4), np.asarray(known[2], dtype=bool))
     if frames_last:
         if len(lead) != 1:
             raise ValueError("frames_last needs poses (N, J, ·)")
@@ -50,7 +59,8 @@ def forward_kinematics(
     orientations = np.empty((n, j, 4)) if need_rotations else None
     for start in range(0, max(n, 1), CHUNK):
         block = slice(start, start + CHUNK)
-        pos, rot = _fk_block(skeleton, flat_t[block], flat_r[block], need_rotations)
+        part = None if known is None else (known[0][block], known[1][block], known[2])
+        pos, rot = _fk_block(skeleton, flat_t[block], flat_r[block], need_rotations, part)
         positions[block] = pos
         if need_rotations:
             orientations[block] = rot
@@ -58,8 +68,11 @@ def forward_kinematics(
     return positions, (orientations.reshape(*lead, j, 4) if need_rotations else None)
 
 
-def _fk_block(skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarray, need_rotations: bool) -> tuple:
-    """Forward kinematics of (N, J, ·) arrays: positions (N, J, 3), orientations (N, J, 4) or None."""
+def _fk_block(
+    skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarray, need_rotations: bool, known=None
+) -> tuple:
+    """Forward kinematics of (N, J, ·) arrays: positions (N, J, 3), orientations (N, J, 4) or None;
+    known: (positions, orientations, redo) of :func:`forward_kinematics`, for this block."""
     # (J, C, N) views of the (N, J, C) block: strided, but a block stays in cache
     trans = translations.transpose(1, 2, 0)
     rot = rotations.transpose(1, 2, 0)
@@ -71,6 +84,10 @@ def _fk_block(skeleton: Skeleton, translations: np.ndarray, rotations: np.ndarra
     world_pos = np.empty((skeleton.n_joints, 3, n))
     unturned = np.all(rest == [1.0, 0.0, 0.0, 0.0], axis=1)  # BVH: every joint
     for j, p in enumerate(skeleton.parents):
+        if known is not None and not known[2][j]:
+            world_pos[j] = known[0][:, j].T
+            world_rot[j] = known[1][:, j].T
+            continue
         if p >= 0:
             for c, offset in enumerate(quat.rotate_parts(tuple(world_rot[p]), tuple(trans[j]))):
                 np.add(world_pos[p, c], offset, out=world_pos[j, c])

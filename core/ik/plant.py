@@ -198,7 +198,9 @@ def plant_feet(
     max_drop: float = 0.05,
     softness: float = DEFAULT_SOFTNESS,
     hinge: bool = True,
-) -> Motion:
+    world: tuple[np.ndarray, np.ndarray] | None = None,
+    with_world: bool = False,
+) -> Motion | tuple[Motion, tuple[np.ndarray, np.ndarray]]:
     """A copy of ``motion`` whose contact joints stay on their anchors while in contact.
 
     contacts: from :func:`core.contacts.detect_contacts` (flags, anchors, up axis per joint).
@@ -208,12 +210,15 @@ def plant_feet(
     out_of_reach: "lift", "drop" or None, what gives where an anchor is out of reach (see
     the module notes); max_drop: the cap of "drop", in body sizes (:meth:`Skeleton.size`).
     hinge: bend nearly straight legs in their thigh's hinge plane (:func:`hinge_pole`), not their own.
+    world: FK of ``motion`` (positions (T, J, 3), orientations (T, J, 4)) if already known; with_world: also
+    return the FK of the result, (motion, (positions, orientations)) (only the legs' joints computed anew).
     """
     if out_of_reach not in ("lift", "drop", None):
         raise ValueError(f"out_of_reach must be 'lift', 'drop' or None, got {out_of_reach!r}")
     legs = [limb_chain(motion.skeleton, int(j)) for j in contacts.joints] if legs is None else legs
     frames = max(1, round(blend * motion.fps))
-    world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
+    if world is None:
+        world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
     pos = world[0]
     plans = [
         blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames)
@@ -244,7 +249,11 @@ def plant_feet(
         pole = hinge_pole(*world, (upper, mid, end), target, softness) if hinge else None
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
         out = apply_two_link(out, upper, mid, end, target, weight, **options)
-    return out
+    if not with_world:
+        return out
+    if stale is None:
+        return out, forward_kinematics(out.skeleton, out.translations, out.rotations)
+    return out, forward_kinematics(out.skeleton, out.translations, out.rotations, known=(*world, stale))
 
 
 class FootPlant(NamedTuple):

@@ -65,6 +65,7 @@ def analyse(
     momentum_about_com: bool = True,
     split: np.ndarray | None = None,
     least: bool = True,
+    world: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
@@ -73,9 +74,10 @@ def analyse(
     of one clip, ``support`` given for all of them), each differentiated on its own.
     momentum_about_com: False leaves the angular momentum out (None; the balance plan's
     evaluations only need the ZMP and the torques). split: the double-support ground-force split
-    to hold instead of solving for it (:func:`.dynamics.inverse_dynamics`; finite differences).
+    to hold instead of solving for it (:func:`.dynamics.inverse_dynamics`; finite differences). world: the
+    motion's forward kinematics (positions (T, J, 3) scene units, orientations (T, J, 4)) when already known.
     """
-    kin = segment_kinematics(motion, body, smooth, clips=clips)
+    kin = segment_kinematics(motion, body, smooth, world=world, clips=clips)
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)

@@ -127,7 +127,7 @@ from ..motion import Motion
 from .balance import BalancePlan, Measures, PlanGoals, SolverOptions, plan_balance
 from .body import BodyModel, G
 from .derivatives import window_half
-from .displacement import bspline_basis, displace, displacement_curve, evaluate, n_controls
+from .displacement import bspline_basis, displace, displacement_curve, n_controls
 from .dynamics import FREE_FALL, body_torques, inverse_dynamics, phase_momentum, torque_ratios
 from .errors import PhysicsError
 from .feasibility import landing_bound
@@ -211,11 +211,12 @@ class PhysicsOptions:
             raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
 
-def _plant(motion: Motion, contacts: Contacts) -> Motion:
+def _plant(motion: Motion, contacts: Contacts, world=None, with_world: bool = False):
     """:func:`~core.ik.plant.plant_feet` bending each leg in its own plane, not the thigh's hinge: the hinge pole
     smooths straight-legged walks (jerk on 05_01 1.065 → 1.001) but left the jumps' ankles worse than the input
-    on 4 frames and one frame of 02_01 over a limit, measured with the torque repair as it is."""
-    return plant_feet(motion, contacts, hinge=False)
+    on 4 frames and one frame of 02_01 over a limit, measured with the torque repair as it is. world, with_world:
+    the motion's forward kinematics when known; also return the result's (:func:`~core.ik.plant.plant_feet`)."""
+    return plant_feet(motion, contacts, hinge=False, world=world, with_world=with_world)
 
 
 def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi: int) -> Motion:
@@ -273,12 +274,14 @@ def state_joints(body: BodyModel, spine_joints: int = 2) -> tuple[int, list[int]
     return root, list(dict.fromkeys(int(j) for j in joints))
 
 
-def _shift_root(motion: Motion, root: int, shift: np.ndarray) -> Motion:
-    """The motion with the placement joint moved by world offsets (T, 3)."""
+def _shift_root(motion: Motion, root: int, shift: np.ndarray, rot: np.ndarray | None = None) -> Motion:
+    """The motion with the placement joint moved by world offsets (T, 3); rot: its world orientations (T, J, 4)
+    when known."""
     out = motion.copy()
     parent = motion.skeleton.parents[root]
     if parent >= 0:
-        rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)[1]
+        if rot is None:
+            rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)[1]
         shift = quat.rotate(quat.conjugate(rot[:, parent]), shift)
     out.translations[:, root] += shift
     return out
@@ -318,25 +321,27 @@ def _balance(
     half = window_half(opts.smooth, ref.fps, 3) if opts.smooth > 0 else 1
     t = ref.n_frames
 
-    realised: dict[bytes, Motion] = {}  # the plan's last evaluations: its result is one of them
+    batch = _Batch(ref, root, feet, spacing, axes, opts.plant)
+    realised: dict[bytes, tuple] = {}  # the plan's last evaluations (motion, its FK): its result is one of them
 
-    def realise(controls: np.ndarray) -> Motion:
+    def realise(controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
         key = controls.tobytes()
         if key not in realised:
-            shift = evaluate(controls, t, spacing)
-            moved = _shift_root(ref, root, shift @ axes)
             while len(realised) >= 4:
                 realised.pop(next(iter(realised)))
-            realised[key] = _plant(moved, feet) if opts.plant else moved
+            realised[key] = batch.realise(controls[None])
         return realised[key]
 
     held = ref_an.dynamics.split if least else None  # the reference's split, held through the plan (smooth measures)
 
-    def measures(motion: Motion) -> Measures:
-        an = analyse(motion, contacts, body, support=sup, momentum_about_com=False, split=held, least=least, **measure)
+    def measures(realised: tuple) -> Measures:
+        motion, world = realised
+        an = analyse(
+            motion, contacts, body, support=sup, momentum_about_com=False, split=held, least=least, world=world,
+            **measure,
+        )  # fmt: skip
         return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
 
-    batch = _Batch(ref, root, feet, spacing, axes, opts.plant)
     tiled: dict[int, object] = {}
 
     def measures_many(controls: np.ndarray) -> list[Measures]:
@@ -344,9 +349,10 @@ def _balance(
         if e not in tiled:
             tiled[e] = sup.tiled(e)
         split = None if held is None else np.tile(held, (e, 1))
+        motion, world = batch.realise(controls)
         an = analyse(
-            batch.realise(controls), contacts, body, support=tiled[e], clips=e, momentum_about_com=False,
-            split=split, least=least, **measure,
+            motion, contacts, body, support=tiled[e], clips=e, momentum_about_com=False, split=split, least=least,
+            world=world, **measure,
         )  # fmt: skip
         zmp = to_ground(an.zmp, sup.basis).reshape(e, t, 2)
         tau = an.torques[:, limited].reshape(e, t, len(limited), 3)
@@ -380,14 +386,15 @@ def _balance(
         edge=half,
         jacobian=jacobian,
     )
-    return realise(plan.controls), plan
+    return realise(plan.controls)[0], plan
 
 
 class _Batch:
     """Realise many balance plans of one reference motion at once: the shifted copies one after
     another (with still, contact-free gaps between them when the feet are planted, so planting's
     blends never reach across copies), planted in one call, the gaps dropped: a motion of E·T
-    frames, frame for frame what :func:`_balance`'s ``realise`` gives for each plan."""
+    frames and its forward kinematics (the reference's, shifted where the placement joint moves
+    it, the legs computed anew by planting)."""
 
     def __init__(self, ref: Motion, root: int, feet: Contacts, spacing: float, basis: np.ndarray, plant: bool):
         self.ref, self.root, self.feet, self.plant = ref, root, feet, plant
@@ -395,18 +402,18 @@ class _Batch:
         self.basis = bspline_basis(np.arange(t), n_controls(t, spacing), spacing) if t else None
         self.ground = basis
         parent = ref.skeleton.parents[root]
+        self.world = forward_kinematics(ref.skeleton, ref.translations, ref.rotations)
+        self.moves = ref.skeleton.subtree(root)  # the joints a shift of the placement joint moves
         self.to_local = None  # world → the placement joint's parent frame
         if parent >= 0:
-            rot = forward_kinematics(ref.skeleton, ref.translations, ref.rotations)[1]
-            self.to_local = quat.conjugate(rot[:, parent])
+            self.to_local = quat.conjugate(self.world[1][:, parent])
         self.gap = max(1, round(PLANT_BLEND * ref.fps)) + 2 if plant else 0
 
-    def realise(self, controls: np.ndarray) -> Motion:
-        """The motion (E·T frames) of plans ``controls`` (E, n, D)."""
+    def realise(self, controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
+        """The motion (E·T frames) of plans ``controls`` (E, n, D) and its forward kinematics."""
         ref, e, t, g = self.ref, len(controls), self.ref.n_frames, self.gap
-        shift = np.einsum("tn,end->etd", self.basis, controls) @ self.ground  # (E, T, 3) world
-        if self.to_local is not None:
-            shift = quat.rotate(self.to_local[None], shift)
+        moved_world = np.einsum("tn,end->etd", self.basis, controls) @ self.ground  # (E, T, 3) world
+        shift = moved_world if self.to_local is None else quat.rotate(self.to_local[None], moved_world)
         span = t + g
         trans = np.empty((e, span, *ref.translations.shape[1:]))
         rot = np.empty((e, span, *ref.rotations.shape[1:]))
@@ -415,6 +422,12 @@ class _Batch:
         trans[:, :t, self.root] += shift
         trans[:, t:, self.root] += shift[:, -1:]
         moved = Motion(ref.skeleton, trans.reshape(e * span, -1, 3), rot.reshape(e * span, -1, 4), ref.fps)
+        pos, orient = np.empty_like(trans), np.empty_like(rot)  # its forward kinematics: the reference's, shifted
+        pos[:, :t], pos[:, t:] = self.world[0], self.world[0][-1]
+        orient[:, :t], orient[:, t:] = self.world[1], self.world[1][-1]
+        pos[:, :t, self.moves] += moved_world[:, :, None]
+        pos[:, t:, self.moves] += moved_world[:, -1:, None]
+        world = (pos.reshape(e * span, -1, 3), orient.reshape(e * span, -1, 4))
         if self.plant:
             f = self.feet
             flags = np.zeros((e, span, f.flags.shape[1]), dtype=bool)
@@ -422,9 +435,11 @@ class _Batch:
             anchors = np.zeros((e, span, *f.anchors.shape[1:]))
             anchors[:, :t] = f.anchors
             tiled = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
-            moved = _plant(moved, tiled)
+            moved, world = _plant(moved, tiled, world, with_world=True)
+        if not g:
+            return moved, world
         keep = (np.arange(e * span) % span) < t
-        return moved.frames(keep) if g else moved
+        return moved.frames(keep), (world[0][keep], world[1][keep])
 
 
 class _Goals:

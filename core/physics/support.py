@@ -128,14 +128,21 @@ def polygon_query(
     (..., E) which of them exist (:func:`hull_chain`); q: (..., 2). Frames with no edge (no
     support) are outside at distance +inf, nearest point NaN. A NaN q is outside.
     """
+    inside, signed, nearest, _, _ = _query(start, end, valid, q)
+    return inside, signed, nearest
+
+
+def _query(start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray) -> tuple:
+    """:func:`polygon_query`'s inside, signed distance and nearest point, plus the nearest boundary point
+    and its edge's inward normal (:func:`_nearest_on_boundary`)."""
     qq = q[..., None, :]
     side = _cross(end - start, qq - start)  # (..., E)
     scale = np.maximum(np.abs(start).max(axis=(-1, -2)), 1.0)
     inside = np.all(np.where(valid, side >= -EPS * scale[..., None] ** 2, True), axis=-1)
     inside &= valid.any(axis=-1) & np.all(np.isfinite(q), axis=-1)
-    d, boundary, _ = _nearest_on_boundary(start, end, valid, qq)
+    d, boundary, normal = _nearest_on_boundary(start, end, valid, qq)
     nearest = np.where(inside[..., None], q, boundary)
-    return inside, np.where(inside, -d, d), nearest
+    return inside, np.where(inside, -d, d), nearest, boundary, normal
 
 
 def _nearest_on_boundary(start: np.ndarray, end: np.ndarray, valid: np.ndarray, qq: np.ndarray):
@@ -161,8 +168,7 @@ def project_inside(
     edge), so a point ``d`` inside moves by ``margin − d``: the distance to the goal is
     continuous in q.
     """
-    inside, signed, _ = polygon_query(start, end, valid, q)
-    _, boundary, edge_normal = _nearest_on_boundary(start, end, valid, q[..., None, :])
+    inside, signed, _, boundary, edge_normal = _query(start, end, valid, q)
     n = np.maximum(valid.sum(axis=-1, keepdims=True), 1)
     centroid = np.sum(np.where(valid[..., None], start, 0.0), axis=-2) / n
     to_c = centroid - boundary

@@ -414,3 +414,13 @@ def test_planting_on_a_real_cmu_walk_with_added_sliding():
     drop = pelvis_drop(slid, dropped, contacts)
     assert drop.min() > -1e-9 and drop.max() < 0.05 * size + 1e-9
     assert_no_pops(slid, dropped, contacts)
+
+
+@pytest.mark.parametrize("out_of_reach", ["lift", "drop"])
+def test_planting_returns_the_forward_kinematics_of_its_result(walk, out_of_reach):
+    contacts = detect_contacts(walk)
+    given = forward_kinematics(walk.skeleton, walk.translations, walk.rotations)
+    planted, (pos, rot) = plant_feet(walk, contacts, out_of_reach=out_of_reach, world=given, with_world=True)
+    assert np.array_equal(planted.rotations, plant_feet(walk, contacts, out_of_reach=out_of_reach).rotations)
+    full = forward_kinematics(planted.skeleton, planted.translations, planted.rotations)
+    assert np.array_equal(pos, full[0]) and np.array_equal(rot, full[1])

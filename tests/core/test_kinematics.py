@@ -122,3 +122,20 @@ def test_scaled_motion_scales_every_position_and_keeps_rotations():
     assert np.allclose(big.world_positions(), 1.4 * m.world_positions())
     assert np.array_equal(big.rotations, m.rotations) and big.skeleton.names == m.skeleton.names
     assert np.isclose(big.skeleton.size(), 1.4 * m.skeleton.size())
+
+
+def test_known_world_recomputes_only_the_changed_subtree_bit_for_bit():
+    m = synthetic.walk(30)
+    sk = m.skeleton
+    rng = np.random.default_rng(5)
+    sk.rest_rotations = quat.normalize(rng.normal(size=(sk.n_joints, 4)))
+    before = forward_kinematics(sk, m.translations, m.rotations)
+    leg = sk.index("LeftUpLeg")
+    turned = m.rotations.copy()
+    turned[:, leg] = quat.normalize(rng.normal(size=(len(turned), 4)))
+    full = forward_kinematics(sk, m.translations, turned)
+    redo = sk.subtree(leg)
+    part = forward_kinematics(sk, m.translations, turned, known=(*before, redo))
+    assert np.array_equal(part[0], full[0]) and np.array_equal(part[1], full[1])
+    stale = forward_kinematics(sk, m.translations, turned, known=(*before, np.zeros(sk.n_joints, dtype=bool)))
+    assert not np.allclose(stale[0][:, redo], full[0][:, redo])  # the mask is what is recomputed

@@ -224,7 +224,9 @@ def test_batched_analysis_equals_clip_by_clip():
     root, spacing, t = state_joints(body)[0], 4.0, motion.n_frames
     controls = np.random.default_rng(0).normal(scale=0.5, size=(3, n_controls(t, spacing), 2))
     batch = _Batch(motion, root, feet, spacing, sup.basis, plant=True)
-    together = analyse(batch.realise(controls), contacts, body, smooth=0.2, support=sup.tiled(3), clips=3)
+    moved, world = batch.realise(controls)  # with its forward kinematics: the reference's shifted, the legs anew
+    np.testing.assert_allclose(world[0], moved.world_positions(), atol=1e-9)
+    together = analyse(moved, contacts, body, smooth=0.2, support=sup.tiled(3), clips=3, world=world)
     for k, c in enumerate(controls):
         alone = _plant(_shift_root(motion, root, evaluate(c, t, spacing) @ sup.basis), feet)
         a = analyse(alone, contacts, body, smooth=0.2, support=sup)
