@@ -100,20 +100,35 @@ def segment_kinematics(
     smooth: float = 0.1,
     world: tuple[np.ndarray, np.ndarray] | None = None,
     clips: int = 1,
+    turned: tuple[Kinematics, np.ndarray] | None = None,
 ) -> Kinematics:
     """:class:`Kinematics` of every body of ``motion``; smooth: derivative span in seconds (0: central differences).
 
     world: (positions (T, J, 3), rotations (T, J, 4)) from forward kinematics, if already computed;
-    clips: the motion is that many equal clips one after another (a batch), differentiated each on its own.
+    clips: the motion is that many equal clips one after another (a batch), differentiated each on its own;
+    turned: (kinematics of one clip, same (J,) bool): every clip of ``motion`` has that clip's world orientations
+    at the joints ``same`` (the others may differ), so their angular velocities, accelerations and spins are
+    taken from it (the same smoothing) and only the others' computed (a balance plan's evaluations: a shift of
+    the body and planting turn the legs alone).
     """
     pos, rot = forward_kinematics(motion.skeleton, motion.translations, motion.rotations) if world is None else world
     pos = pos * body.unit
     q = _parts(rot)
     com = pos + _stacked(quat.rotate_parts(q, tuple(body.com_local[:, c] * body.unit for c in range(3))))
     vel, acc = derivatives(com, motion.fps, smooth, clips=clips)
-    omega, alpha = angular_velocity(rot, motion.fps, smooth, clips)
+    if turned is None:
+        omega, alpha = angular_velocity(rot, motion.fps, smooth, clips)
+        spin = _spin(q, omega, alpha, body.inertia_local)
+    else:
+        known, same = turned
+        redo = ~np.asarray(same, dtype=bool)
+        omega, alpha, spin = (np.tile(a, (clips, 1, 1)) for a in (known.omega, known.alpha, known.spin))
+        if redo.any():
+            w, a = angular_velocity(rot[:, redo], motion.fps, smooth, clips)
+            omega[:, redo], alpha[:, redo] = w, a
+            spin[:, redo] = _spin(_parts(rot[:, redo]), w, a, body.inertia_local[redo])
     kin = Kinematics(pos, rot, com, vel, acc, omega, alpha, body.inertia_local, motion.fps, smooth=smooth)
-    return kin._replace(spin=_spin(q, omega, alpha, body.inertia_local))
+    return kin._replace(spin=spin)
 
 
 def _parts(a: np.ndarray) -> tuple:

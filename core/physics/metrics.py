@@ -66,6 +66,7 @@ def analyse(
     split: np.ndarray | None = None,
     least: bool = True,
     world: tuple[np.ndarray, np.ndarray] | None = None,
+    turned: tuple | None = None,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
@@ -75,9 +76,10 @@ def analyse(
     momentum_about_com: False leaves the angular momentum out (None; the balance plan's
     evaluations only need the ZMP and the torques). split: the double-support ground-force split
     to hold instead of solving for it (:func:`.dynamics.inverse_dynamics`; finite differences). world: the
-    motion's forward kinematics (positions (T, J, 3) scene units, orientations (T, J, 4)) when already known.
+    motion's forward kinematics (positions (T, J, 3) scene units, orientations (T, J, 4)) when already known;
+    turned: the joints whose world orientations are a known clip's (:func:`.dynamics.segment_kinematics`).
     """
-    kin = segment_kinematics(motion, body, smooth, world=world, clips=clips)
+    kin = segment_kinematics(motion, body, smooth, world=world, clips=clips, turned=turned)
     if support is None:
         world = (kin.joint_pos / body.unit, kin.joint_rot)
         support = support_from(motion, contacts, ground, heel, width, world)

@@ -321,7 +321,7 @@ def _balance(
     half = window_half(opts.smooth, ref.fps, 3) if opts.smooth > 0 else 1
     t = ref.n_frames
 
-    batch = _Batch(ref, root, feet, spacing, axes, opts.plant)
+    batch = _Batch(ref, root, feet, spacing, axes, opts.plant, ref_an.kin if ref_an.kin.smooth == opts.smooth else None)
     realised: dict[bytes, tuple] = {}  # the plan's last evaluations (motion, its FK): its result is one of them
 
     def realise(controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
@@ -338,7 +338,7 @@ def _balance(
         motion, world = realised
         an = analyse(
             motion, contacts, body, support=sup, momentum_about_com=False, split=held, least=least, world=world,
-            **measure,
+            turned=batch.turned(world, 1), **measure,
         )  # fmt: skip
         return Measures(to_ground(an.zmp, sup.basis), an.torques[:, limited])
 
@@ -352,7 +352,7 @@ def _balance(
         motion, world = batch.realise(controls)
         an = analyse(
             motion, contacts, body, support=tiled[e], clips=e, momentum_about_com=False, split=split, least=least,
-            world=world, **measure,
+            world=world, turned=batch.turned(world, e), **measure,
         )  # fmt: skip
         zmp = to_ground(an.zmp, sup.basis).reshape(e, t, 2)
         tau = an.torques[:, limited].reshape(e, t, len(limited), 3)
@@ -396,7 +396,10 @@ class _Batch:
     frames and its forward kinematics (the reference's, shifted where the placement joint moves
     it, the legs computed anew by planting)."""
 
-    def __init__(self, ref: Motion, root: int, feet: Contacts, spacing: float, basis: np.ndarray, plant: bool):
+    def __init__(
+        self, ref: Motion, root: int, feet: Contacts, spacing: float, basis: np.ndarray, plant: bool, kin=None
+    ) -> None:
+        """kin: the reference's :class:`~.dynamics.Kinematics` (for :meth:`turned`), when known."""
         self.ref, self.root, self.feet, self.plant = ref, root, feet, plant
         t = ref.n_frames
         self.basis = bspline_basis(np.arange(t), n_controls(t, spacing), spacing) if t else None
@@ -408,6 +411,15 @@ class _Batch:
         if parent >= 0:
             self.to_local = quat.conjugate(self.world[1][:, parent])
         self.gap = max(1, round(PLANT_BLEND * ref.fps)) + 2 if plant else 0
+        self.kin = kin if kin is not None and np.array_equal(kin.joint_rot, self.world[1]) else None
+
+    def turned(self, world: tuple[np.ndarray, np.ndarray], e: int) -> tuple | None:
+        """For :func:`.metrics.analyse`: the reference's kinematics and the joints (J,) whose world orientations
+        in ``world`` (of E realised plans) are the reference's on every frame (planting turns the legs alone)."""
+        if self.kin is None:
+            return None
+        rot = world[1].reshape(e, self.ref.n_frames, *self.world[1].shape[1:])
+        return self.kin, np.all(rot == self.world[1][None], axis=(0, 1, 3))
 
     def realise(self, controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
         """The motion (E·T frames) of plans ``controls`` (E, n, D) and its forward kinematics."""

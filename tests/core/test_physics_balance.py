@@ -220,13 +220,17 @@ def test_batched_analysis_equals_clip_by_clip():
     feet = detect_contacts(motion)
     contacts = with_toes(motion, feet)
     motion = _plant(motion, feet)  # as the solver plants
-    sup = analyse(motion, contacts, body, smooth=0.2).support
+    ref_an = analyse(motion, contacts, body, smooth=0.2)
+    sup = ref_an.support
     root, spacing, t = state_joints(body)[0], 4.0, motion.n_frames
     controls = np.random.default_rng(0).normal(scale=0.5, size=(3, n_controls(t, spacing), 2))
-    batch = _Batch(motion, root, feet, spacing, sup.basis, plant=True)
+    batch = _Batch(motion, root, feet, spacing, sup.basis, plant=True, kin=ref_an.kin)
     moved, world = batch.realise(controls)  # with its forward kinematics: the reference's shifted, the legs anew
     np.testing.assert_allclose(world[0], moved.world_positions(), atol=1e-9)
-    together = analyse(moved, contacts, body, smooth=0.2, support=sup.tiled(3), clips=3, world=world)
+    turned = batch.turned(world, 3)  # the joints planting did not turn keep the reference's angular velocities
+    legs = [j for side in ("Left", "Right") for j in (f"{side}UpLeg", f"{side}Leg", f"{side}Foot")]
+    assert not turned[1][[body.skeleton.index(j) for j in legs]].any() and turned[1].sum() > 15
+    together = analyse(moved, contacts, body, smooth=0.2, support=sup.tiled(3), clips=3, world=world, turned=turned)
     for k, c in enumerate(controls):
         alone = _plant(_shift_root(motion, root, evaluate(c, t, spacing) @ sup.basis), feet)
         a = analyse(alone, contacts, body, smooth=0.2, support=sup)
@@ -234,3 +238,4 @@ def test_batched_analysis_equals_clip_by_clip():
         np.testing.assert_allclose(together.kin.joint_pos[part], a.kin.joint_pos, atol=1e-9)
         np.testing.assert_allclose(together.zmp[part], a.zmp, atol=1e-9)
         np.testing.assert_allclose(together.torques[part], a.torques, atol=1e-8)
+        np.testing.assert_allclose(together.kin.omega[part], a.kin.omega, atol=1e-9)
