@@ -136,13 +136,18 @@ def _query(start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray)
     """:func:`polygon_query`'s inside, signed distance and nearest point, plus the nearest boundary point
     and its edge's inward normal (:func:`_nearest_on_boundary`)."""
     qq = q[..., None, :]
-    side = _cross(end - start, qq - start)  # (..., E)
-    scale = np.maximum(np.abs(start).max(axis=(-1, -2)), 1.0)
-    inside = np.all(np.where(valid, side >= -EPS * scale[..., None] ** 2, True), axis=-1)
-    inside &= valid.any(axis=-1) & np.all(np.isfinite(q), axis=-1)
+    inside = _inside(start, end, valid, q)
     d, boundary, normal = _nearest_on_boundary(start, end, valid, qq)
     nearest = np.where(inside[..., None], q, boundary)
     return inside, np.where(inside, -d, d), nearest, boundary, normal
+
+
+def _inside(start: np.ndarray, end: np.ndarray, valid: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """:func:`polygon_query`'s inside flag (...,) alone."""
+    side = _cross(end - start, q[..., None, :] - start)  # (..., E)
+    scale = np.maximum(np.abs(start).max(axis=(-1, -2)), 1.0)
+    inside = np.all(np.where(valid, side >= -EPS * scale[..., None] ** 2, True), axis=-1)
+    return inside & valid.any(axis=-1) & np.all(np.isfinite(q), axis=-1)
 
 
 def _nearest_on_boundary(start: np.ndarray, end: np.ndarray, valid: np.ndarray, qq: np.ndarray):
@@ -243,6 +248,10 @@ class Support:
     def query(self, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`polygon_query` of ground points (T, 2)."""
         return polygon_query(self.points, self.end, self.valid, q2)
+
+    def inside(self, q2: np.ndarray) -> np.ndarray:
+        """(T,) whether ground points (T, 2) are inside (:func:`polygon_query`'s flag, without the distances)."""
+        return _inside(self.points, self.end, self.valid, q2)
 
     def project(self, q2: np.ndarray, margin: float = 0.0) -> np.ndarray:
         """:func:`project_inside` of ground points (T, 2)."""
