@@ -742,6 +742,14 @@ def _turn_about_com(motion: Motion, com: np.ndarray, rotvec: np.ndarray) -> Moti
     return out
 
 
+def _replanted(motion: Motion, an: Analysis, contacts, feet, body, measure: dict) -> tuple[Motion, Analysis]:
+    """``motion`` planted again and its analysis (from ``an``, the motion's, on the frames planting changed): what
+    the windowed trials of the guard and the repair (:func:`_plant_span`) splice into, so that a trial's analysis
+    is a splice of its window alone (planting a planted motion again moves some frames: on 02_01 most of them)."""
+    planted = _plant(motion, feet)
+    return planted, analyse_changed(planted, contacts, body, an, changed_frames(planted, motion), **measure)
+
+
 def _guard_torques(
     motion: Motion, an: Analysis, planted: Motion, before: Analysis, contacts, feet, body, opts, measure: dict
 ) -> tuple[Motion, Analysis]:
@@ -758,7 +766,7 @@ def _guard_torques(
     best, best_an = motion, an
     worse = torque_regressions(before, an, body)
     inside = report(an, body, motion)["zmp_inside_share"]
-    base = None  # the planting of ``motion`` that the trials' windowed plantings splice into
+    base = None  # (the planting of ``motion`` that the trials' windowed plantings splice into, its analysis)
     for _ in range(opts.torque_guard):
         if not worse:
             break
@@ -773,9 +781,11 @@ def _guard_torques(
         trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
         if opts.plant:  # the trial differs from ``motion`` where the level is up: plant that window only
             span = np.flatnonzero(level > 0)
-            base = _plant(motion, feet) if base is None else base
-            trial = _plant_span(trial, feet, base, int(span[0]), int(span[-1]) + 1)
-        trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
+            base = _replanted(motion, an, contacts, feet, body, measure) if base is None else base
+            trial = _plant_span(trial, feet, base[0], int(span[0]), int(span[-1]) + 1)
+            trial_an = analyse_changed(trial, contacts, body, base[1], changed_frames(trial, base[0]), **measure)
+        else:
+            trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
         if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9:
@@ -819,7 +829,7 @@ def _repair_torques(
     current = report(an, body, motion, source=source)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: set = set()
-    base = None  # (motion, its planting) for the windowed planting of the trials
+    base = None  # (motion, its planting, that one's analysis) for the windowed planting of the trials
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -859,9 +869,11 @@ def _repair_torques(
             trial = _shift_root(motion, root, shift)
             if opts.plant:
                 if base is None or base[0] is not motion:
-                    base = (motion, _plant(motion, feet))  # the planting the windowed ones splice into
+                    base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
                 trial = _plant_span(trial, feet, base[1], lo, hi)
-            trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
+                trial_an = analyse_changed(trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure)
+            else:
+                trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
             now = report(trial_an, body, trial, source=source)
             w_new = torque_ratios(trial_an.torques, body).max(axis=1)
             count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()

@@ -86,9 +86,11 @@ def hull_edges(points: np.ndarray, active: np.ndarray) -> np.ndarray:
 
 
 def _hull_edges(points: np.ndarray, active: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
-    edge = points[..., None, :, :] - points[..., :, None, :]  # (..., i, j, 2): P_j − P_i
-    rel = points[..., None, :, :] - points[..., :, None, :]  # (..., i, k, 2): P_k − P_i
-    cross = _cross(edge[..., :, :, None, :], rel[..., :, None, :, :])  # (..., i, j, k)
+    # (P_j − P_i) × (P_k − P_i) = C[i, j] + C[j, k] + C[k, i] with C[a, b] = P_a × P_b: two sums per triple instead
+    # of two products and a difference (exactly 0 where two of i, j, k coincide; else within a few ulps of |P|²,
+    # far under the tolerance EPS·scale² below)
+    c = _cross(points[..., :, None, :], points[..., None, :, :])  # (..., a, b)
+    cross = c[..., :, :, None] + c[..., None, :, :] + np.swapaxes(c, -1, -2)[..., :, None, :]  # (..., i, j, k)
     if scale is None:
         scale = np.maximum(np.abs(points).max(axis=(-1, -2)), 1.0)
     scale = scale[..., None, None, None]
