@@ -355,9 +355,15 @@ def split_ground_force(
     t, f = support.flags.shape
     q2 = to_ground(zmp_point, support.basis)  # (T, 2), NaN rows stay NaN
     boxes = support.boxes  # (T, B, 4, 2)
-    _, signed, nearest = polygon_query(boxes, np.roll(boxes, -1, axis=-2), np.ones((t, f, 4), dtype=bool), q2[:, None])
-    dist = np.maximum(signed, 0.0)
     defined = np.all(np.isfinite(q2), axis=-1)[:, None] & support.flags
+    dist, nearest = np.zeros((t, f)), np.zeros((t, f, 2))  # read only where defined: the boxes in contact
+    at = np.nonzero(defined)
+    if len(at[0]):
+        box = boxes[at]
+        _, signed, nearest[at] = polygon_query(
+            box, np.roll(box, -1, axis=-2), np.ones(box.shape[:2], dtype=bool), q2[at[0]]
+        )
+        dist[at] = np.maximum(signed, 0.0)
     size = np.linalg.norm(boxes[:, :, 2] - boxes[:, :, 0], axis=-1)  # box diagonals (T, B)
     soft = softness * np.median(size[support.flags]) if support.flags.any() else 1e-9
     inv = np.where(defined, 1.0 / (dist + max(soft, 1e-9)), 0.0)

@@ -411,6 +411,7 @@ class _Batch:
         if parent >= 0:
             self.to_local = quat.conjugate(self.world[1][:, parent])
         self.gap = max(1, round(PLANT_BLEND * ref.fps)) + 2 if plant else 0
+        self.tiled: dict[int, Contacts] = {}
         self.kin = kin if kin is not None and np.array_equal(kin.joint_rot, self.world[1]) else None
 
     def turned(self, world: tuple[np.ndarray, np.ndarray], e: int) -> tuple | None:
@@ -441,13 +442,14 @@ class _Batch:
         pos[:, t:, self.moves] += moved_world[:, -1:, None]
         world = (pos.reshape(e * span, -1, 3), orient.reshape(e * span, -1, 4))
         if self.plant:
-            f = self.feet
-            flags = np.zeros((e, span, f.flags.shape[1]), dtype=bool)
-            flags[:, :t] = f.flags
-            anchors = np.zeros((e, span, *f.anchors.shape[1:]))
-            anchors[:, :t] = f.anchors
-            tiled = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
-            moved, world = _plant(moved, tiled, world, with_world=True)
+            if e not in self.tiled:  # the copies' contacts, the same for every batch of e plans
+                f = self.feet
+                flags = np.zeros((e, span, f.flags.shape[1]), dtype=bool)
+                flags[:, :t] = f.flags
+                anchors = np.zeros((e, span, *f.anchors.shape[1:]))
+                anchors[:, :t] = f.anchors
+                self.tiled[e] = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
+            moved, world = _plant(moved, self.tiled[e], world, with_world=True)
         if not g:
             return moved, world
         keep = (np.arange(e * span) % span) < t
