@@ -97,7 +97,12 @@ angular momentum out, and the extra final plan (when the ZMP is still inside on 
 ``zmp_target`` of the contact frames) starts from the last plan's Jacobian. The torque guard's and
 repair's trials are re-analysed on the frames they change only (:func:`.metrics.analyse_changed`:
 the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
-trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins).
+trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins), and
+the guard's likewise, both spliced into the motion planted again and its analysis (:func:`_replanted`), so a
+trial's analysis covers its window alone. A plan's evaluation carries its forward kinematics: the reference's,
+shifted with the placement joint, planting recomputing only the legs it turns (``forward_kinematics(known=)``),
+and the joints it does not turn keep the reference's angular velocities and spins (``analyse(turned=)``); a
+plan's result is the motion its last evaluation realised.
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
