@@ -445,3 +445,16 @@ def rotate_parts(q: tuple, v: tuple) -> tuple:
         vy + w * ty + qz * tx - qx * tz,
         vz + w * tz + qx * ty - qy * tx,
     )
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Vector product (..., 3) of 3-vectors a, b (broadcast): numpy's formula component by component, the same
+    values as ``np.cross`` several times faster on the (T, J, 3) arrays of the hot loops (no axis moves)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    np.subtract(a1 * b2, a2 * b1, out=out[..., 0])
+    np.subtract(a2 * b0, a0 * b2, out=out[..., 1])
+    np.subtract(a0 * b1, a1 * b0, out=out[..., 2])
+    return out

@@ -211,7 +211,7 @@ def momentum(kin: Kinematics, body: BodyModel) -> tuple[np.ndarray, np.ndarray]:
     c = center_of_mass(kin, body)
     v = linear / total
     spin = kin.inertia_times(kin.omega).sum(axis=1)
-    orbital = np.einsum("j,tjc->tc", m, np.cross(kin.com - c[:, None], kin.vel - v[:, None]))
+    orbital = np.einsum("j,tjc->tc", m, quat.cross(kin.com - c[:, None], kin.vel - v[:, None]))
     return linear, orbital + spin
 
 
@@ -231,7 +231,7 @@ def ground_wrench(kin: Kinematics, body: BodyModel) -> GroundWrench:
     """The :class:`GroundWrench` of a clip (Newton–Euler of the whole body)."""
     f = body.masses[:, None] * (kin.acc + G * body.up)
     spin = body_torques(kin)
-    moments = np.cross(kin.com, f) + spin
+    moments = quat.cross(kin.com, f) + spin
     return GroundWrench(f.sum(axis=1), moments.sum(axis=1), f, spin, moments)
 
 
@@ -246,7 +246,7 @@ def zmp_from_wrench(
     fh = force - fn[..., None] * up
     flag = fn < free_fall * weight
     safe = np.where(flag, 1.0, fn)[..., None]
-    p = (np.cross(up, moment) + ground * fh) / safe + ground * up
+    p = (quat.cross(up, moment) + ground * fh) / safe + ground * up
     return np.where(flag[..., None], np.nan, p), flag
 
 
@@ -416,13 +416,13 @@ def newton_euler(
     if feet is not None and len(feet):
         f_body, m_body = f_body.copy(), m_body.copy()
         np.subtract.at(f_body, (slice(None), feet), ground_forces)
-        np.subtract.at(m_body, (slice(None), feet), np.cross(ground_points, ground_forces))
+        np.subtract.at(m_body, (slice(None), feet), quat.cross(ground_points, ground_forces))
     # Each joint carries its subtree: f_j = Σ_k f_k and τ_j = Σ_k [n_k + (p_k − p_j) × f_k] over k in
     # j's subtree (n_k body k's moment about its joint p_k), i.e. Σ_k (moment of body k about the
     # origin) − p_j × f_j: two products with the ancestry matrix instead of a loop over the joints.
     below = ancestry(parents).astype(float)  # (J, J): [j, k] when k is in j's subtree
     forces = _per_joint(below, f_body)
-    torques = _per_joint(below, m_body) - np.cross(kin.joint_pos, forces)
+    torques = _per_joint(below, m_body) - quat.cross(kin.joint_pos, forces)
     return torques, forces
 
 
@@ -459,8 +459,8 @@ def inverse_dynamics(
     if least:
         grf, points, chosen = least_torque_split(kin, body, support, force, p, flag, torques, below, grf, points, split)
     ground = _per_joint(below.astype(float), grf)  # (J, B) @ (T, B, 3): the ground force under each joint
-    moment = _per_joint(below.astype(float), np.cross(points * body.unit, grf))
-    torques = torques - moment + np.cross(kin.joint_pos, ground)
+    moment = _per_joint(below.astype(float), quat.cross(points * body.unit, grf))
+    torques = torques - moment + quat.cross(kin.joint_pos, ground)
     return InverseDynamics(torques, forces - ground, grf, points, chosen)
 
 

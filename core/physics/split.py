@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import quaternion as quat
 from .support import hull_chain, hull_edges
 
 MU = 0.8  # static friction coefficient, shoe sole on a dry floor (module notes)
@@ -95,8 +96,8 @@ def torque_map(
     free: (N, K, 3) their moments without ground force; joint_pos (N, K, 3), zmp3 (N, 3) m; force
     (N, 3) N, the net ground force; basis (2, 3) ground axes; left (K,) bool: above the left leg.
     """
-    arm = np.cross(zmp3[:, None] - joint_pos, force[:, None])  # (p − pⱼ) × F
-    e = np.cross(basis[None], force[:, None]) * SCALE  # (N, 2, 3): eᵢ × F per unit of x
+    arm = quat.cross(zmp3[:, None] - joint_pos, force[:, None])  # (p − pⱼ) × F
+    e = quat.cross(basis[None], force[:, None]) * SCALE  # (N, 2, 3): eᵢ × F per unit of x
     cols = np.concatenate((arm[..., None], np.broadcast_to(e.transpose(0, 2, 1)[:, None], arm.shape + (2,))), -1)
     sign = np.where(left, -1.0, 1.0)[None, :, None, None]
     a = np.where(left[None, :, None], free, free - arm)

@@ -150,3 +150,11 @@ def test_to_euler_axes_recovers_one_and_two_axis_rotations_over_the_full_range()
     assert quat.to_euler_axes(one, "").shape == (200, 0)
     three = quat.from_euler(rng.uniform(-1, 1, (5, 3)), "ZXY", False)
     assert np.allclose(quat.to_euler_axes(three, "ZXY", False), quat.to_euler(three, "ZXY", False))
+
+
+@pytest.mark.parametrize("shapes", [((5, 3), (5, 3)), ((3,), (7, 3)), ((4, 6, 3), (4, 6, 3)), ((2, 1, 3), (1, 5, 3))])
+def test_cross_is_numpys_vector_product(shapes):
+    rng = np.random.default_rng(len(shapes[0]))
+    a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    assert np.array_equal(quat.cross(a, b), np.cross(a, b))
+    assert np.allclose(np.einsum("...c,...c->...", quat.cross(a, b), np.broadcast_to(a, quat.cross(a, b).shape)), 0)
