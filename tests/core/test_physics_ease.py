@@ -1,0 +1,71 @@
+"""The physics' planting contacts: anchors eased in and out at each contact span's ends
+(:func:`core.physics.solve.eased_anchors`), so a planted foot leaves and reaches its anchor at its path's
+velocity instead of stopping dead, except next to a flight (take-off and landing keep their pins)."""
+
+import numpy as np
+import pytest
+
+from core.contacts import contact_spans, detect_contacts
+from core.io.bvh import read_bvh
+from core.physics.solve import _plant, eased_anchors
+from tests.conftest import shared_file
+
+
+def jerk(motion) -> float:
+    """Mean |third difference| of every joint's world position (the physics report's jerk, per frame³)."""
+    return float(np.linalg.norm(np.diff(motion.world_positions(), 3, axis=0), axis=-1).mean())
+
+
+@pytest.fixture(scope="module")
+def walk():
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 241)).scaled(1.4)
+    return motion, detect_contacts(motion)
+
+
+def test_anchors_ease_only_at_span_ends_from_the_path_to_the_anchor(walk):
+    motion, contacts = walk
+    eased = eased_anchors(motion, contacts, 0.1)
+    n = round(0.1 * motion.fps)
+    pos = motion.world_positions()[:, contacts.joints]
+    changed = np.any(eased.anchors != contacts.anchors, axis=-1) & contacts.flags
+    eased_ends = 0
+    for i in range(len(contacts.joints)):
+        for a, b in contact_spans(contacts.flags[:, i]):
+            k = min(n, (b - a) // 2)
+            assert not changed[a + k : b - k, i].any()  # the middle of a span keeps its anchor
+            if b < motion.n_frames and k >= 1:  # a release (the walk has no flight): eased onto the path
+                eased_ends += 1
+                # distance to the path shrinks towards the span's end, distance to the anchor grows
+                to_path = np.linalg.norm(eased.anchors[b - k : b, i] - pos[b - k : b, i], axis=-1)
+                gone = np.linalg.norm(eased.anchors[b - k : b, i] - contacts.anchors[b - k : b, i], axis=-1)
+                full = np.linalg.norm(pos[b - k : b, i] - contacts.anchors[b - k : b, i], axis=-1)
+                np.testing.assert_array_less(to_path, full + 1e-9)
+                np.testing.assert_allclose(gone + to_path, full, atol=1e-9)  # on the segment anchor → path
+                assert to_path[-1] < 0.2 * full[-1] + 1e-9
+    assert eased_ends >= 3
+    assert eased_anchors(motion, contacts, 0.0) is contacts
+
+
+def test_eased_planting_adds_less_jerk_than_pinning(walk):
+    motion, contacts = walk
+    base = jerk(motion)
+    pinned = jerk(_plant(motion, contacts, hinge=True)) / base
+    eased = jerk(_plant(motion, eased_anchors(motion, contacts, 0.1), hinge=True)) / base
+    assert eased < pinned - 0.01
+
+
+def test_take_off_and_landing_keep_their_pins():
+    """CMU 01_01 (jumps): a contact end next to a frame with no foot in contact is not eased."""
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/01_01.bvh")).frames(slice(1, 500)).scaled(1.4)
+    contacts = detect_contacts(motion)
+    eased = eased_anchors(motion, contacts, 0.1)
+    supported = contacts.flags.any(axis=1)
+    m = round(0.2 * motion.fps)
+    flights = 0
+    for i in range(len(contacts.joints)):
+        for a, b in contact_spans(contacts.flags[:, i]):
+            if b < motion.n_frames and not supported[b : b + m].all():
+                flights += 1
+                last = slice(max(a, b - round(0.1 * motion.fps)), b)
+                np.testing.assert_array_equal(eased.anchors[last, i], contacts.anchors[last, i])
+    assert flights >= 2
