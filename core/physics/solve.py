@@ -231,15 +231,16 @@ class PhysicsOptions:
             raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
 
-def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, with_world: bool = False):
+def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, with_world: bool = False, legs=None):
     """:func:`~core.ik.plant.plant_feet` bending each leg in its own plane, or with ``hinge`` in its thigh's hinge
     plane where it is nearly straight (:func:`~core.ik.plant.hinge_pole`). The input's first planting takes the
     hinge: where a leg is nearly straight its own plane is noise, and on 05_01 that planting added 5.6 % to the
     clip's jerk (the result 1.065 of the input's; with the hinge 0.991, the other clips as they were or better).
     Every later planting keeps the plane the legs have by then: the hinge there too (1.001 on 05_01) left the
     jumps' ankles worse than the input on 4 frames and one frame of 02_01 over a limit. world, with_world: the
-    motion's forward kinematics when known; also return the result's (:func:`~core.ik.plant.plant_feet`)."""
-    return plant_feet(motion, contacts, hinge=hinge, world=world, with_world=with_world)
+    motion's forward kinematics when known; also return the result's; legs: the contact joints' limb chains when
+    known (:func:`~core.ik.plant.plant_feet`)."""
+    return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world)
 
 
 def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi: int) -> Motion:
@@ -470,6 +471,7 @@ class _Batch:
             self.to_local = quat.conjugate(self.world[1][:, parent])
         self.gap = max(1, round(PLANT_BLEND * ref.fps)) + 2 if plant else 0
         self.tiled: dict[int, Contacts] = {}
+        self.legs = [limb_chain(ref.skeleton, int(j)) for j in feet.joints] if plant else None  # planting's chains
         self.kin = kin if kin is not None and np.array_equal(kin.joint_rot, self.world[1]) else None
 
     def turned(self, world: tuple[np.ndarray, np.ndarray], e: int) -> tuple | None:
@@ -507,7 +509,7 @@ class _Batch:
                 anchors = np.zeros((e, span, *f.anchors.shape[1:]))
                 anchors[:, :t] = f.anchors
                 self.tiled[e] = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
-            moved, world = _plant(moved, self.tiled[e], world=world, with_world=True)
+            moved, world = _plant(moved, self.tiled[e], world=world, with_world=True, legs=self.legs)
         if not g:
             return moved, world
         keep = (np.arange(e * span) % span) < t
