@@ -228,8 +228,9 @@ class BalanceObjective:
         """The objective on the active sets (T,), (T, L): squared residuals plus regularisers."""
         za, ta = active
         g = self.goals
-        z = np.where(za[:, None], m.zmp, np.nan)
-        r = np.where(za[:, None], z - self.support.project(z, g.margin), 0.0)
+        f = np.flatnonzero(za)
+        r = np.zeros_like(m.zmp)
+        r[f] = m.zmp[f] - self.support.project(m.zmp[f], g.margin, f)
         excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / self.limits - (1.0 - g.torque_margin), 0.0)
         x = controls.ravel()
         weights = self.torque_weights(excess.shape)
@@ -244,7 +245,7 @@ class BalanceObjective:
         g, n, limits = self.goals, self.n, self.limits
         rows, rhs = [], []
         f = np.flatnonzero(za)
-        goal = self.support.project(np.where(za[:, None], m.zmp, np.nan), g.margin)[f]
+        goal = self.support.project(m.zmp[f], g.margin, f)
         for k in range(2):
             rows.append(_rows(index[f], jac[f, k], n))
             rhs.append(m.zmp[f, k] - goal[:, k])

@@ -255,9 +255,11 @@ class Support:
         """(T,) whether ground points (T, 2) are inside (:func:`polygon_query`'s flag, without the distances)."""
         return _inside(self.points, self.end, self.valid, q2)
 
-    def project(self, q2: np.ndarray, margin: float = 0.0) -> np.ndarray:
-        """:func:`project_inside` of ground points (T, 2)."""
-        return project_inside(self.points, self.end, self.valid, q2, margin)
+    def project(self, q2: np.ndarray, margin: float = 0.0, frames: np.ndarray | None = None) -> np.ndarray:
+        """:func:`project_inside` of ground points (T, 2), or with ``frames`` (F,) of points (F, 2) at those frames."""
+        if frames is None:
+            return project_inside(self.points, self.end, self.valid, q2, margin)
+        return project_inside(self.points[frames], self.end[frames], self.valid[frames], q2, margin)
 
     def hull(self, frame: int) -> np.ndarray:
         """(H, 2) ordered hull of one frame (empty without contact)."""
