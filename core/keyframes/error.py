@@ -229,7 +229,7 @@ def pose_points(motion: Motion, points: MeasuredPoints | None = None) -> np.ndar
             block = slice(start, min(start + CHUNK, part.stop))
             _points(motion.skeleton, motion.translations[block], motion.rotations[block], points, out[:, :, block])
 
-    halves(fill, motion.n_frames, least=1024)  # two halves of the frames at once (the same numbers: frame by frame)
+    halves(fill, motion.n_frames, least=2048)  # two halves of the frames at once (the same numbers: frame by frame)
     return out.transpose(2, 0, 1)
 
 
