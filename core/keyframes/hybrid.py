@@ -140,10 +140,10 @@ class _SegmentFits:
         # spans grouped by length: a stable sort of small integers (a radix sort for 16 bits)
         order = np.argsort(length.astype(np.int16 if len(counts) <= 1 << 15 else np.int32), kind="stable")
         ends = np.cumsum(counts)[exact]
-        flat = self._flat
+        windows = self._windows()
         for n, a, b in zip(exact.tolist(), (ends - counts[exact]).tolist(), ends.tolist()):
             rows = order[a:b]
-            y = flat[base[rows] + np.arange(n + 1)[:, None]]  # (n + 1, m) the spans' values, a column each
+            y = windows[base[rows], : n + 1].T  # (n + 1, m) the spans' values, a column each (each read as a run)
             if n <= RESIDUAL_ROWS:
                 r = self._residual(n) @ y
             else:
