@@ -80,8 +80,9 @@ def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndar
     dot = np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[1:], q[:-1])), 1.0)
     reach = point_reach(skeleton)[None, :]
     step = 2.0 * np.arccos(dot) * reach
-    big = (step > JUMP_FACTOR * np.median(step, axis=0)) & (step > floor * skeleton.size())
-    jumps = isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1) & big
+    median = np.median(step, axis=0)
+    big = (step > JUMP_FACTOR * median) & (step > floor * skeleton.size())
+    jumps = isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1, median=median) & big
     # a flick out and back (or back and forth for several frames): two big steps in a row whose
     # ends are close, which fast real motion (going on in one direction) is not
     across = 2.0 * np.arccos(np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[2:], q[:-2])), 1.0)) * reach
