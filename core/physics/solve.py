@@ -147,6 +147,9 @@ from .metrics import series as physics_series
 from .progress import as_progress
 from .support import to_ground
 from .ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
+from .unexplained import unexplained
+
+HOLD = 1e4  # deviation weight factor on frames the plans leave alone (the repair's pin at a window's ends)
 
 
 @dataclass
@@ -303,7 +306,11 @@ def _balance(
     (T, L) multiplies the torque term's weight per joint-frame of the limited joints; jacobian: an
     earlier plan's of a nearby motion to start from (:attr:`.balance.BalancePlan.jacobian`);
     vertical: the shift moves the body up and down too (``repair_vertical``); pin (T,): multiplies the
-    deviation weight per frame (large: the shift held at zero there)."""
+    deviation weight per frame (large: the shift held at zero there); frames the floor-and-feet model
+    cannot explain (:func:`.unexplained.unexplained`) are held too."""
+    hold = unexplained(ref_an, body, ref.fps)[0]
+    if hold.any():
+        pin = np.where(hold, HOLD, 1.0) * (1.0 if pin is None else pin)
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
@@ -853,6 +860,107 @@ def smoothstep_bump(half: int) -> np.ndarray:
     return x * x * (3 - 2 * x)
 
 
+GUARD_ROUNDS = 8  # rounds of the do-no-harm guard
+
+
+def _blend_back(motion: Motion, target: Motion, level: np.ndarray) -> Motion:
+    """``motion`` moved towards ``target`` by ``level`` (T,) per frame (0: as it is, 1: ``target``)."""
+    out = target.copy()
+    out.translations = motion.translations + level[:, None, None] * (target.translations - motion.translations)
+    out.rotations = quat.slerp(motion.rotations, target.rotations, level[:, None])
+    return out
+
+
+def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int) -> float:
+    """RMS change of the angular momentum over one flight phase, a share of its mean (the report's measure)."""
+    m = phase_momentum(an.kin, body, start, stop)
+    return float(
+        np.sqrt(np.mean(np.sum((m - m.mean(axis=0)) ** 2, axis=1))) / max(np.linalg.norm(m.mean(axis=0)), 1e-9)
+    )
+
+
+def _do_no_harm(
+    motion: Motion, an: Analysis, source: Motion, before: Analysis, contacts, feet, body, opts, measure: dict,
+    hold: np.ndarray,
+) -> tuple[Motion, Analysis]:  # fmt: skip
+    """The last step: the result never worse than its input (issue 16, "constraints are constraints").
+
+    Frames the floor-and-feet model cannot explain (``hold``, :func:`.unexplained.unexplained`) are
+    given back as they were in the input (``source``), faded in over
+    ``guard_width`` seconds outside them. Then, round by round (``GUARD_ROUNDS``), the frames still
+    worse than the input — over a torque limit and farther over than the input
+    (:func:`.metrics.torque_regressions`), or a flight phase whose angular momentum changes more than
+    the input's — are blended a quarter further back towards ``source`` (a smooth bump around a
+    frame, the whole phase with its bump-shaped edges for a flight, whose CoM is then put back on its
+    parabola: a shift leaves the momentum about the CoM as it is), until the frames over a limit are
+    no more than the input's, the worst |τ|/limit no higher, and no flight's momentum changes more.
+    A round is kept only when it lowers that shortfall. The feet are planted in proportion 1 − level
+    (planting can itself add torque on a landing: a frame given back entirely is the input's)."""
+    t = motion.n_frames
+    half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
+    bump = smoothstep_bump(half)
+    fps = motion.fps
+    ratio_in = torque_ratios(before.torques, body).max(axis=1)
+    count_in, worst_in = int((ratio_in > 1.0).sum()), float(ratio_in.max(initial=0.0))
+    phases = [(int(a), int(b)) for a, b in airborne(before) if a > 0 and b < t]
+    change_in = {p: _phase_momentum_change(before, body, *p) for p in phases}
+    root = state_joints(body, opts.spine_joints)[0]
+
+    def spread(mask: np.ndarray) -> np.ndarray:
+        """1 on ``mask``, the bump's flank outside it."""
+        out = mask.astype(float)
+        for f in np.flatnonzero(mask & ~np.roll(mask, 1) | mask & ~np.roll(mask, -1)):
+            lo, hi = max(f - half, 0), min(f + half + 1, t)
+            out[lo:hi] = np.maximum(out[lo:hi], bump[lo - f + half : hi - f + half])
+        return out
+
+    def shortfall(a: Analysis) -> tuple[float, list, list]:
+        ratio = torque_ratios(a.torques, body).max(axis=1)
+        flights = [p for p in phases if _phase_momentum_change(a, body, *p) > change_in[p] + 1e-3]
+        worse = torque_regressions(before, a, body)
+        excess = max(int((ratio > 1.0).sum()) - count_in, 0) + max(float(ratio.max(initial=0.0)) - worst_in, 0.0)
+        return excess + len(flights) + 1e-3 * len(worse), worse, flights
+
+    def realise(level: np.ndarray, flights: list) -> tuple[Motion, Analysis]:
+        trial = _blend_back(motion, source, level)
+        if flights:
+            a = analyse(trial, contacts, body, least=False, **measure)
+            shift = _flight_shift(a, body, fps, opts.flight_blend)
+            if shift is not None:
+                trial = _shift_root(trial, root, shift / body.unit)
+        if opts.plant:
+            trial = _blend_back(_plant(trial, feet), trial, level)
+        return trial, analyse(trial, contacts, body, **measure)
+
+    level = spread(hold) if hold.any() else np.zeros(t)
+    best, best_an, fixed = motion, an, []
+    if hold.any():
+        best, best_an = realise(level, fixed)
+    score, worse, flights = shortfall(best_an)
+    for _ in range(GUARD_ROUNDS):
+        if score <= 0:
+            break
+        want = np.zeros(t)
+        for w in worse:
+            f = w["frame"]
+            lo, hi = max(f - half, 0), min(f + half + 1, t)
+            want[lo:hi] = np.maximum(want[lo:hi], bump[lo - f + half : hi - f + half])
+        for a, b in flights:
+            span = np.zeros(t, dtype=bool)
+            span[a:b] = True
+            want = np.maximum(want, spread(span))
+        if not want.any():
+            break
+        trial_level = np.minimum(level + 0.25 * want, 1.0)
+        trial, trial_an = realise(trial_level, sorted(set(fixed) | set(flights)))
+        trial_score, trial_worse, trial_flights = shortfall(trial_an)
+        if trial_score >= score:
+            break
+        best, best_an, level, fixed = trial, trial_an, trial_level, sorted(set(fixed) | set(flights))
+        score, worse, flights = trial_score, trial_worse, trial_flights
+    return best, best_an
+
+
 def _final_flight(
     motion: Motion, an: Analysis, contacts, feet, body: BodyModel, opts: PhysicsOptions, measure: dict, rounds: int = 2
 ) -> tuple[Motion, Analysis]:
@@ -991,6 +1099,8 @@ def physics_retarget(
         searched: set = set()
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
+        hold, unexplained_spans = unexplained(before, body, motion.fps)
+        out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
     seconds = time.perf_counter() - start
     after = an
     rep = {
@@ -1007,6 +1117,7 @@ def physics_retarget(
             }
             for c in torque_causes(after, body, window_half(opts.smooth, motion.fps, 3), opts.free_fall)
         ],
+        "unexplained": unexplained_spans,
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),
