@@ -138,7 +138,7 @@ from .metrics import (
     ballistic_bridge,
     ballistic_fit,
     changed_frames,
-    flight_phases,
+    flights,
     report,
     torque_causes,
     torque_regressions,
@@ -619,12 +619,8 @@ def _keys(n_frames: int, fps: float, rate: float) -> tuple[np.ndarray, int]:
 
 
 def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
-    """(S, 2) flight phases that are real flights: no contact and, on most frames, a vertical
-    ground force under the free-fall threshold (a foot lost by contact detection in a dance
-    is not a jump)."""
-    phases = flight_phases(an.support.any, min_frames)
-    real = [an.free_fall[a:b].mean() >= 0.5 for a, b in phases]
-    return phases[np.array(real, dtype=bool)] if len(phases) else phases
+    """(S, 2) flight phases that are real flights (:func:`.metrics.flights`)."""
+    return flights(an.support.any, an.free_fall, min_frames)
 
 
 def _with_tails(d: np.ndarray, start: int, stop: int, t: int, n: int) -> np.ndarray:
@@ -886,78 +882,78 @@ def _do_no_harm(
     """The last step: the result never worse than its input (issue 16, "constraints are constraints").
 
     Frames the floor-and-feet model cannot explain (``hold``, :func:`.unexplained.unexplained`) are
-    given back as they were in the input (``source``), faded in over
-    ``guard_width`` seconds outside them. Then, round by round (``GUARD_ROUNDS``), the frames still
-    worse than the input — over a torque limit and farther over than the input
-    (:func:`.metrics.torque_regressions`), or a flight phase whose angular momentum changes more than
-    the input's — are blended a quarter further back towards ``source`` (a smooth bump around a
-    frame, the whole phase with its bump-shaped edges for a flight, whose CoM is then put back on its
-    parabola: a shift leaves the momentum about the CoM as it is), until the frames over a limit are
-    no more than the input's, the worst |τ|/limit no higher, and no flight's momentum changes more.
-    A round is kept only when it lowers that shortfall. The feet are planted in proportion 1 − level
-    (planting can itself add torque on a landing: a frame given back entirely is the input's)."""
+    given back as they were in the input (``source``). Then, round by round (``GUARD_ROUNDS``),
+    while the result has more frames over a torque limit than the input, a higher worst |τ|/limit
+    or a flight phase whose angular momentum changes more than the input's, the frames over a
+    limit and farther over than the input (:func:`.metrics.torque_regressions`) and those flight
+    phases are given back too — each with one derivative half-window either side, so the torques
+    measured there are the input's, and a smoothstep ramp of ``guard_width`` seconds beyond (a
+    shorter one's accelerations put the ramp itself over a limit: 0.15 s raised 05_18's worst
+    ratio 2.61 → 2.91; putting a given-back flight's CoM on its parabola raised its take-off's).
+    The best round is kept (fewest frames over a limit beyond the input's, then the worst
+    ratio's excess, then flights). The feet are planted in proportion 1 − level: planting can
+    itself add torque on a landing, and a frame given back entirely is the input's."""
     t = motion.n_frames
-    half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
-    bump = smoothstep_bump(half)
     fps = motion.fps
+    ramp = max(int(round(opts.guard_width * fps)), 2)
+    reach = window_half(opts.smooth, fps, 3) if opts.smooth > 0 else 1
     ratio_in = torque_ratios(before.torques, body).max(axis=1)
     count_in, worst_in = int((ratio_in > 1.0).sum()), float(ratio_in.max(initial=0.0))
     phases = [(int(a), int(b)) for a, b in airborne(before) if a > 0 and b < t]
     change_in = {p: _phase_momentum_change(before, body, *p) for p in phases}
-    root = state_joints(body, opts.spine_joints)[0]
+    up = smoothstep_bump(ramp)[:ramp]  # rising flank, 0 < … < 1
 
-    def spread(mask: np.ndarray) -> np.ndarray:
-        """1 on ``mask``, the bump's flank outside it."""
-        out = mask.astype(float)
-        for f in np.flatnonzero(mask & ~np.roll(mask, 1) | mask & ~np.roll(mask, -1)):
-            lo, hi = max(f - half, 0), min(f + half + 1, t)
-            out[lo:hi] = np.maximum(out[lo:hi], bump[lo - f + half : hi - f + half])
+    def spread(mask: np.ndarray, pad: int) -> np.ndarray:
+        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond."""
+        grown = mask.copy()
+        for f in np.flatnonzero(mask):
+            grown[max(f - pad, 0) : f + pad + 1] = True
+        out = grown.astype(float)
+        for f in np.flatnonzero(grown & ~np.roll(grown, 1)):  # a rise into the grown span at f
+            lo = max(f - ramp, 0)
+            out[lo:f] = np.maximum(out[lo:f], up[ramp - (f - lo) :])
+        for f in np.flatnonzero(grown & ~np.roll(grown, -1)):  # a fall after f
+            hi = min(f + 1 + ramp, t)
+            out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
         return out
 
-    def shortfall(a: Analysis) -> tuple[float, list, list]:
+    def shortfall(a: Analysis) -> tuple[tuple, list, list]:
         ratio = torque_ratios(a.torques, body).max(axis=1)
         flights = [p for p in phases if _phase_momentum_change(a, body, *p) > change_in[p] + 1e-3]
-        worse = torque_regressions(before, a, body)
-        excess = max(int((ratio > 1.0).sum()) - count_in, 0) + max(float(ratio.max(initial=0.0)) - worst_in, 0.0)
-        return excess + len(flights) + 1e-3 * len(worse), worse, flights
+        score = (max(int((ratio > 1.0).sum()) - count_in, 0), max(float(ratio.max(initial=0.0)) - worst_in, 0.0),
+                 len(flights))  # fmt: skip
+        return score, torque_regressions(before, a, body), flights
 
-    def realise(level: np.ndarray, flights: list) -> tuple[Motion, Analysis]:
+    def realise(level: np.ndarray) -> tuple[Motion, Analysis]:
         trial = _blend_back(motion, source, level)
-        if flights:
-            a = analyse(trial, contacts, body, least=False, **measure)
-            shift = _flight_shift(a, body, fps, opts.flight_blend)
-            if shift is not None:
-                trial = _shift_root(trial, root, shift / body.unit)
         if opts.plant:
             trial = _blend_back(_plant(trial, feet), trial, level)
         return trial, analyse(trial, contacts, body, **measure)
 
-    level = spread(hold) if hold.any() else np.zeros(t)
-    best, best_an, fixed = motion, an, []
+    level = np.zeros(t)
+    best, best_an = motion, an
     if hold.any():
-        best, best_an = realise(level, fixed)
+        level = spread(hold, 0)
+        best, best_an = realise(level)
     score, worse, flights = shortfall(best_an)
+    current = (score, worse, flights)
     for _ in range(GUARD_ROUNDS):
-        if score <= 0:
+        if not any(current[0]):
             break
-        want = np.zeros(t)
-        for w in worse:
-            f = w["frame"]
-            lo, hi = max(f - half, 0), min(f + half + 1, t)
-            want[lo:hi] = np.maximum(want[lo:hi], bump[lo - f + half : hi - f + half])
-        for a, b in flights:
+        give = np.zeros(t, dtype=bool)
+        give[[w["frame"] for w in current[1]]] = True
+        want = spread(give, reach) if give.any() else np.zeros(t)
+        for a, b in current[2]:
             span = np.zeros(t, dtype=bool)
             span[a:b] = True
-            want = np.maximum(want, spread(span))
-        if not want.any():
+            want = np.maximum(want, spread(span, 0))
+        if not (want > level + 1e-9).any():
             break
-        trial_level = np.minimum(level + 0.25 * want, 1.0)
-        trial, trial_an = realise(trial_level, sorted(set(fixed) | set(flights)))
-        trial_score, trial_worse, trial_flights = shortfall(trial_an)
-        if trial_score >= score:
-            break
-        best, best_an, level, fixed = trial, trial_an, trial_level, sorted(set(fixed) | set(flights))
-        score, worse, flights = trial_score, trial_worse, trial_flights
+        level = np.maximum(level, want)
+        trial, trial_an = realise(level)
+        current = shortfall(trial_an)
+        if current[0] < score:
+            best, best_an, score = trial, trial_an, current[0]
     return best, best_an
 
 
