@@ -87,7 +87,7 @@ def test_do_no_harm_gives_back_frames_made_worse():
     t = np.arange(motion.n_frames)
     window = np.clip(np.sin(np.pi * (t - 60) / 40), 0, None) * ((t >= 60) & (t <= 100))
     arm = 1.5 * window * np.sin(2 * np.pi * 2 * t / FPS)
-    synthetic._set(result, "LeftArm", synthetic._angles(arm, 0.0, 1.25, motion.n_frames))
+    synthetic._set(result, "LeftArm", synthetic._angles(0.0, arm, 1.25, motion.n_frames))
     result.translations[:, hips, 0] += 0.002 * np.sin(2 * np.pi * t / 240)  # a harmless change everywhere
     res_an = analyse(result, toes, body, **measure)
     r_in = torque_ratios(before.torques, body).max(axis=1)
