@@ -118,7 +118,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..blas import one_blas_thread
-from ..contacts import Contacts, detect_contacts
+from ..contacts import Contacts, detect_contacts, leash_anchors
 from ..ik.plant import BLEND as PLANT_BLEND
 from ..ik.plant import placement_joint, plant_feet
 from ..kinematics import forward_kinematics
@@ -149,6 +149,7 @@ from .support import to_ground
 from .ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
 from .unexplained import unexplained
 
+LEASH = 0.06  # stature shares a foot may slide from its contact's anchor before planting lets the anchor follow
 HOLD = 1e4  # deviation weight factor on frames the plans leave alone (the repair's pin at a window's ends)
 
 
@@ -306,9 +307,12 @@ def _balance(
     (T, L) multiplies the torque term's weight per joint-frame of the limited joints; jacobian: an
     earlier plan's of a nearby motion to start from (:attr:`.balance.BalancePlan.jacobian`);
     vertical: the shift moves the body up and down too (``repair_vertical``); pin (T,): multiplies the
-    deviation weight per frame (large: the shift held at zero there); frames the floor-and-feet model
-    cannot explain (:func:`.unexplained.unexplained`) are held too."""
-    hold = unexplained(ref_an, body, ref.fps)[0]
+    deviation weight per frame (large: the shift held at zero there); stretches without contact that
+    do not fall (:func:`.unexplained.unexplained`: held by the hands or equipment) are held too,
+    instead of the flight regulariser carrying the shift across them (on CMU 01_14 it carried 30 cm
+    back over 1.4 s of sitting). Not its ZMP runs beyond the feet: a reference's flight shift and the
+    repair's windows make their own at take-offs (the final guard gives the input's back)."""
+    hold = unexplained(ref_an, body, ref.fps, reach=np.inf)[0]  # held, not flying (a reference's ZMP runs are its own)
     if hold.any():
         pin = np.where(hold, HOLD, 1.0) * (1.0 if pin is None else pin)
     sup = ref_an.support
@@ -1042,7 +1046,7 @@ def physics_retarget(
     step = as_progress(progress)
     start = time.perf_counter()
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
-        feet = contacts
+        feet = leash_anchors(contacts, motion.world_positions(), LEASH * body.height / body.unit)
         contacts = with_toes(motion, contacts) if opts.toes else contacts
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
