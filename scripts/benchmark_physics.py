@@ -166,7 +166,9 @@ def markdown(results: dict) -> str:
         spans = r.get("unexplained", [])
         if spans:
             text = "; ".join(f"{u['start']}–{u['stop'] - 1}: {u['reason']}" for u in spans)
-            lines.append(f"\n{name}: frames the floor-and-feet model cannot explain (left as they were): {text}")
+            lines.append(
+                f"\n{name}: frames the floor-and-feet model cannot explain (held ones kept as captured): {text}"
+            )
     for name, r in results.items():
         worse = r.get("torque_worse", [])
         if worse:

@@ -183,7 +183,7 @@ def apply_physics(
         (a + u["start"], a + u["stop"], u) for (a, _b), r in zip(solved, reports) for u in r.get("unexplained", [])
     ]
     if unexplained:
-        notes.append("frames the floor-and-feet model cannot explain, left as retargeted: "
+        notes.append("frames the floor-and-feet model cannot explain (those held off the floor kept as retargeted): "
                      + "; ".join(f"{lo + first_frame}–{hi - 1 + first_frame} ({u['reason']})" for lo, hi, u in unexplained[:4])
                      + (f" and {len(unexplained) - 4} more" if len(unexplained) > 4 else ""))  # fmt: skip
     figures = {

@@ -84,6 +84,18 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    two, the clip edge), on the dance 2 → 0, on the jumps 20 → 7 (the four worse than the input
    among them fixed).
 
+9. Do no harm (:func:`_do_no_harm`): frames the floor-and-feet model cannot explain
+   (:mod:`.unexplained`: a stretch without foot contact that does not fall — held by the hands or
+   equipment; a ZMP run farther outside the feet than a shift near the motion can bring back) are
+   named in the report; the held ones are held by every plan (their shift pinned at zero, where the
+   flight regulariser used to carry a landing's shift back across them linearly: on CMU 01_14, 30 cm
+   over 1.4 s of sitting, 8.4 % mean deviation) and given back as captured. Then, while the result
+   has more frames over a torque limit than the input, a higher worst ratio or a flight whose angular
+   momentum changes more, frames made worse are given back to the input (whole derivative windows,
+   0.3 s smoothstep ramps) until it has not. Contacts: a foot sliding more than ``LEASH`` of the
+   stature from its span's anchor (a pivot, a shuffle under the speed threshold) is planted on a
+   leash instead (:func:`core.contacts.leash_anchors`; on CMU 06_12 planting dragged a foot 36 cm).
+
 Speed: the plans' Jacobians dominate. Each is C·D finite-difference columns (C colours, D = 2),
 realised and measured in batches (:class:`_Batch`: the copies one after another, planted in one
 call, analysed with ``clips``), and a plan computes one Jacobian for all its Gauss–Newton steps
@@ -1066,7 +1078,9 @@ def physics_retarget(
     ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
     ``searched`` (the torque repair looked around it and found no motion that keeps the other
     constraints with it under its limits) and ``bound`` (:func:`.feasibility.landing_bound`'s reason,
-    with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven").
+    with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven"), and
+    ``unexplained``: the stretches the floor-and-feet model cannot explain (:func:`.unexplained.unexplained`:
+    ``start``, ``stop``, ``kind``, ``reason``; held ones given back as they were).
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
