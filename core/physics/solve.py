@@ -314,6 +314,7 @@ def _balance(
     vertical: bool = False,
     pin: np.ndarray | None = None,
     least: bool = True,
+    hold: np.ndarray | None = None,
 ) -> tuple[Motion, BalancePlan]:
     """The balance plan of ``ref`` (module step 2) and the motion that realises it; torque_boost
     (T, L) multiplies the torque term's weight per joint-frame of the limited joints; jacobian: an
@@ -322,9 +323,13 @@ def _balance(
     deviation weight per frame (large: the shift held at zero there); stretches without contact that
     do not fall (:func:`.unexplained.unexplained`: held by the hands or equipment) are held too,
     instead of the flight regulariser carrying the shift across them (on CMU 01_14 it carried 30 cm
-    back over 1.4 s of sitting). Not its ZMP runs beyond the feet: a reference's flight shift and the
-    repair's windows make their own at take-offs (the final guard gives the input's back)."""
-    hold = unexplained(ref_an, body, ref.fps, reach=np.inf)[0]  # held, not flying (a reference's ZMP runs are its own)
+    back over 1.4 s of sitting). hold (T,): the frames to hold instead — the input's unexplained ones,
+    ZMP runs beyond the feet too (held, the plans no longer shift a whole stretch for a ZMP they cannot
+    bring in: CMU 06_14's frames over a limit 17 → 5 where the final guard had to give back 17 → 17);
+    a reference's own ZMP runs are not the input's (its flight shift and the repair's windows make
+    some at take-offs), so without ``hold`` only the held stretches are detected on it."""
+    if hold is None:  # held, not flying (a reference's ZMP runs are its own: the input's come as ``hold``)
+        hold = unexplained(ref_an, body, ref.fps, reach=np.inf)[0]
     if hold.any():
         pin = np.where(hold, HOLD, 1.0) * (1.0 if pin is None else pin)
     sup = ref_an.support
@@ -1029,7 +1034,7 @@ PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
 
 
 def _pass(
-    motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress
+    motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress, hold=None
 ) -> tuple[Motion, _Filter]:
     """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass
     done, reported after every evaluation of the clip."""
@@ -1042,7 +1047,7 @@ def _pass(
         ref_an = analyse(ref, contacts, body, **measure)
         step(0.01)
     if opts.balance or opts.torques:
-        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, step.span(0.01, PLAN_SHARE))
+        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, step.span(0.01, PLAN_SHARE), hold=hold)
         ref_an = analyse(ref, contacts, body, **measure)
     step(PLAN_SHARE)
     goals = _Goals(ref, ref_an, contacts, body, opts, an.kin.joint_pos / body.unit)
@@ -1094,6 +1099,7 @@ def physics_retarget(
         contacts = with_toes(motion, contacts) if opts.toes else contacts
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        hold, unexplained_spans = unexplained(before, body, motion.fps)  # the plans hold these frames
         step(0.01)
         measure["ground"] = before.support.ground
         keys, stride = _keys(motion.n_frames, motion.fps, opts.key_rate)
@@ -1109,7 +1115,7 @@ def physics_retarget(
         step(0.02)
         for k in range(passes):
             part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
-            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98))
+            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
             if opts.plant:
                 out = _plant(out, feet)
                 part(0.99)
@@ -1125,12 +1131,22 @@ def physics_retarget(
             ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
             worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost)
+            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost, hold=hold)
             an = analyse(out, contacts, body, **measure)
             if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
                 # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
                 again, _ = _balance(
-                    out, an, contacts, feet, body, final, measure, step.span(0.95, 0.99), boost, last.jacobian
+                    out,
+                    an,
+                    contacts,
+                    feet,
+                    body,
+                    final,
+                    measure,
+                    step.span(0.95, 0.99),
+                    boost,
+                    last.jacobian,
+                    hold=hold,
                 )
                 again_an = analyse(again, contacts, body, **measure)
                 was, now = report(an, body, out), report(again_an, body, again)
@@ -1143,7 +1159,6 @@ def physics_retarget(
         searched: set = set()
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
-        unexplained_spans = unexplained(before, body, motion.fps)[1]
         out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, unexplained_spans)
     seconds = time.perf_counter() - start
     after = an
