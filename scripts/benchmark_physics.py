@@ -113,6 +113,7 @@ def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "torque_worse": rep["torque_worse"],
         "torque_causes": rep["torque_causes"],
+        "unexplained": rep["unexplained"],
         "after_worst_joint_ratios": {
             body.skeleton.names[j]: float(ratios[:, j].max()) for j in np.flatnonzero(ratios.max(axis=0) > 1.0)
         },
@@ -161,6 +162,13 @@ def markdown(results: dict) -> str:
                 lines.append(
                     f"\n{name}: feasibility (core/physics/feasibility.py, 1.5 % of the stature per joint): {verdicts}"
                 )
+    for name, r in results.items():
+        spans = r.get("unexplained", [])
+        if spans:
+            text = "; ".join(f"{u['start']}–{u['stop'] - 1}: {u['reason']}" for u in spans)
+            lines.append(
+                f"\n{name}: frames the floor-and-feet model cannot explain (held ones kept as captured): {text}"
+            )
     for name, r in results.items():
         worse = r.get("torque_worse", [])
         if worse:
