@@ -22,7 +22,7 @@ Detection rule (every threshold comes from the clip itself, so it works in any u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -126,6 +126,26 @@ def span_anchors(positions: np.ndarray, flags: np.ndarray) -> np.ndarray:
     for start, stop in contact_spans(flags):
         anchors[start:stop] = np.median(positions[start:stop], axis=0)
     return anchors
+
+
+def leash_anchors(contacts: Contacts, positions: np.ndarray, slack: float) -> Contacts:
+    """``contacts`` whose anchors follow a foot that slides farther than ``slack`` from them.
+
+    A pivot or a shuffle (a foot turning or sliding on the floor slower than the speed threshold)
+    stays one contact span whose median anchor can lie far from the foot: planting the foot there
+    drags it across the floor (CMU 06_12: a 5 s span, the foot 36 cm from its anchor, the physics
+    result 6–9 % of the stature away from the capture). Here the horizontal part of the anchor is
+    moved towards the joint until it is at most ``slack`` away (a leash: the same anchor while the
+    joint is within ``slack``, continuous beyond); heights are kept. positions: (T, J, 3) world
+    positions of the motion (scene units); slack: scene units. Returns new :class:`Contacts`.
+    """
+    pos = np.asarray(positions, dtype=float)[:, contacts.joints]
+    up = contacts.up
+    d = pos - contacts.anchors
+    d -= (d @ up)[..., None] * up
+    dist = np.linalg.norm(d, axis=-1)
+    pull = np.where(contacts.flags & (dist > slack), 1.0 - slack / np.maximum(dist, 1e-300), 0.0)
+    return replace(contacts, anchors=contacts.anchors + pull[..., None] * np.nan_to_num(d))
 
 
 def height_and_speed(positions: np.ndarray, up: np.ndarray, fps: float, smooth: float) -> tuple[np.ndarray, np.ndarray]:

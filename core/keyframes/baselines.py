@@ -41,7 +41,7 @@ def simplify_keys(motion: Motion, count: int) -> np.ndarray:
     count = int(np.clip(count, 1 if n == 1 else 2, n))
     if n == 1:
         return np.array([0])
-    x = pose_points(motion).reshape(n, -1)
+    x = np.ascontiguousarray(pose_points(motion).reshape(n, -1))  # frames as rows (pose_points lays them last)
     splits = count - 2
     a, b = np.array([0]), np.array([n - 1])
     a, b = a[b - a >= 2], b[b - a >= 2]  # a segment without an inner frame is never split

@@ -31,11 +31,19 @@ def fit_handles(values: np.ndarray, keys: np.ndarray, smoothing: float = 1e-6) -
         return np.zeros((0, values.shape[1])), np.zeros((0, values.shape[1]))
     a, b = keys[:-1], keys[1:]
     ya, yb = values[a], values[b]
-    frames = np.arange(values.shape[0])
-    seg = np.clip(np.searchsorted(keys, frames, side="right") - 1, 0, len(keys) - 2)
-    s = (frames - a[seg]) / (b[seg] - a[seg])
-    b1, b2 = 3 * (1 - s) ** 2 * s, 3 * (1 - s) * s**2
-    residual = values - ((1 - s) ** 3)[:, None] * ya[seg] - (s**3)[:, None] * yb[seg]
+    n_frames = values.shape[0]
+    frames = np.arange(n_frames)
+    lengths = np.diff(keys)
+    if keys[0] >= 0 and keys[-1] < n_frames and lengths.min() >= 0:  # each frame's segment, laid out in order
+        seg = np.concatenate((np.zeros(keys[0], dtype=np.intp), np.repeat(np.arange(len(a)), lengths),
+                              np.full(n_frames - keys[-1], len(a) - 1)))  # fmt: skip
+    else:
+        seg = np.clip(np.searchsorted(keys, frames, side="right") - 1, 0, len(keys) - 2)
+    start = a[seg]
+    s = (frames - start) / (b[seg] - start)
+    t = 1 - s
+    b1, b2 = 3 * t**2 * s, 3 * t * s**2
+    residual = values - (t * t * t)[:, None] * ya[seg] - (s * s * s)[:, None] * yb[seg]  # cubes: products, not pow
     # the straight line's handles, the ridge's anchor
     line1, line2 = ya + (yb - ya) / 3.0, ya + 2.0 * (yb - ya) / 3.0
     n = len(keys) - 1

@@ -123,7 +123,8 @@ def plan_channels(
     targets = rebuilt_channel_values(rebuilt, layout, sparse, keys)
     if budget is None:
         return pose_key_plan(motion, layout, sparse, targets, keys, rebuilt, fitted, follow, caps)
-    dense = np.stack([targets[k] for k in names], axis=1)
+    curves = np.stack([targets[k] for k in names])  # (C, T): a channel's frames contiguous, as the passes read them
+    dense = curves.T
     locked = None if forced is None or not len(forced) else np.searchsorted(keys, forced)
     pins = None
     if pinned:
@@ -134,7 +135,7 @@ def plan_channels(
                              caps=cap, pinned=pins, tick=tick)  # fmt: skip
     if fitted:  # every channel's handles in one fit: the curves end to end, each its own keys
         n = len(dense)
-        h1, h2 = fit_handles(dense.T.reshape(-1, 1), np.concatenate([c * n + kk for c, kk in enumerate(kept)]))
+        h1, h2 = fit_handles(curves.reshape(-1, 1), np.concatenate([c * n + kk for c, kk in enumerate(kept)]))
         ends = np.cumsum([len(kk) for kk in kept])  # segment ends[c] − 1 joins channel c to c + 1: not a curve's
     plan = {}
     for i, k in enumerate(names):
@@ -142,7 +143,7 @@ def plan_channels(
         if fitted:
             first = ends[i] - len(kept[i])
             handles = (h1[first : ends[i] - 1, 0], h2[first : ends[i] - 1, 0])
-        plan[k] = ChannelKeys(kept[i], dense[kept[i], i], handles)
+        plan[k] = ChannelKeys(kept[i], curves[i, kept[i]], handles)
     return plan
 
 

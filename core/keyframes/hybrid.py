@@ -33,6 +33,7 @@ STILL = 1e-9  # a channel moving the points this share of the most any channel d
 RAGGED_FRAMES = 5000  # the other spans of a call: laid end to end up to this many frames, else padded
 PADDED_CALL = 16384  # padded span frames that cost as much as a call of _SegmentFits._padded_errors
 RESIDUAL_ROWS = 48  # spans up to this length: their residual as one matrix product (see _SegmentFits)
+SHARED_BASIS = 256  # span lengths up to this: their fit tables kept for the session (a few MB at most)
 
 
 def point_reach(skeleton: Skeleton) -> np.ndarray:
@@ -79,8 +80,9 @@ def bone_jumps(motion: Motion, floor: float = 0.01) -> tuple[np.ndarray, np.ndar
     dot = np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[1:], q[:-1])), 1.0)
     reach = point_reach(skeleton)[None, :]
     step = 2.0 * np.arccos(dot) * reach
-    big = (step > JUMP_FACTOR * np.median(step, axis=0)) & (step > floor * skeleton.size())
-    jumps = isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1) & big
+    median = np.median(step, axis=0)
+    big = (step > JUMP_FACTOR * median) & (step > floor * skeleton.size())
+    jumps = isolated_steps(step, JUMP_FACTOR, JUMP_ISOLATION, window=1, median=median) & big
     # a flick out and back (or back and forth for several frames): two big steps in a row whose
     # ends are close, which fast real motion (going on in one direction) is not
     across = 2.0 * np.arccos(np.minimum(np.abs(np.einsum("tjc,tjc->tj", q[2:], q[:-2])), 1.0)) * reach
@@ -115,8 +117,10 @@ class _SegmentFits:
         self.ridge = ridge
         self.linear = linear  # straight segments (LINEAR keys) instead of fitted Bezier ones
         self._flat = np.ascontiguousarray(columns).ravel()
-        self._bases: dict[int, tuple] = {}
-        self._residuals: dict[int, np.ndarray] = {}
+        # the tables of a span length depend on the length, ridge and kind only: kept for the session
+        self._bases: dict[int, tuple] = _BASES.setdefault((ridge, linear), {})
+        self._residuals: dict[int, np.ndarray] = _RESIDUALS.setdefault((ridge, linear), {})
+        self._long_bases: dict[int, tuple] = {}  # lengths over SHARED_BASIS: rarer and larger, this pass's only
         self._window_view: np.ndarray | None = None  # see _windows
 
     def errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
@@ -137,10 +141,10 @@ class _SegmentFits:
         # spans grouped by length: a stable sort of small integers (a radix sort for 16 bits)
         order = np.argsort(length.astype(np.int16 if len(counts) <= 1 << 15 else np.int32), kind="stable")
         ends = np.cumsum(counts)[exact]
-        flat = self._flat
+        windows = self._windows()
         for n, a, b in zip(exact.tolist(), (ends - counts[exact]).tolist(), ends.tolist()):
             rows = order[a:b]
-            y = flat[base[rows] + np.arange(n + 1)[:, None]]  # (n + 1, m) the spans' values, a column each
+            y = windows[base[rows], : n + 1].T  # (n + 1, m) the spans' values, a column each (each read as a run)
             if n <= RESIDUAL_ROWS:
                 r = self._residual(n) @ y
             else:
@@ -183,29 +187,36 @@ class _SegmentFits:
             if not self.linear:
                 fit[:, 2:] = to_handles
                 fit[[0, n], 2:] += ends_to_handles
-            self._residuals[n] = np.ascontiguousarray((np.eye(n + 1) - fit @ basis).T)
+            residual = np.ascontiguousarray((np.eye(n + 1) - fit @ basis).T)
+            residual.setflags(write=False)
+            self._residuals[n] = residual
         return self._residuals[n]
 
     def _basis(self, n: int) -> tuple:
         """For spans of length n: the basis (2 or 4, n + 1) — (1−s, s) for lines, else (1−s)³, s³ and
         the two handle polynomials — and for Bezier spans the maps from the values (n + 1, 2) and from
         the two end values (2, 2) to the least-squares handles (the ridge included, as in :meth:`_ragged_errors`)."""
-        if n in self._bases:
-            return self._bases[n]
+        known = self._bases.get(n) or self._long_bases.get(n)
+        if known is not None:
+            return known
         s = np.arange(n + 1) / n
         t = 1.0 - s
         if self.linear:
-            self._bases[n] = (np.stack((t, s)), None, None)
-            return self._bases[n]
-        b1, b2, t3, s3 = 3.0 * t * t * s, 3.0 * t * s * s, t * t * t, s * s * s
-        ridge = self.ridge
-        m11, m12, m22 = b1 @ b1 + ridge, b1 @ b2, b2 @ b2 + ridge
-        inverse = np.array([[m22, -m12], [-m12, m11]]) / (m11 * m22 - m12 * m12)
-        # right-hand sides: y·b − y_a (t³·b) − y_b (s³·b) + ridge × the straight line's handle
-        from_ends = np.array([[ridge * 2 / 3 - t3 @ b1, ridge / 3 - t3 @ b2],
-                              [ridge / 3 - s3 @ b1, ridge * 2 / 3 - s3 @ b2]])  # fmt: skip
-        self._bases[n] = (np.stack((t3, s3, b1, b2)), np.stack((b1, b2), axis=1) @ inverse.T, from_ends @ inverse.T)
-        return self._bases[n]
+            tables = (np.stack((t, s)), None, None)
+        else:
+            b1, b2, t3, s3 = 3.0 * t * t * s, 3.0 * t * s * s, t * t * t, s * s * s
+            ridge = self.ridge
+            m11, m12, m22 = b1 @ b1 + ridge, b1 @ b2, b2 @ b2 + ridge
+            inverse = np.array([[m22, -m12], [-m12, m11]]) / (m11 * m22 - m12 * m12)
+            # right-hand sides: y·b − y_a (t³·b) − y_b (s³·b) + ridge × the straight line's handle
+            from_ends = np.array([[ridge * 2 / 3 - t3 @ b1, ridge / 3 - t3 @ b2],
+                                  [ridge / 3 - s3 @ b1, ridge * 2 / 3 - s3 @ b2]])  # fmt: skip
+            tables = (np.stack((t3, s3, b1, b2)), np.stack((b1, b2), axis=1) @ inverse.T, from_ends @ inverse.T)
+        for table in tables:
+            if table is not None:
+                table.setflags(write=False)
+        (self._bases if n <= SHARED_BASIS else self._long_bases)[n] = tables  # the longer ones: this call's
+        return tables
 
     def _ragged_errors(self, channel: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
         """:meth:`errors` of spans of any lengths n at once, their frames laid end to end (no padding):
@@ -339,6 +350,8 @@ class _SegmentFits:
         return table
 
 
+_BASES: dict[tuple, dict[int, tuple]] = {}  # (ridge, linear) → span length → _SegmentFits._basis (read-only)
+_RESIDUALS: dict[tuple, dict[int, np.ndarray]] = {}  # (ridge, linear) → span length → _SegmentFits._residual
 _NORMALS: dict[
     float, np.ndarray
 ] = {}  # ridge → (7, N) the basis sums of _SegmentFits._normal per span length, NaN unknown
@@ -420,8 +433,8 @@ def drop_channel_keys(
     free = free[keep.ravel()[free]]
     if len(free):  # every free key's span is the same on each curve: fitted across the curves at once
         c, i = np.divmod(free, n_keys)
-        moving, column = np.unique(c, return_inverse=True)
-        at, row = np.unique(i, return_inverse=True)
+        moving, column = _present(c, n_channels)
+        at, row = _present(i, n_keys)
         shared = fits.shared_errors(keys[at - 1], keys[at + 1], moving)
         cost[free] = shared[row, column] * levers[c]
     live = free  # the keys still kept and free to go (ascending): costs are finite there only
@@ -485,6 +498,16 @@ def drop_channel_keys(
         if len(touched):
             refit(touched)
     return [keys[keep[c]] for c in range(n_channels)]
+
+
+def _present(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of integers in [0, size), by a table instead of a sort."""
+    seen = np.zeros(size, dtype=bool)
+    seen[values] = True
+    present = np.flatnonzero(seen)
+    rank = np.empty(size, dtype=np.intp)
+    rank[present] = np.arange(len(present))
+    return present, rank[values]
 
 
 def _still_channels(levers: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -29,15 +29,18 @@ def jump_steps(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolati
     return np.flatnonzero(isolated_steps(step, factor, isolation))
 
 
-def isolated_steps(step: np.ndarray, factor: float = 15.0, isolation: float = 4.0, window: int = 2) -> np.ndarray:
+def isolated_steps(
+    step: np.ndarray, factor: float = 15.0, isolation: float = 4.0, window: int = 2, median: np.ndarray | None = None
+) -> np.ndarray:
     """Bool mask of the jumps among frame-to-frame steps (T−1,) or (T−1, N) (each column on its own):
     a step over ``factor`` × its column's median step and ``isolation`` × the largest of the
-    ``window`` steps before and after it (the rule of :func:`jump_steps`)."""
+    ``window`` steps before and after it (the rule of :func:`jump_steps`). median: the columns'
+    median steps, when the caller has them."""
     n = len(step)
     padded = np.pad(step, [(window, window)] + [(0, 0)] * (step.ndim - 1), constant_values=0.0)
     others = [padded[k : k + n] for k in range(2 * window + 1) if k != window]
     neighbours = np.max(np.stack(others), axis=0)
-    median = np.median(step, axis=0)
+    median = np.median(step, axis=0) if median is None else median
     return (step > factor * median) & (step > isolation * neighbours) & (step > 0)
 
 

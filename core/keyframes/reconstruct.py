@@ -68,6 +68,9 @@ def reconstruct(motion: Motion, keys: np.ndarray, frames: np.ndarray | None = No
     """
     rebuild = Rebuild(motion, keys)
     frames = np.arange(motion.n_frames) if frames is None else np.asarray(frames, dtype=int)
+    if len(frames) <= CHUNK:  # one block: as rebuilt
+        translations, rotations = rebuild(frames)
+        return Motion(motion.skeleton, translations, rotations, motion.fps)
     rotations = np.empty((len(frames), *motion.rotations.shape[1:]))
     translations = np.empty((len(frames), *motion.translations.shape[1:]))
     for start in range(0, len(frames), CHUNK):  # blocks stay in cache (see kinematics.CHUNK)

@@ -80,8 +80,10 @@ def key_scope(
     sparse = {k for k in channels if keep_sparse and counts[k] < length} - outside - thin
     held = outside | thin | sparse
     group = {k: (k[0], k[1] if k[1] in ROTATIONS else k) for k in channels}  # a bone's rotation as a whole
-    held |= {k for k in channels if group[k] in {group[h] for h in held}}
-    sparse |= {k for k in held - outside - thin if group[k] in {group[s] for s in sparse}}
+    held_groups = {group[h] for h in held}
+    held |= {k for k in channels if group[k] in held_groups}
+    sparse_groups = {group[s] for s in sparse}
+    sparse |= {k for k in held - outside - thin if group[k] in sparse_groups}
     rekey = [k for k in channels if k not in held]
     kept_sparse = [k for k in channels if k in sparse]
     kept_other = [k for k in channels if k in held and k not in sparse]

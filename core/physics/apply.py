@@ -179,6 +179,13 @@ def apply_physics(
         notes.append("frames over a torque limit that physics made worse: "
                      + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f}"
                                  for t, w in worse[:8]) + (f" and {len(worse) - 8} more" if len(worse) > 8 else ""))  # fmt: skip
+    unexplained = [
+        (a + u["start"], a + u["stop"], u) for (a, _b), r in zip(solved, reports) for u in r.get("unexplained", [])
+    ]
+    if unexplained:
+        notes.append("frames the floor-and-feet model cannot explain (those held off the floor kept as retargeted): "
+                     + "; ".join(f"{lo + first_frame}–{hi - 1 + first_frame} ({u['reason']})" for lo, hi, u in unexplained[:4])
+                     + (f" and {len(unexplained) - 4} more" if len(unexplained) > 4 else ""))  # fmt: skip
     figures = {
         "target_mass_kg": float(settings.target_mass),
         "target_height_m": float(body.height),
@@ -193,6 +200,9 @@ def apply_physics(
         "frames": int(motion.n_frames),
         "frames_solved": int(total),
         "stretches": [[int(a), int(b)] for a, b in solved],
+        "unexplained": [
+            {"start": int(lo), "stop": int(hi), "kind": u["kind"], "reason": u["reason"]} for lo, hi, u in unexplained
+        ],
         "before": _pick(combine_reports([r["before"] for r in reports])),
         "after": _pick(combine_reports([r["after"] for r in reports])),
         "seconds": float(sum(r["seconds"] for r in reports)),

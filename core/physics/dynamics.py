@@ -541,6 +541,7 @@ def least_torque_split(
         double = double[np.isfinite(split[double, 0])]
     else:
         split[double] = _least_split(kin, body, support, force, zmp_m, free_torques, legs, over[0], joints, p2, double)
+        double = double[np.isfinite(split[double]).all(axis=1)]  # a solve that broke down: the proximity split
     x = split[double]
     share = np.clip(x[:, 0], 0.0, 1.0)
     offset = x[:, 1:] * SCALE  # w_L (r_L − p), ground coordinates, m

@@ -180,6 +180,17 @@ def flight_phases(support_any: np.ndarray, min_frames: int = 3) -> np.ndarray:
     return spans[spans[:, 1] - spans[:, 0] >= min_frames]
 
 
+def flights(support_any: np.ndarray, free_fall: np.ndarray, min_frames: int = 3) -> np.ndarray:
+    """(S, 2) the :func:`flight_phases` that are real flights: on most of their frames the vertical
+    ground force is under the free-fall threshold (``free_fall`` (T,) bool). A foot lost by contact
+    detection in a dance is not a jump, nor is a child sitting on a climbing frame: neither the
+    solver's ballistic goals nor the report's flight figures count them
+    (:mod:`.unexplained` names the long ones)."""
+    phases = flight_phases(support_any, min_frames)
+    real = [np.asarray(free_fall)[a:b].mean() >= 0.5 for a, b in phases]
+    return phases[np.array(real, dtype=bool)] if len(phases) else phases
+
+
 def ballistic_fit(com: np.ndarray, fps: float, up: np.ndarray, g: float = G) -> np.ndarray:
     """Least-squares ballistic path (T, 3) through CoM samples (T, 3) in metres: c₀ + v₀t − ½gt²·up."""
     t = np.arange(len(com)) / fps
@@ -376,7 +387,7 @@ def report(
     zmp_inside_share: contact frames with a defined ZMP inside the support polygon;
     zmp_outside_mean_m: mean distance outside over those frames; torque_violations: joint-frames
     with |τ| above the limit, torque_violation_frames, torque_worst_ratio (and its joint);
-    flight_error_m: RMS distance of the CoM from its best ballistic parabola over flight phases;
+    flight_error_m: RMS distance of the CoM from its best ballistic parabola over the flights (:func:`flights`);
     flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s), L from
     derivatives of each phase's own frames (:func:`.dynamics.phase_momentum`);
     flight_momentum_change: the same RMS over each phase's mean |L̄| (its own momentum; RMS over
@@ -391,7 +402,7 @@ def report(
     contact = sup.any & ~a.free_fall
     ratios = torque_ratios(a.torques, body)
     worst = np.unravel_index(np.argmax(ratios), ratios.shape) if ratios.size else (0, 0)
-    phases = flight_phases(sup.any, min_flight)
+    phases = flights(sup.any, a.free_fall, min_flight)
     flight_err, drift, change = [], [], []
     for start, stop in phases:
         com = a.com[start:stop]

@@ -84,6 +84,18 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    two, the clip edge), on the dance 2 → 0, on the jumps 20 → 7 (the four worse than the input
    among them fixed).
 
+9. Do no harm (:func:`_do_no_harm`): frames the floor-and-feet model cannot explain
+   (:mod:`.unexplained`: a stretch without foot contact that does not fall — held by the hands or
+   equipment; a ZMP run farther outside the feet than a shift near the motion can bring back) are
+   named in the report; the held ones are held by every plan (their shift pinned at zero, where the
+   flight regulariser used to carry a landing's shift back across them linearly: on CMU 01_14, 30 cm
+   over 1.4 s of sitting, 8.4 % mean deviation) and given back as captured. Then, while the result
+   has more frames over a torque limit than the input, a higher worst ratio or a flight whose angular
+   momentum changes more, frames made worse are given back to the input (whole derivative windows,
+   0.3 s smoothstep ramps) until it has not. Contacts: a foot sliding more than ``LEASH`` of the
+   stature from its span's anchor (a pivot, a shuffle under the speed threshold) is planted on a
+   leash instead (:func:`core.contacts.leash_anchors`; on CMU 06_12 planting dragged a foot 36 cm).
+
 Planting (:func:`_plant`) pins each foot to its contact's anchor; the anchors it gets are eased in and
 out over each span's first and last ``plant_ease`` seconds (:func:`eased_anchors`), so a foot leaves its
 anchor at the velocity the motion has there rather than stopping dead and jumping to it (third differences
@@ -137,7 +149,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..blas import one_blas_thread
-from ..contacts import Contacts, contact_spans, detect_contacts
+from ..contacts import Contacts, contact_spans, detect_contacts, leash_anchors
 from ..ik.plant import BLEND as PLANT_BLEND
 from ..ik.plant import placement_joint, plant_feet
 from ..kinematics import forward_kinematics
@@ -157,7 +169,7 @@ from .metrics import (
     ballistic_bridge,
     ballistic_fit,
     changed_frames,
-    flight_phases,
+    flights,
     report,
     torque_causes,
     torque_regressions,
@@ -166,6 +178,10 @@ from .metrics import series as physics_series
 from .progress import as_progress
 from .support import to_ground
 from .ukf import MerweScaledSigmaPoints, UnscentedKalmanFilter, pose_arithmetic
+from .unexplained import unexplained
+
+LEASH = 0.06  # stature shares a foot may slide from its contact's anchor before planting lets the anchor follow
+HOLD = 1e4  # deviation weight factor on frames the plans leave alone (the repair's pin at a window's ends)
 
 
 @dataclass
@@ -360,12 +376,24 @@ def _balance(
     vertical: bool = False,
     pin: np.ndarray | None = None,
     least: bool = True,
+    hold: np.ndarray | None = None,
 ) -> tuple[Motion, BalancePlan]:
     """The balance plan of ``ref`` (module step 2) and the motion that realises it; torque_boost
     (T, L) multiplies the torque term's weight per joint-frame of the limited joints; jacobian: an
     earlier plan's of a nearby motion to start from (:attr:`.balance.BalancePlan.jacobian`);
     vertical: the shift moves the body up and down too (``repair_vertical``); pin (T,): multiplies the
-    deviation weight per frame (large: the shift held at zero there)."""
+    deviation weight per frame (large: the shift held at zero there); stretches without contact that
+    do not fall (:func:`.unexplained.unexplained`: held by the hands or equipment) are held too,
+    instead of the flight regulariser carrying the shift across them (on CMU 01_14 it carried 30 cm
+    back over 1.4 s of sitting). hold (T,): the frames to hold instead — the input's unexplained ones,
+    ZMP runs beyond the feet too (held, the plans no longer shift a whole stretch for a ZMP they cannot
+    bring in: CMU 06_14's frames over a limit 17 → 5 where the final guard had to give back 17 → 17);
+    a reference's own ZMP runs are not the input's (its flight shift and the repair's windows make
+    some at take-offs), so without ``hold`` only the held stretches are detected on it."""
+    if hold is None:  # held, not flying (a reference's ZMP runs are its own: the input's come as ``hold``)
+        hold = unexplained(ref_an, body, ref.fps, reach=np.inf)[0]
+    if hold.any():
+        pin = np.where(hold, HOLD, 1.0) * (1.0 if pin is None else pin)
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
@@ -708,12 +736,8 @@ def _keys(n_frames: int, fps: float, rate: float) -> tuple[np.ndarray, int]:
 
 
 def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
-    """(S, 2) flight phases that are real flights: no contact and, on most frames, a vertical
-    ground force under the free-fall threshold (a foot lost by contact detection in a dance
-    is not a jump)."""
-    phases = flight_phases(an.support.any, min_frames)
-    real = [an.free_fall[a:b].mean() >= 0.5 for a, b in phases]
-    return phases[np.array(real, dtype=bool)] if len(phases) else phases
+    """(S, 2) flight phases that are real flights (:func:`.metrics.flights`)."""
+    return flights(an.support.any, an.free_fall, min_frames)
 
 
 def _with_tails(d: np.ndarray, start: int, stop: int, t: int, n: int) -> np.ndarray:
@@ -964,6 +988,137 @@ def smoothstep_bump(half: int) -> np.ndarray:
     return x * x * (3 - 2 * x)
 
 
+GUARD_ROUNDS = 12  # rounds of the do-no-harm guard
+
+
+def _blend_back(motion: Motion, target: Motion, level: np.ndarray) -> Motion:
+    """``motion`` moved towards ``target`` by ``level`` (T,) per frame (0: as it is, 1: ``target``)."""
+    out = target.copy()
+    out.translations = motion.translations + level[:, None, None] * (target.translations - motion.translations)
+    out.rotations = quat.slerp(motion.rotations, target.rotations, level[:, None])
+    return out
+
+
+def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int) -> float:
+    """RMS change of the angular momentum over one flight phase, a share of its mean (the report's measure)."""
+    m = phase_momentum(an.kin, body, start, stop)
+    return float(
+        np.sqrt(np.mean(np.sum((m - m.mean(axis=0)) ** 2, axis=1))) / max(np.linalg.norm(m.mean(axis=0)), 1e-9)
+    )
+
+
+def _clusters_to_give(worse: list[dict], score: tuple, gap: int) -> list[int]:
+    """The frames the guard gives back next, from the frames worse than the input (``worse``,
+    :func:`.metrics.torque_regressions`) in clusters (frames within ``gap`` of each other): the
+    cluster holding the worst ratio when the worst ratio is over the input's (``score[1]``), and the
+    largest clusters until they hold ``score[0]`` frames (the frames over a limit beyond the input's)."""
+    if not worse:
+        return []
+    frames = np.array([w["frame"] for w in worse])
+    label = np.concatenate(([0], np.cumsum(np.diff(frames) > gap)))
+    chosen: set = set()
+    if score[1] > 0:
+        chosen.add(int(label[int(np.argmax([w["after"] for w in worse]))]))
+    sizes = np.bincount(label)
+    need = score[0] - sum(int(sizes[c]) for c in chosen)
+    for c in np.argsort(-sizes, kind="stable"):
+        if need <= 0:
+            break
+        if int(c) not in chosen:
+            chosen.add(int(c))
+            need -= int(sizes[c])
+    return frames[np.isin(label, list(chosen))].tolist()
+
+
+def _do_no_harm(
+    motion: Motion, an: Analysis, source: Motion, before: Analysis, contacts, feet, body, opts, measure: dict,
+    spans: list[dict],
+) -> tuple[Motion, Analysis]:  # fmt: skip
+    """The last step: the result never worse than its input (issue 16, "constraints are constraints").
+
+    Frames the floor-and-feet model cannot explain (``spans``, :func:`.unexplained.unexplained`) are
+    given back as they were in the input (``source``) when held off the floor (the plans held them
+    already: the ramps into them are small); not the ZMP runs beyond the feet, which are only named
+    (given back, their ramps put 16 more frames of CMU 06_14 over a limit, and the ZMP of the frames
+    around them outside). Then, round by round (``GUARD_ROUNDS``),
+    while the result has more frames over a torque limit than the input, a higher worst |τ|/limit
+    or a flight phase whose angular momentum changes more than the input's, some of the frames over
+    a limit and farther over than the input (:func:`.metrics.torque_regressions`; the cluster of the
+    worst one, the largest clusters for the count: :func:`_clusters_to_give`) and those flight
+    phases are given back too — each with one derivative half-window either side, so the torques
+    measured there are the input's, and a smoothstep ramp of ``guard_width`` seconds beyond (a
+    shorter one's accelerations put the ramp itself over a limit: 0.15 s raised 05_18's worst
+    ratio 2.61 → 2.91; putting a given-back flight's CoM on its parabola raised its take-off's).
+    The best round is kept (fewest frames over a limit beyond the input's, then the worst
+    ratio's excess, then flights). The feet are planted in proportion 1 − level: planting can
+    itself add torque on a landing, and a frame given back entirely is the input's."""
+    t = motion.n_frames
+    fps = motion.fps
+    ramp = max(int(round(opts.guard_width * fps)), 2)
+    reach = window_half(opts.smooth, fps, 3) if opts.smooth > 0 else 1
+    ratio_in = torque_ratios(before.torques, body).max(axis=1)
+    count_in, worst_in = int((ratio_in > 1.0).sum()), float(ratio_in.max(initial=0.0))
+    phases = [(int(a), int(b)) for a, b in airborne(before) if a > 0 and b < t]
+    change_in = {p: _phase_momentum_change(before, body, *p) for p in phases}
+    up = smoothstep_bump(ramp)[:ramp]  # rising flank, 0 < … < 1
+
+    def spread(mask: np.ndarray, pad: int) -> np.ndarray:
+        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond."""
+        grown = mask.copy()
+        for f in np.flatnonzero(mask):
+            grown[max(f - pad, 0) : f + pad + 1] = True
+        out = grown.astype(float)
+        for f in np.flatnonzero(grown & ~np.roll(grown, 1)):  # a rise into the grown span at f
+            lo = max(f - ramp, 0)
+            out[lo:f] = np.maximum(out[lo:f], up[ramp - (f - lo) :])
+        for f in np.flatnonzero(grown & ~np.roll(grown, -1)):  # a fall after f
+            hi = min(f + 1 + ramp, t)
+            out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
+        return out
+
+    def shortfall(a: Analysis) -> tuple[tuple, list, list]:
+        ratio = torque_ratios(a.torques, body).max(axis=1)
+        flights = [p for p in phases if _phase_momentum_change(a, body, *p) > change_in[p] + 1e-3]
+        score = (max(int((ratio > 1.0).sum()) - count_in, 0), max(float(ratio.max(initial=0.0)) - worst_in, 0.0),
+                 len(flights))  # fmt: skip
+        return score, torque_regressions(before, a, body), flights
+
+    def realise(level: np.ndarray) -> tuple[Motion, Analysis]:
+        trial = _blend_back(motion, source, level)
+        if opts.plant:
+            trial = _blend_back(_plant(trial, feet), trial, level)
+        return trial, analyse(trial, contacts, body, **measure)
+
+    level = np.zeros(t)
+    best, best_an = motion, an
+    masks = {}
+    for u in spans:
+        masks.setdefault(u["kind"], np.zeros(t, dtype=bool))[u["start"] : u["stop"]] = True
+    if "held" in masks:
+        level = spread(masks["held"], 0)
+        best, best_an = realise(level)
+    score, worse, flights = shortfall(best_an)
+    current = (score, worse, flights)
+    for _ in range(GUARD_ROUNDS):
+        if not any(current[0]):
+            break
+        give = np.zeros(t, dtype=bool)
+        give[_clusters_to_give(current[1], current[0], 2 * reach)] = True
+        want = spread(give, reach) if give.any() else np.zeros(t)
+        for a, b in current[2]:
+            span = np.zeros(t, dtype=bool)
+            span[a:b] = True
+            want = np.maximum(want, spread(span, 0))
+        if not (want > level + 1e-9).any():
+            break
+        level = np.maximum(level, want)
+        trial, trial_an = realise(level)
+        current = shortfall(trial_an)
+        if current[0] < score:
+            best, best_an, score = trial, trial_an, current[0]
+    return best, best_an
+
+
 def _final_flight(
     motion: Motion, an: Analysis, contacts, feet, body: BodyModel, opts: PhysicsOptions, measure: dict, rounds: int = 2
 ) -> tuple[Motion, Analysis]:
@@ -990,7 +1145,7 @@ PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
 
 
 def _pass(
-    motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress
+    motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress, hold=None
 ) -> tuple[Motion, _Filter]:
     """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass
     done, reported after every evaluation of the clip."""
@@ -1003,7 +1158,7 @@ def _pass(
         ref_an = analyse(ref, contacts, body, **measure)
         step(0.01)
     if opts.balance or opts.torques:
-        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, step.span(0.01, PLAN_SHARE))
+        ref, _ = _balance(ref, ref_an, contacts, feet, body, opts, measure, step.span(0.01, PLAN_SHARE), hold=hold)
         ref_an = analyse(ref, contacts, body, **measure)
     step(PLAN_SHARE)
     goals = _Goals(ref, ref_an, contacts, body, opts, an.kin.joint_pos / body.unit)
@@ -1058,7 +1213,9 @@ def physics_retarget(
     ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
     ``searched`` (the torque repair looked around it and found no motion that keeps the other
     constraints with it under its limits) and ``bound`` (:func:`.feasibility.landing_bound`'s reason,
-    with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven").
+    with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven"), and
+    ``unexplained``: the stretches the floor-and-feet model cannot explain (:func:`.unexplained.unexplained`:
+    ``start``, ``stop``, ``kind``, ``reason``; held ones given back as they were).
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
@@ -1068,10 +1225,12 @@ def physics_retarget(
     step = as_progress(progress)
     start = time.perf_counter()
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
-        feet = eased_anchors(motion, contacts, opts.plant_ease)
+        feet = leash_anchors(contacts, motion.world_positions(), LEASH * body.height / body.unit)
+        feet = eased_anchors(motion, feet, opts.plant_ease)
         contacts = with_toes(motion, contacts) if opts.toes else contacts
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        hold, unexplained_spans = unexplained(before, body, motion.fps)  # the plans hold these frames
         step(0.01)
         report_body, body = body, solver_body(body, before, report(before, body, motion)["zmp_inside_share"], opts)
         measure["ground"] = before.support.ground
@@ -1088,7 +1247,7 @@ def physics_retarget(
         step(0.02)
         for k in range(passes):
             part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
-            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98))
+            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
             if opts.plant:
                 out = _plant(out, feet)
                 part(0.99)
@@ -1104,12 +1263,22 @@ def physics_retarget(
             ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
             worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost)
+            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost, hold=hold)
             an = analyse(out, contacts, body, **measure)
             if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
                 # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
                 again, _ = _balance(
-                    out, an, contacts, feet, body, final, measure, step.span(0.95, 0.99), boost, last.jacobian
+                    out,
+                    an,
+                    contacts,
+                    feet,
+                    body,
+                    final,
+                    measure,
+                    step.span(0.95, 0.99),
+                    boost,
+                    last.jacobian,
+                    hold=hold,
                 )
                 again_an = analyse(again, contacts, body, **measure)
                 was, now = report(an, body, out), report(again_an, body, again)
@@ -1122,6 +1291,7 @@ def physics_retarget(
         searched: set = set()
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
+        out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, unexplained_spans)
     seconds = time.perf_counter() - start
     after, body = an, report_body
     rep = {
@@ -1138,6 +1308,7 @@ def physics_retarget(
             }
             for c in torque_causes(after, body, window_half(opts.smooth, motion.fps, 3), opts.free_fall)
         ],
+        "unexplained": unexplained_spans,
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),

@@ -273,3 +273,31 @@ def test_legs_in_their_own_trees():
     assert forest.common_ancestor(*feet) == -1 and sk.common_ancestor(*feet) == 0
     assert np.array_equal(detect_up(forest), detect_up(sk))
     assert standing_height(forest) == pytest.approx(standing_height(sk), rel=1e-9)
+
+
+def test_leash_anchors_follow_a_sliding_foot_only_beyond_the_slack():
+    """One contact span whose joint slides 0.5 along x (a pivot or shuffle under the speed threshold)
+    and rises 0.02: the anchor stays the median while the joint is within the slack of it, is exactly
+    the slack away (horizontally) beyond, keeps its height, and moves continuously."""
+    from core.contacts import Contacts, leash_anchors
+
+    t = 101
+    pos = np.zeros((t, 1, 3))
+    pos[:, 0, 0] = np.linspace(0.0, 0.5, t)
+    pos[:, 0, 1] = np.linspace(0.0, 0.02, t)  # up: y
+    flags = np.zeros((t, 1), dtype=bool)
+    flags[10:90] = True
+    median = np.median(pos[10:90, 0], axis=0)
+    anchors = np.where(flags[..., None], median, np.nan)
+    up = np.array([0.0, 1.0, 0.0])
+    c = Contacts(np.array([0]), flags, anchors, up, np.zeros(1), np.full(1, 0.1), 1.0, 60.0)
+    out = leash_anchors(c, pos, 0.1)
+    a = out.anchors[10:90, 0]
+    gap = np.abs(pos[10:90, 0, 0] - a[:, 0])
+    near = np.abs(pos[10:90, 0, 0] - median[0]) <= 0.1
+    np.testing.assert_allclose(a[near], np.broadcast_to(median, a[near].shape))  # within the slack: as it was
+    np.testing.assert_allclose(gap[~near], 0.1)  # beyond: on the leash
+    np.testing.assert_allclose(a[:, 1], median[1])  # heights kept
+    assert np.abs(np.diff(a[:, 0])).max() <= 0.5 / 100 + 1e-12  # no jump: at most the joint's own step
+    assert np.isnan(out.anchors[:10]).all() and np.isnan(out.anchors[90:]).all()
+    assert (~near).sum() > 20 and np.array_equal(out.flags, flags)

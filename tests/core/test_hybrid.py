@@ -243,3 +243,35 @@ def test_spans_shared_by_every_curve_fit_as_each_span_alone_does():
         direct = [[_span_error(values[a : b + 1, c], linear) for c in channels] for a, b in zip(start, stop)]
         assert np.allclose(shared, direct, rtol=1e-4, atol=1e-5)  # the fit's tiny ridge apart (values of some units)
         assert shared.max() > 0.1
+
+
+def test_present_is_unique_with_its_inverse():
+    from core.keyframes.hybrid import _present
+
+    rng = np.random.default_rng(3)
+    for size in (1, 7, 500):
+        values = rng.integers(0, size, rng.integers(1, 300))
+        present, rank = _present(values, size)
+        want, inverse = np.unique(values, return_inverse=True)
+        assert np.array_equal(present, want) and np.array_equal(rank, inverse)
+
+
+def test_fit_tables_kept_for_the_session_give_the_keys_of_fresh_ones(monkeypatch):
+    """The span fit tables depend on the span length only: a second pass (and a LINEAR one between, whose
+    tables differ) keeps what fresh tables keep, and the kept tables cannot be changed by a caller."""
+    from core.keyframes import hybrid
+
+    rng = np.random.default_rng(5)
+    values = np.cumsum(rng.normal(size=(400, 6)), axis=0)
+    keys = np.unique(np.r_[0, rng.choice(400, 300, replace=False), 399])
+    run = lambda linear=False: drop_channel_keys(values, keys, np.ones(6), 200, linear=linear)  # noqa: E731
+    monkeypatch.setattr(hybrid, "_BASES", {})
+    monkeypatch.setattr(hybrid, "_RESIDUALS", {})
+    fresh = run()
+    assert hybrid._RESIDUALS and hybrid._BASES  # kept
+    run(linear=True)
+    again = run()
+    assert all(np.array_equal(a, b) for a, b in zip(fresh, again))
+    table = next(iter(hybrid._RESIDUALS[(1e-6, False)].values()))
+    with pytest.raises(ValueError):
+        table[0, 0] = 1.0
