@@ -100,9 +100,14 @@ def bone_property(values: dict, layout: ChannelLayout, bone: str, prop: str, n: 
 def motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: dict, n_frames: int, fps: float) -> Motion:
     """The Motion (T = ``n_frames``) that channel ``values`` play on ``skeleton`` (the bones' own rest).
 
-    The bones of one rotation mode are converted together (one call for all, not one a bone)."""
-    motion = Motion.rest(skeleton, n_frames, fps)
+    The bones of one rotation mode are converted together (one call for all, not one a bone); Euler
+    angles are laid out a row per axis and bone (each angle's frames a contiguous run for the
+    trigonometry; the same numbers as from (T, bones, 3) arrays)."""
     names = skeleton.names
+    by_mode = _bones_by_mode(names, layout)
+    translations = np.broadcast_to(skeleton.rest_translations, (n_frames, skeleton.n_joints, 3)).copy()
+    # every bone has a rotation mode: each rotation is written below (no identity fill first)
+    motion = Motion(skeleton, translations, np.empty((n_frames, skeleton.n_joints, 4)), fps)
     # a bone whose location is neither keyed nor held off zero stays at its rest offset (most bones)
     moved = [j for j, name in enumerate(names)
              if any((name, "location", i) in values for i in range(3)) or np.any(layout.value(name, "location"))]  # fmt: skip
@@ -111,10 +116,20 @@ def motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: dict, 
         motion.translations[:, moved] = skeleton.rest_translations[moved] + quat.rotate(
             skeleton.rest_rotations[moved], loc
         )
-    for mode, joints in _bones_by_mode(names, layout).items():
-        prop, _ = rotation_property(mode)
-        rotation = np.stack([bone_property(values, layout, names[j], prop, n_frames) for j in joints], axis=1)
-        motion.rotations[:, joints] = rotation_to_quaternion(mode, rotation)
+    for mode, joints in by_mode.items():
+        prop, width = rotation_property(mode)
+        if prop != "rotation_euler":
+            rotation = np.stack([bone_property(values, layout, names[j], prop, n_frames) for j in joints], axis=1)
+            motion.rotations[:, joints] = rotation_to_quaternion(mode, rotation)
+            continue
+        rows = np.empty((width, len(joints), n_frames))  # (axis in the mode's order, bone, frame)
+        for b, j in enumerate(joints):
+            held = layout.value(names[j], prop)
+            for row, i in enumerate("XYZ".index(a) for a in mode):
+                v = values.get((names[j], prop, i))
+                rows[row, b] = held[i] if v is None else v
+        q = quat.from_euler(rows.transpose(1, 2, 0), mode)  # (bones, T, 4)
+        motion.rotations[:, joints] = q.transpose(1, 0, 2)
     return motion
 
 
@@ -161,11 +176,19 @@ def euler_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
     second = first + np.array([np.pi, 0.0, np.pi])
     second[..., 1] = np.pi - first[..., 1]
     candidates = [_nearest_turn(c, ref) for c in (first, second)]
-    cost = [np.sum((c - ref) ** 2, axis=-1) for c in candidates]
+    cost = [_squared_distance(c, ref) for c in candidates]
     chosen = np.where((cost[0] <= cost[1])[..., None], candidates[0], candidates[1])
     out = np.empty_like(chosen)
     out[..., slots] = chosen
     return out
+
+
+def _squared_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ (a − b)² over the last axis of length 3, as ``np.sum((a - b) ** 2, axis=-1)`` (the same
+    sum in the same order) without its strided reduction."""
+    d = a - b
+    x, y, z = d[..., 0], d[..., 1], d[..., 2]
+    return x * x + y * y + z * z
 
 
 def axis_angle_near(q: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -212,7 +235,8 @@ def rebuilt_channel_values(rebuilt: Motion, layout: ChannelLayout, keyed: dict, 
         if not joints:
             continue
         ref = np.stack([bone_property(reference, layout, names[j], prop, rebuilt.n_frames) for j in joints], axis=1)
-        values = rotation_values_near(rebuilt.rotations[:, joints], mode, ref)
+        every = joints == list(range(len(names)))  # every bone keyed in this mode: no copy of the rotations
+        values = rotation_values_near(rebuilt.rotations if every else rebuilt.rotations[:, joints], mode, ref)
         for b, j in enumerate(joints):
             for i in range(width):
                 if (names[j], prop, i) in keyed:

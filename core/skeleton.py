@@ -15,6 +15,9 @@ POSITION_CHANNELS = ("Xposition", "Yposition", "Zposition")
 ROTATION_CHANNELS = ("Xrotation", "Yrotation", "Zrotation")
 
 
+_SIZES: dict[tuple, float] = {}  # the rest geometry's arrays → Skeleton.size(), the last few
+
+
 @dataclass(eq=False)
 class Skeleton:
     """A joint hierarchy in rest pose.
@@ -178,8 +181,19 @@ class Skeleton:
 
         Offsets that only place the body in the world are ignored: the root's, and those of
         joints with position channels on a chain of single children down from the root
-        (Bandai Namco's ``Hips`` under a static ``joint_Root`` sits 4.5 m away in one file).
+        (Bandai Namco's ``Hips`` under a static ``joint_Root`` sits 4.5 m away in one file). Kept for
+        the last few rest geometries (an extraction asks several times).
         """
+        arrays = (self.parents, self.rest_translations, self.rest_rotations, self.end_site_parents,
+                  self.end_site_offsets)  # fmt: skip
+        key = (tuple(map(tuple, self.channels)), *(np.ascontiguousarray(a).tobytes() for a in arrays))
+        if key not in _SIZES:
+            if len(_SIZES) >= 8:
+                _SIZES.pop(next(iter(_SIZES)))
+            _SIZES[key] = self._size()
+        return _SIZES[key]
+
+    def _size(self) -> float:
         placement = np.zeros(self.n_joints, dtype=bool)
         n_children = np.bincount(self.parents[self.parents >= 0], minlength=self.n_joints)
         moving = self.has_position_channels

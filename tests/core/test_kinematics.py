@@ -139,3 +139,18 @@ def test_known_world_recomputes_only_the_changed_subtree_bit_for_bit():
     assert np.array_equal(part[0], full[0]) and np.array_equal(part[1], full[1])
     stale = forward_kinematics(sk, m.translations, turned, known=(*before, np.zeros(sk.n_joints, dtype=bool)))
     assert not np.allclose(stale[0][:, redo], full[0][:, redo])  # the mask is what is recomputed
+
+
+def test_size_follows_the_rest_geometry_it_was_kept_for():
+    """Skeleton.size() is kept per rest geometry: the same skeleton asks again cheaply, and an offset
+    changed in place (or a copy with other offsets) gets its own extent, not the kept one."""
+    from core.skeleton import Skeleton
+
+    sk = Skeleton(("root", "a", "b"), [-1, 0, 1], [[5.0, 5.0, 5.0], [0.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
+    assert sk.size() == sk.size()
+    assert np.isclose(sk.size(), 3.0)  # the root's placement ignored: 0 … 1 + 2 along y
+    sk.rest_translations[2] = [0.0, 0.0, 4.0]
+    assert np.isclose(sk.size(), 4.0)  # z from 0 to 4 (y from 0 to 1)
+    other = replace(sk, rest_translations=sk.rest_translations * 2.0)
+    assert np.isclose(other.size(), 8.0)
+    assert np.isclose(sk.size(), 4.0)
