@@ -3,11 +3,13 @@
     python scripts/benchmark_physics.py RESULTS_DIR [--mocap ../shared/mocap] [--clips walk_02_01 mixamo_02_01 ...]
 
 The paper's setting (Jin et al. 2014): a 60 kg source retargeted to a 1.4× taller, 90 kg
-character. The CMU rows are the capture with its skeleton offsets and root path scaled by 1.4
-(same timing); the rig rows retarget the CMU walk onto the Mixamo and Character Creator
-skeletons of the shared captures (:func:`core.retarget.pipeline.retarget`, the rig's own size:
-its unit read from its size by :func:`core.physics.units.likely_unit`, 90 kg). For each clip it
-runs :func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
+character. By default every shared capture: the CMU (cgspeed and 3ds Max BVH, an ASF/AMC take) and
+Bandai Namco rows are the capture with its skeleton offsets and root path scaled by 1.4 (same
+timing); the rig rows retarget the CMU walk onto the Mixamo and Character Creator skeletons of the
+shared captures (:func:`core.retarget.pipeline.retarget`, the rig's own size), and those rigs' own
+captures are solved on their rigs unscaled; every unit is read from the skeleton's stature by
+:func:`core.physics.units.likely_unit`, the target weighs 90 kg. A clip the solver refuses (too
+short, no feet on the floor) is listed with its error. For each clip it runs :func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
 
 - ``summary.json`` and ``summary.md``: every figure of issue 16, before → after: ZMP inside the
   support polygon (share of contact frames), frames over a torque limit and the worst
@@ -40,20 +42,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.contacts import detect_contacts  # noqa: E402
+from core.io.asf_amc import read_asf_amc  # noqa: E402
 from core.io.bvh import read_bvh  # noqa: E402
 from core.limbs import standing_height  # noqa: E402
 from core.motion import Motion  # noqa: E402
 from core.physics.apply import FIGURES  # noqa: E402
 from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
+from core.physics.errors import PhysicsError  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
 from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
 from core.physics.solve import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
 from core.physics.units import likely_unit  # noqa: E402
 from core.retarget.pipeline import retarget  # noqa: E402
 
-CMU_UNIT = 0.0254 / 0.45  # metres per CMU scene unit (ASF "length 0.45", inches)
-# name: (file, first frame, stop frame, rig or None); frame 0 of the cgspeed files is a synthetic T-pose.
+# name: (file, first frame, stop frame, rig): rig None plays the capture on its own skeleton scaled by
+# --scale (the paper's taller character), a rig file retargets it onto that rig at the rig's own size,
+# "self" plays a rig's own capture on it unscaled. Frame 0 of the CMU BVH conversions is a synthetic T-pose.
+# The first six rows are the ones the README's table quotes; the rest cover every other shared capture.
 CLIPS = {
     "walk_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None, None),
     "walk_05_01": ("cmu_bvh_cgspeed/05_01.bvh", 1, None, None),
@@ -61,24 +67,65 @@ CLIPS = {
     "dance_05_02": ("cmu_bvh_cgspeed/05_02.bvh", 1, None, None),
     "mixamo_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None, "mixamo/Walk-In-Circle.bvh"),
     "cc_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, None, "iclone_cc/005_06.bvh"),
+    "jump_01_01_rest": ("cmu_bvh_cgspeed/01_01.bvh", 800, None, None),
+    "climb_01_14": ("cmu_bvh_cgspeed/01_14.bvh", 1, None, None),
+    "cartwheel_05_06": ("cmu_bvh_cgspeed/05_06.bvh", 1, None, None),
+    "dance_05_18": ("cmu_bvh_cgspeed/05_18.bvh", 1, None, None),
+    "dribble_06_12": ("cmu_bvh_cgspeed/06_12.bvh", 1, None, None),
+    "shoot_06_14": ("cmu_bvh_cgspeed/06_14.bvh", 1, None, None),
+    "walk_131_01": ("cmu_bvh_3dsmax/131_01.bvh", 1, None, None),
+    "hop_131_03": ("cmu_bvh_3dsmax/131_03.bvh", 1, None, None),
+    "sit_01_08_amc": ("cmu_asf_amc/01_08.amc", 0, None, None),
+    "bandai_dance": ("bandai_namco_1/dataset-1_dance-short_normal_001.bvh", 0, None, None),
+    "bandai_dash": ("bandai_namco_1/dataset-1_dash_normal_001.bvh", 0, None, None),
+    "bandai_kick": ("bandai_namco_1/dataset-1_kick_normal_001.bvh", 0, None, None),
+    "bandai_punch": ("bandai_namco_1/dataset-1_punch_normal_001.bvh", 0, None, None),
+    "bandai_run": ("bandai_namco_1/dataset-1_run_normal_001.bvh", 0, None, None),
+    "bandai_walk": ("bandai_namco_1/dataset-1_walk_normal_001.bvh", 0, None, None),
+    "bandai_walk_tired": ("bandai_namco_1/dataset-1_walk_tired_001.bvh", 0, None, None),
+    "mixamo_own": ("mixamo/Walk-In-Circle.bvh", 0, None, "self"),
+    "cc_own": ("iclone_cc/005_06.bvh", 0, None, "self"),
 }
 
 
+def read_capture(path: Path) -> Motion:
+    """A BVH file, or an AMC file with the ASF of its folder (the subject's, named by the prefix)."""
+    if path.suffix.lower() == ".amc":
+        return read_asf_amc(path.with_name(path.stem.split("_")[0] + ".asf"), path)
+    return read_bvh(path)
+
+
+def unit_of(skeleton, motion: Motion, what: str) -> float:
+    """Metres per file unit of a capture, read from its stature (the unit that makes it human-sized)."""
+    fit = likely_unit(standing_height(skeleton, detect_contacts(motion).up))
+    if fit is None:
+        raise SystemExit(f"{what}: no unit makes its skeleton human-sized")
+    return fit[0]
+
+
 def prepare(spec: tuple, mocap: Path, args) -> tuple[Motion, Motion, float, float]:
-    """(retargeted motion, source clip, metres per unit of each) of a benchmark clip."""
+    """(motion to solve, source clip, metres per unit of each) of a benchmark clip."""
     rel, first, stop, rig = spec
-    source = read_bvh(mocap / rel).frames(slice(first, stop))
+    source = read_capture(mocap / rel).frames(slice(first, stop))
+    source_unit = unit_of(source.skeleton, source, rel)
     if rig is None:
-        return source.scaled(args.scale), source, CMU_UNIT, CMU_UNIT
+        return source.scaled(args.scale), source, source_unit, source_unit
+    if rig == "self":
+        return source, source, source_unit, source_unit
     target = read_bvh(mocap / rig).skeleton
     motion = retarget(source, target).motion
-    fit = likely_unit(standing_height(target, detect_contacts(motion).up))
-    if fit is None:
-        raise SystemExit(f"{rig}: no unit makes its skeleton human-sized")
-    return motion, source, fit[0], CMU_UNIT
+    return motion, source, unit_of(target, motion, rig), source_unit
 
 
 def run_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
+    """Every figure of one clip, before and after; {"clip", "error"} when the solver refuses it."""
+    try:
+        return solve_clip(name, spec, mocap, out_dir, args)
+    except PhysicsError as e:
+        return {"clip": spec[0], "rig": spec[3], "error": str(e)}
+
+
+def solve_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict:
     motion, source, unit, source_unit = prepare(spec, mocap, args)
     contacts = detect_contacts(motion)
     body = body_model(motion.skeleton, args.target_mass, unit=unit, up=contacts.up)
@@ -127,6 +174,9 @@ def markdown(results: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
+        if "error" in r:
+            lines.append(f"| {name} | not solved: {r['error']} |" + " |" * 9)
+            continue
         b, a = r["before"], r["after"]
         flight = b["flight_frames"] > 0
         lines.append(
@@ -193,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in args.clips:
         results[name] = r = run_clip(name, CLIPS[name], args.mocap, args.results, args)
+        if "error" in r:
+            print(f"{name}: not solved: {r['error']}", flush=True)
+            continue
         b, a = r["before"], r["after"]
         print(
             f"{name}: ZMP inside {100 * b['zmp_inside_share']:.1f} % → {100 * a['zmp_inside_share']:.1f} %, "

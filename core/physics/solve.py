@@ -177,6 +177,11 @@ from .unexplained import unexplained
 
 LEASH = 0.06  # stature shares a foot may slide from its contact's anchor before planting lets the anchor follow
 HOLD = 1e4  # deviation weight factor on frames the plans leave alone (the repair's pin at a window's ends)
+MIN_PLAN_SPACING = 2.0  # frames at least between a plan's control points (at 30 fps 1/30 s would be every frame)
+# A control every frame lets a plan's shift turn at the frame rate, where the measures' derivative
+# window barely sees it and the jerk (third differences per frame) sees it most: on the Bandai walk
+# (30 fps) the plans then took the motion's jerk to 2.39 of the input's, 1.25 with a control every
+# second frame; at 120 fps 1/30 s is four frames and nothing changes.
 
 
 @dataclass
@@ -192,7 +197,7 @@ class PhysicsOptions:
     heel: float = 0.25  # foot box behind the ankle, share of the ankle → toe-tip length
     width: float = 0.5  # foot box width, same unit
     margin: float = 0.02  # planned ZMP this far inside the polygon (absorbs what the filter and smoothing change)
-    plan_spacing: float = 1 / 30  # seconds between balance-plan control points
+    plan_spacing: float = 1 / 30  # seconds between balance-plan control points (at least MIN_PLAN_SPACING frames)
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
     plan_jerk: float = 0.15  # weight of the plan's third differences (its jerk, which adds to the motion's)
@@ -208,7 +213,7 @@ class PhysicsOptions:
     repair_rounds: int = 2  # rounds of the torque repair (0: none): local plans around the frames still over a limit
     repair_window: float = 0.35  # seconds of motion either side of such frames that a local plan may move
     repair_iterations: int = 3  # Gauss–Newton iterations of each local plan
-    repair_spacing: float = 1 / 30  # seconds between a local plan's control points
+    repair_spacing: float = 1 / 30  # seconds between a local plan's control points, as ``plan_spacing``
     repair_torque_weight: float = 1.0  # the local plans' torque weight (the plan's is ``plan_torque_weight``)
     repair_margin: float = 0.02  # … which aim this far under each limit
     repair_vertical: float = 1.0  # … and move the body up and down too, |δ_up|² weighed 1/this
@@ -388,7 +393,7 @@ def _balance(
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
-    spacing = max(opts.plan_spacing * ref.fps, 1.0)
+    spacing = max(opts.plan_spacing * ref.fps, MIN_PLAN_SPACING)
     dims = 3 if vertical and opts.repair_vertical > 0 else 2
     axes = np.vstack((sup.basis, sup.up[None]))[:dims]  # the shift's axes: along the ground, then up
     deviation = np.full((ref.n_frames, dims), opts.plan_deviation)
