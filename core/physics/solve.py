@@ -97,9 +97,9 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    leash instead (:func:`core.contacts.leash_anchors`; on CMU 06_12 planting dragged a foot 36 cm).
 
 Planting (:func:`_plant`) pins each foot to its contact's anchor; the anchors it gets are eased in and
-out over each span's first and last ``plant_ease`` seconds (:func:`eased_anchors`), so a foot leaves its
-anchor at the velocity the motion has there rather than stopping dead and jumping to it (third differences
-that added 3.8 % to the CC walk's jerk, planting alone); next to a flight the pins stay (eased there, the
+out over each span's first and last ``plant_ease`` seconds (``MIN_EASE`` frames at least, :func:`eased_anchors`), so a
+foot leaves its anchor at the velocity the motion has there rather than stopping dead and jumping to it (third
+differences that added 3.8 % to the CC walk's jerk, planting alone); next to a flight the pins stay (eased there, the
 jumps' flight momentum changed by 42 % instead of 4.7 %). Measured with the benchmark: jerk after / before
 CC 02_01 1.079 → 1.025, walk 02_01 1.050 → 0.975, 05_01 0.991 → 0.974, Mixamo 1.039 → 1.007, deviation
 0.69 → 0.50 %, 0.87 → 0.49 %, 0.79 → 0.67 %, 0.36 → 0.26 % (the dance 1.19 → 1.32 %, the jumps unchanged);
