@@ -97,9 +97,9 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    leash instead (:func:`core.contacts.leash_anchors`; on CMU 06_12 planting dragged a foot 36 cm).
 
 Planting (:func:`_plant`) pins each foot to its contact's anchor; the anchors it gets are eased in and
-out over each span's first and last ``plant_ease`` seconds (:func:`eased_anchors`), so a foot leaves its
-anchor at the velocity the motion has there rather than stopping dead and jumping to it (third differences
-that added 3.8 % to the CC walk's jerk, planting alone); next to a flight the pins stay (eased there, the
+out over each span's first and last ``plant_ease`` seconds (``MIN_EASE`` frames at least, :func:`eased_anchors`), so a
+foot leaves its anchor at the velocity the motion has there rather than stopping dead and jumping to it (third
+differences that added 3.8 % to the CC walk's jerk, planting alone); next to a flight the pins stay (eased there, the
 jumps' flight momentum changed by 42 % instead of 4.7 %). Measured with the benchmark: jerk after / before
 CC 02_01 1.079 → 1.025, walk 02_01 1.050 → 0.975, 05_01 0.991 → 0.974, Mixamo 1.039 → 1.007, deviation
 0.69 → 0.50 %, 0.87 → 0.49 %, 0.79 → 0.67 %, 0.36 → 0.26 % (the dance 1.19 → 1.32 %, the jumps unchanged);
@@ -182,6 +182,12 @@ from .unexplained import unexplained
 
 LEASH = 0.06  # stature shares a foot may slide from its contact's anchor before planting lets the anchor follow
 HOLD = 1e4  # deviation weight factor on frames the plans leave alone (the repair's pin at a window's ends)
+MIN_EASE = 6  # frames at least over which planting eases a contact's anchor in and out (``plant_ease``)
+MIN_PLAN_SPACING = 2.0  # frames at least between a plan's control points (at 30 fps 1/30 s would be every frame)
+# A control every frame lets a plan's shift turn at the frame rate, where the measures' derivative
+# window barely sees it and the jerk (third differences per frame) sees it most: on the Bandai walk
+# (30 fps) the plans then took the motion's jerk to 2.39 of the input's, 1.25 with a control every
+# second frame; at 120 fps 1/30 s is four frames and nothing changes.
 
 
 @dataclass
@@ -197,7 +203,7 @@ class PhysicsOptions:
     heel: float = 0.25  # foot box behind the ankle, share of the ankle → toe-tip length
     width: float = 0.5  # foot box width, same unit
     margin: float = 0.02  # planned ZMP this far inside the polygon (absorbs what the filter and smoothing change)
-    plan_spacing: float = 1 / 30  # seconds between balance-plan control points
+    plan_spacing: float = 1 / 30  # seconds between balance-plan control points (at least MIN_PLAN_SPACING frames)
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
     plan_jerk: float = 0.15  # weight of the plan's third differences (its jerk, which adds to the motion's)
@@ -213,7 +219,7 @@ class PhysicsOptions:
     repair_rounds: int = 2  # rounds of the torque repair (0: none): local plans around the frames still over a limit
     repair_window: float = 0.35  # seconds of motion either side of such frames that a local plan may move
     repair_iterations: int = 3  # Gauss–Newton iterations of each local plan
-    repair_spacing: float = 1 / 30  # seconds between a local plan's control points
+    repair_spacing: float = 1 / 30  # seconds between a local plan's control points, as ``plan_spacing``
     repair_torque_weight: float = 1.0  # the local plans' torque weight (the plan's is ``plan_torque_weight``)
     repair_margin: float = 0.02  # … which aim this far under each limit
     repair_vertical: float = 1.0  # … and move the body up and down too, |δ_up|² weighed 1/this
@@ -226,7 +232,7 @@ class PhysicsOptions:
     sigma_rotation: float = 0.5  # process noise of joint rotations, rad per √s
     sigma_contact: float = 0.002  # contact joints where the planted input has them
     plant: bool = True  # plant the feet with core.ik.plant_feet before the first and after every pass
-    plant_ease: float = 0.1  # seconds at each end of a contact over which the planted anchor eases in and out
+    plant_ease: float = 0.1  # seconds at each end of a contact over which its anchor eases (≥ MIN_EASE frames)
     sigma_zmp: float = 0.002  # ZMP at its planned point
     sigma_torque: float = 0.2  # clamped torques, share of the limit
     torque_margin: float = 0.05  # torque rows for joints above (1 − margin) of their limit
@@ -290,10 +296,14 @@ def eased_anchors(motion: Motion, contacts: Contacts, seconds: float) -> Contact
     path's velocity. Measured on the planting alone (the legs of nearly straight legs in the hinge plane),
     0.1 s: jerk of CC 02_01 1.038 → 1.013 of the input's, walk 02_01 1.008 → 0.975, jumps 0.975 → 0.956;
     the joint moves from its anchor by up to 2.5–4 % of the body size on average at a span's end (the
-    distance the path has already left it by, mostly up)."""
+    distance the path has already left it by, mostly up). At least ``MIN_EASE`` frames: eased over 0.1 s, three
+    frames at 30 fps, the planting alone took the Bandai walk's jerk to 1.094 of the input's, the tired walk's to
+    1.199, CMU 02_01 resampled to 30 fps 1.016 (at 120 fps 0.975); over six frames 1.075, 1.067, 0.996, and at
+    60 and 120 fps 0.1 s is six frames or more."""
     n = int(round(seconds * motion.fps))
     if n < 1:
         return contacts
+    n = max(n, MIN_EASE)
     pos = motion.world_positions()[:, contacts.joints]
     anchors = contacts.anchors.copy()
     t = motion.n_frames
@@ -397,7 +407,7 @@ def _balance(
     sup = ref_an.support
     root = state_joints(body, opts.spine_joints)[0]
     limited = np.flatnonzero(np.isfinite(body.torque_limits))
-    spacing = max(opts.plan_spacing * ref.fps, 1.0)
+    spacing = max(opts.plan_spacing * ref.fps, MIN_PLAN_SPACING)
     dims = 3 if vertical and opts.repair_vertical > 0 else 2
     axes = np.vstack((sup.basis, sup.up[None]))[:dims]  # the shift's axes: along the ground, then up
     deviation = np.full((ref.n_frames, dims), opts.plan_deviation)
