@@ -145,3 +145,40 @@ def test_an_infeasible_split_is_nan_without_overflow():
             warnings.simplefilter("error")
             x = least_worst_split(a, b, np.full(2, 200.0), c, d, iterations=iterations)
         assert np.isnan(x).all()
+
+
+def test_a_support_collapsed_to_a_point_takes_the_force_at_that_point(kick):
+    """The toe boxes collapsed to points again (as before the fix: foot_boxes without an axis): the support of
+    a toe-only frame has no edge, yet every torque is finite and the whole ground force acts at that point
+    (the nearest point of a one-point polygon), by the Newton–Euler pass here; the proximity split of a
+    point box puts its force there too, not at the ZMP."""
+    from core.physics.dynamics import inverse_dynamics, split_ground_force
+    from core.physics.support import Support
+
+    motion, body, an = kick
+    sup = an.support
+    toes = np.array([motion.skeleton.names[j].startswith("Toes") for j in sup.joints])
+    boxes = sup.boxes.copy()
+    boxes[:, toes] = boxes[:, toes, 1:2]  # every corner on the tip corner: a point
+    point_support = Support(boxes, sup.flags, sup.joints, sup.basis, sup.up, sup.ground)
+    dyn = inverse_dynamics(an.kin, body, point_support)
+    assert np.isfinite(dyn.torques).all()
+    frames = np.flatnonzero((sup.flags.sum(axis=1) == 1) & sup.flags[:, toes].any(axis=1) & ~an.free_fall)
+    assert len(frames) >= 3
+    wrench = ground_wrench(an.kin, body)
+    limited = np.isfinite(body.torque_limits)
+    for t in frames:
+        box = int(np.flatnonzero(sup.flags[t])[0])
+        point = (boxes[t, box, 0] @ sup.basis + sup.ground * sup.up) * body.unit
+        kin = an.kin._replace(
+            **{f: getattr(an.kin, f)[t : t + 1] for f in ("joint_pos", "joint_rot", "com", "vel", "acc", "omega",
+                                                           "alpha", "spin")}
+        )  # fmt: skip
+        feet = np.array([sup.joints[box]])
+        tau = newton_euler(kin, body, body.skeleton.parents, feet, wrench.force[t][None, None], point[None, None])[0]
+        np.testing.assert_allclose(dyn.torques[t, limited], tau[0, limited], atol=1e-6 * body.mass * 9.81)
+    grf, points = split_ground_force(wrench.force, an.zmp, point_support)
+    t = frames[0]
+    box = int(np.flatnonzero(sup.flags[t])[0])
+    np.testing.assert_allclose(to_ground(points[t, box], sup.basis), boxes[t, box, 0], atol=1e-9)
+    np.testing.assert_allclose(grf[t, box], wrench.force[t], atol=1e-9)
