@@ -320,7 +320,8 @@ def support_from(
     ``width`` × L wide, L the horizontal ankle → toe-tip length (defaults 0.25 and 0.5: a
     26 cm foot has its heel ~5 cm behind the ankle and is ~10 cm wide); a toe joint in contact
     (the heel already up) gives the forefoot box from 0.1 L behind the toe joint to the tip,
-    as wide. Other contact joints are ignored. ground: scene units (default :func:`ground_height`).
+    as wide (along the foot where the tip is the toe joint itself: a zero End Site offset, as on the Bandai
+    Namco captures). Other contact joints are ignored. ground: scene units (default :func:`ground_height`).
     """
     sk = motion.skeleton
     pos, rot = forward_kinematics(sk, motion.translations, motion.rotations) if world is None else world
@@ -335,7 +336,8 @@ def support_from(
             boxes.append(foot_boxes(ankle2, tip2, heel * length, 0.5 * width * length))
             flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
         if toe is not None and toe in columns:
-            boxes.append(foot_boxes(to_ground(pos[:, toe], basis), tip2, 0.1 * length, 0.5 * width * length))
+            toe2 = to_ground(pos[:, toe], basis)  # a toe tip on the toe joint: the box points along the foot
+            boxes.append(foot_boxes(toe2, tip2, 0.1 * length, 0.5 * width * length, axis=tip2 - ankle2))
             flags.append(contacts.flags[:, columns[toe]]), joints.append(toe)
     if not boxes:
         raise PhysicsError("no foot or toe joint of the skeleton is among the contact joints")
@@ -358,13 +360,15 @@ def split_ground_force(
     defined = np.all(np.isfinite(q2), axis=-1)[:, None] & support.flags
     dist, nearest = np.zeros((t, f)), np.zeros((t, f, 2))  # read only where defined: the boxes in contact
     at = np.nonzero(defined)
+    size = np.linalg.norm(boxes[:, :, 2] - boxes[:, :, 0], axis=-1)  # box diagonals (T, B)
     if len(at[0]):
         box = boxes[at]
         _, signed, nearest[at] = polygon_query(
             box, np.roll(box, -1, axis=-2), np.ones(box.shape[:2], dtype=bool), q2[at[0]]
         )
-        dist[at] = np.maximum(signed, 0.0)
-    size = np.linalg.norm(boxes[:, :, 2] - boxes[:, :, 0], axis=-1)  # box diagonals (T, B)
+        point = size[at] <= 1e-12  # a box collapsed to a point (its edges, of no length, would take q as inside)
+        nearest[at] = np.where(point[:, None], box[:, 0], nearest[at])
+        dist[at] = np.where(point, np.linalg.norm(q2[at[0]] - box[:, 0], axis=-1), np.maximum(signed, 0.0))
     soft = softness * np.median(size[support.flags]) if support.flags.any() else 1e-9
     inv = np.where(defined, 1.0 / (dist + max(soft, 1e-9)), 0.0)
     share = np.where(
@@ -520,6 +524,9 @@ def least_torque_split(
     out = np.flatnonzero(defined & ~support.inside(p2))  # the ZMP outside: the polygon's point nearest to it
     if len(out):  # (project_inside's with no margin), searched on those frames alone
         p2[out] = polygon_query(support.points[out], support.end[out], support.valid[out], p2[out])[2]
+        lost = out[~np.isfinite(p2[out]).all(axis=1)]  # no hull edge: the points in contact coincide, that point
+        act = support.active[lost][..., None]
+        p2[lost] = np.sum(support.points[lost] * act, axis=1) / np.maximum(act.sum(axis=1), 1)
     zmp_m = (p2 @ basis + support.ground * support.up) * unit
     on = np.stack([support.flags[:, legs == k].any(axis=1) for k in (0, 1)], axis=1)  # (T, 2)
     grf, points = grf.copy(), points.copy()

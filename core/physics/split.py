@@ -31,7 +31,14 @@ ZMP crosses the boundary. Single support puts the whole force at that point.
 Objective: the worst |τⱼ|/Lⱼ over the joints with limits that depend on the split, in epigraph
 form (min σ subject to |τⱼ|²/Lⱼ² ≤ σ and the hull rows; convex), solved by a primal-dual
 interior-point method vectorised over frames (numpy only; 12 Newton steps reach 1e-6 of the
-ratio). Checked against scipy's SLSQP on the minimax problem itself (tests).
+ratio). Checked against scipy's SLSQP on the minimax problem itself (tests). A frame stops stepping
+once its mean complementarity is below :data:`CONVERGED` (1e-12: far past the 1e-6 of the ratio;
+further steps only grow the dual/slack ratios until the reduced matrix overflows, as it did on a
+stand whose foot's hull is a segment: no interior) or when a step is not finite (the last finite
+iterate is kept); a frame whose iterate then violates its hull rows by more than :data:`FEASIBLE`
+(5 mm: an iterate 12 steps have not quite converged is within a millimetre, e.g. 0.8 mm on a still
+stand whose limit was cut to half its gravity torque; rows no split meets are missed by centimetres)
+is NaN, and the caller keeps the proximity split there.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ from .support import hull_chain, hull_edges
 
 MU = 0.8  # static friction coefficient, shoe sole on a dry floor (module notes)
 SCALE = 0.1  # metres: the unit of the CoP offset unknowns
+CONVERGED = 1e-12  # mean complementarity (squared ratios) at which a frame stops stepping (module notes)
+FEASIBLE = 5e-3  # metres: the hull rows' violation above which a frame's solve counts as broken down (module notes)
 
 
 def leg_of_boxes(subtree: np.ndarray, joints: np.ndarray) -> np.ndarray:
@@ -128,6 +137,7 @@ def least_worst_split(
     slack = np.ones((n_frames, m))
     dual = np.ones((n_frames, m))
     eye = 1e-10 * np.eye(4)
+    live = np.ones(n_frames, dtype=bool)  # frames still stepping (module notes: converged or broken down: held)
 
     def longest(v, dv):
         neg = dv < 0
@@ -144,17 +154,25 @@ def least_worst_split(
         rp = g + slack
         lhs = jt @ (jac * (dual / slack)[..., None]) + eye
         lhs[:, :3, :3] += np.sum(dual[:, :k, None, None] * btb, axis=1)
-        system = (cholesky(lhs), jt, jac, rd, rp, slack, dual)
         mu = np.mean(slack * dual, axis=1, keepdims=True)
-        dy, ds, dl = _newton_step(system, slack * dual)  # affine (predictor) step
-        alpha = np.minimum(1.0, np.minimum(longest(slack, ds), longest(dual, dl)))[:, None]
-        mu_aff = np.mean((slack + alpha * ds) * (dual + alpha * dl), axis=1, keepdims=True)
-        sigma = (mu_aff / np.maximum(mu, 1e-300)) ** 3
-        dy, ds, dl = _newton_step(system, slack * dual + ds * dl - sigma * mu)  # corrector
-        alpha = np.minimum(1.0, 0.95 * np.minimum(longest(slack, ds), longest(dual, dl)))[:, None]
-        y = y + alpha * dy
-        slack, dual = np.maximum(slack + alpha * ds, 1e-14), np.maximum(dual + alpha * dl, 1e-14)
-    return y[:, :3]
+        live &= mu[:, 0] > CONVERGED
+        if not live.any():
+            break
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the held frames' steps are dropped
+            system = (cholesky(lhs), jt, jac, rd, rp, slack, dual)
+            dy, ds, dl = _newton_step(system, slack * dual)  # affine (predictor) step
+            alpha = np.minimum(1.0, np.minimum(longest(slack, ds), longest(dual, dl)))[:, None]
+            mu_aff = np.mean((slack + alpha * ds) * (dual + alpha * dl), axis=1, keepdims=True)
+            sigma = (mu_aff / np.maximum(mu, 1e-300)) ** 3
+            dy, ds, dl = _newton_step(system, slack * dual + ds * dl - sigma * mu)  # corrector
+            alpha = np.minimum(1.0, 0.95 * np.minimum(longest(slack, ds), longest(dual, dl)))[:, None]
+            y_new = y + alpha * dy
+            slack_new, dual_new = np.maximum(slack + alpha * ds, 1e-14), np.maximum(dual + alpha * dl, 1e-14)
+        live &= np.isfinite(y_new).all(axis=1) & np.isfinite(slack_new).all(axis=1) & np.isfinite(dual_new).all(axis=1)
+        y = np.where(live[:, None], y_new, y)
+        slack, dual = np.where(live[:, None], slack_new, slack), np.where(live[:, None], dual_new, dual)
+    violation = np.max((c @ y[:, :3, None])[..., 0] - d, axis=1, initial=0.0)
+    return np.where((violation <= FEASIBLE)[:, None], y[:, :3], np.nan)
 
 
 def _newton_step(system: tuple, rc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -39,13 +39,20 @@ def from_ground(points2: np.ndarray, basis: np.ndarray, up: np.ndarray, height: 
     return np.asarray(points2) @ basis + height * np.asarray(up)
 
 
-def foot_boxes(start2: np.ndarray, tip2: np.ndarray, back: np.ndarray, half_width: np.ndarray) -> np.ndarray:
+def foot_boxes(
+    start2: np.ndarray, tip2: np.ndarray, back: np.ndarray, half_width: np.ndarray, axis: np.ndarray | None = None
+) -> np.ndarray:
     """(..., 4, 2) counter-clockwise corners of boxes from ``back`` behind ``start`` to ``tip``, ±``half_width``.
 
-    start2, tip2: (..., 2) ground points; back, half_width: (...,) lengths in the same units.
+    start2, tip2: (..., 2) ground points; back, half_width: (...,) lengths in the same units; axis:
+    (..., 2) the box's forward direction where start and tip coincide on the ground (a toe whose tip
+    is the toe joint itself: a zero End Site offset), any length (without it such a box is a point).
     """
     d = tip2 - start2
     length = np.linalg.norm(d, axis=-1, keepdims=True)
+    if axis is not None:
+        d = np.where(length > 1e-12, d, axis)
+        length = np.linalg.norm(d, axis=-1, keepdims=True)
     d = np.divide(d, length, out=np.zeros_like(d), where=length > 1e-12)
     n = np.stack((-d[..., 1], d[..., 0]), axis=-1)  # d turned +90°: the left of the foot
     rear = start2 - np.asarray(back)[..., None] * d
