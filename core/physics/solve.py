@@ -1059,9 +1059,6 @@ def _do_no_harm(
     measured there are the input's, and a smoothstep ramp of ``guard_width`` seconds beyond (a
     shorter one's accelerations put the ramp itself over a limit: 0.15 s raised 05_18's worst
     ratio 2.61 → 2.91; putting a given-back flight's CoM on its parabola raised its take-off's).
-    When the worst ratio rose while staying under the limit (an input out of balance, whose limits the
-    solve does not scale: :func:`solver_body`), the frames above the input's worst ratio count as worse
-    too (the Mixamo rig's own walk: 0.76 → 0.79, given back to 0.75, its ZMP still inside on 100 %).
     The best round is kept (fewest frames over a limit beyond the input's, then the worst
     ratio's excess, then flights). The feet are planted in proportion 1 − level: planting can
     itself add torque on a landing, and a frame given back entirely is the input's."""
@@ -1094,13 +1091,7 @@ def _do_no_harm(
         flights = [p for p in phases if _phase_momentum_change(a, body, *p) > change_in[p] + 1e-3]
         score = (max(int((ratio > 1.0).sum()) - count_in, 0), max(float(ratio.max(initial=0.0)) - worst_in, 0.0),
                  len(flights))  # fmt: skip
-        worse = torque_regressions(before, a, body)
-        if score[1] > 1e-3:  # the worst ratio rose, under the limit too: the frames above the input's worst
-            seen = {w["frame"] for w in worse}
-            above = [int(f) for f in np.flatnonzero(ratio > worst_in + 1e-3) if int(f) not in seen]
-            worse = sorted(worse + [{"frame": f, "before": float(ratio_in[f]), "after": float(ratio[f])} for f in above],
-                           key=lambda w: w["frame"])  # fmt: skip
-        return score, worse, flights
+        return score, torque_regressions(before, a, body), flights
 
     def realise(level: np.ndarray) -> tuple[Motion, Analysis]:
         trial = _blend_back(motion, source, level)

@@ -67,20 +67,3 @@ def test_worst_torque_ratio_never_rises_above_the_inputs(mixamo_walk):
     assert rep["after"]["torque_worst_ratio"] == pytest.approx(after.max(), rel=1e-6)
     assert rep["before"]["torque_worst_ratio"] == pytest.approx(before.max(), rel=1e-6)
     assert rep["after"]["zmp_inside_share"] >= rep["before"]["zmp_inside_share"]
-
-
-def test_worst_torque_ratio_never_rises_on_an_input_out_of_balance():
-    """The Mixamo rig's own capture, unscaled: under every limit but out of balance (ZMP inside on 87 % of
-    its contact frames), so the limits are not scaled; the last guard gives back the frames above the
-    input's worst ratio (without it: 0.76 → 0.79, still under the limit)."""
-    motion = read_bvh(shared_file("mixamo/Walk-In-Circle.bvh"))
-    contacts = detect_contacts(motion)
-    unit = likely_unit(standing_height(motion.skeleton, contacts.up))[0]
-    body = body_model(motion.skeleton, 90.0, unit=unit, up=contacts.up)
-    out, rep = physics_retarget(motion, contacts, body)
-    assert rep["before"]["zmp_inside_share"] < PhysicsOptions().zmp_target
-    before, ground = worst_ratio(motion, contacts, body)
-    after, _ = worst_ratio(out, contacts, body, ground)
-    assert before.max() < 1.0
-    assert after.max() <= before.max() + 1e-3
-    assert rep["after"]["zmp_inside_share"] > rep["before"]["zmp_inside_share"]
