@@ -8,9 +8,13 @@
 - :mod:`.balance`: the balance plan (cart-table ZMP correction as a B-spline shift);
 - :mod:`.ukf`: unscented Kalman filter with Merwe sigma points and quaternion-aware states;
 - :mod:`.metrics`: plausibility metrics; :mod:`.solve`: the :func:`physics_retarget` driver;
+- :mod:`.split`: the double-support force split needing the least torque;
+- :mod:`.unexplained`: frames the floor-and-feet model cannot explain (hands, equipment);
+- :mod:`.feasibility`: lower bounds showing where no valid pose near the motion exists;
 - :mod:`.apply`: physics from user settings; :mod:`.errors`: :class:`PhysicsError`.
 
-numpy only, like the rest of ``core`` (Blender ships no scipy); threadpoolctl is used when present.
+numpy only, like the rest of ``core`` (Blender ships no scipy); BLAS runs on one thread while it
+solves (``core/blas.py``).
 """
 
 from .body import BodyModel, body_model

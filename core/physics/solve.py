@@ -134,9 +134,8 @@ Progress: ``progress(fraction)`` is called after every evaluation of the clip (e
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
 callback that raises stops the solve within one evaluation.
 
-BLAS threads are pinned to one with threadpoolctl when it is installed (the matrices are
-30 × 30: threads only add overhead); otherwise set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS /
-MKL_NUM_THREADS=1 before numpy is imported (scripts/benchmark_physics.py does).
+BLAS threads are pinned to one while the solve runs (:func:`core.blas.one_blas_thread`, through
+OpenBLAS's own symbols: the matrices are 30 × 30, and idle OpenBLAS workers spin a second core).
 """
 
 from __future__ import annotations
