@@ -69,7 +69,8 @@ def test_bandai_toe_support_has_area_and_every_torque_is_finite(kick):
     toes = [b for b, n in enumerate(names) if n.startswith("Toes")]
     assert toes, names
     corners = sup.boxes[:, toes]  # (T, 2, 4, 2)
-    area = 0.5 * np.abs(np.cross(corners[..., 2, :] - corners[..., 0, :], corners[..., 3, :] - corners[..., 1, :]))
+    d1, d2 = corners[..., 2, :] - corners[..., 0, :], corners[..., 3, :] - corners[..., 1, :]
+    area = 0.5 * np.abs(d1[..., 0] * d2[..., 1] - d1[..., 1] * d2[..., 0])  # NumPy 2 refuses 2-D np.cross
     assert area.min() > 1.0  # cm²: no box collapses to a point or a segment
     assert np.isfinite(an.torques).all()
     assert np.isfinite(torque_ratios(an.torques, body)).all()
