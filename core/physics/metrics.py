@@ -191,6 +191,15 @@ def flights(support_any: np.ndarray, free_fall: np.ndarray, min_frames: int = 3)
     return phases[np.array(real, dtype=bool)] if len(phases) else phases
 
 
+def flight_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """The angular momentum about the CoM over one flight phase [start, stop), from derivatives of the
+    phase's own frames (:func:`.dynamics.phase_momentum`): its drift from the phase mean (n, 3), N·m·s,
+    and that drift's norm as a share of the mean's (n,) (the report's ``flight_momentum_change``)."""
+    momentum = phase_momentum(an.kin, body, start, stop)
+    drift = momentum - momentum.mean(axis=0)
+    return drift, np.linalg.norm(drift, axis=1) / max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
+
+
 def ballistic_fit(com: np.ndarray, fps: float, up: np.ndarray, g: float = G) -> np.ndarray:
     """Least-squares ballistic path (T, 3) through CoM samples (T, 3) in metres: c₀ + v₀t − ½gt²·up."""
     t = np.arange(len(com)) / fps
@@ -407,10 +416,9 @@ def report(
     for start, stop in phases:
         com = a.com[start:stop]
         flight_err.append(np.linalg.norm(com - ballistic_fit(com, motion.fps, body.up), axis=1))
-        momentum = phase_momentum(a.kin, body, start, stop)
-        drift.append(momentum - momentum.mean(axis=0))
-        scale = max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
-        change.append(np.linalg.norm(drift[-1], axis=1) / scale)
+        phase_drift, phase_change = flight_momentum_change(a, body, start, stop)
+        drift.append(phase_drift)
+        change.append(phase_change)
     pos = a.kin.joint_pos
     jerk = np.linalg.norm(np.diff(pos, 3, axis=0), axis=-1) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
     out = {

@@ -168,6 +168,7 @@ from .metrics import (
     ballistic_bridge,
     ballistic_fit,
     changed_frames,
+    flight_momentum_change,
     flights,
     report,
     torque_causes,
@@ -394,12 +395,11 @@ def _balance(
     deviation weight per frame (large: the shift held at zero there); stretches without contact that
     do not fall (:func:`.unexplained.unexplained`: held by the hands or equipment) are held too,
     instead of the flight regulariser carrying the shift across them (on CMU 01_14 it carried 30 cm
-    back over 1.4 s of sitting). hold (T,): the frames to hold instead — the input's unexplained ones,
-    ZMP runs beyond the feet too (held, the plans no longer shift a whole stretch for a ZMP they cannot
-    bring in: CMU 06_14's frames over a limit 17 → 5 where the final guard had to give back 17 → 17);
-    a reference's own ZMP runs are not the input's (its flight shift and the repair's windows make
-    some at take-offs), so without ``hold`` only the held stretches are detected on it."""
-    if hold is None:  # held, not flying (a reference's ZMP runs are its own: the input's come as ``hold``)
+    back over 1.4 s of sitting). hold (T,): the frames to hold instead — the input's held stretches
+    (without it they are detected on ``ref``). ZMP runs beyond the feet are not held: the plans often
+    bring such a ZMP in (a synthetic walk with its ZMP 0.6 m outside: 79 % inside after the solve,
+    4 % with those runs held), and the report names the runs still beyond the feet afterwards."""
+    if hold is None:  # held, not flying
         hold = unexplained(ref_an, body, ref.fps, reach=np.inf)[0]
     if hold.any():
         pin = np.where(hold, HOLD, 1.0) * (1.0 if pin is None else pin)
@@ -871,9 +871,7 @@ def _guard_torques(
             lo, hi = max(f - half, 0), min(f + half + 1, t)
             want[lo:hi] = np.maximum(want[lo:hi], bump[lo - f + half : hi - f + half])
         level = np.minimum(level + 0.25 * want, 1.0)
-        trial = planted.copy()
-        trial.translations = motion.translations + level[:, None, None] * (planted.translations - motion.translations)
-        trial.rotations = quat.slerp(motion.rotations, planted.rotations, level[:, None])
+        trial = _blend_back(motion, planted, level)
         if opts.plant:  # the trial differs from ``motion`` where the level is up: plant that window only
             span = np.flatnonzero(level > 0)
             base = _replanted(motion, an, contacts, feet, body, measure) if base is None else base
@@ -1009,11 +1007,9 @@ def _blend_back(motion: Motion, target: Motion, level: np.ndarray) -> Motion:
 
 
 def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int) -> float:
-    """RMS change of the angular momentum over one flight phase, a share of its mean (the report's measure)."""
-    m = phase_momentum(an.kin, body, start, stop)
-    return float(
-        np.sqrt(np.mean(np.sum((m - m.mean(axis=0)) ** 2, axis=1))) / max(np.linalg.norm(m.mean(axis=0)), 1e-9)
-    )
+    """RMS change of the angular momentum over one flight phase, a share of its mean (the report's measure,
+    :func:`.metrics.flight_momentum_change`)."""
+    return float(np.sqrt(np.mean(flight_momentum_change(an, body, start, stop)[1] ** 2)))
 
 
 def _clusters_to_give(worse: list[dict], score: tuple, gap: int) -> list[int]:
@@ -1041,15 +1037,15 @@ def _clusters_to_give(worse: list[dict], score: tuple, gap: int) -> list[int]:
 
 def _do_no_harm(
     motion: Motion, an: Analysis, source: Motion, before: Analysis, contacts, feet, body, opts, measure: dict,
-    spans: list[dict],
+    held: np.ndarray | None = None,
 ) -> tuple[Motion, Analysis]:  # fmt: skip
     """The last step: the result never worse than its input (issue 16, "constraints are constraints").
 
-    Frames the floor-and-feet model cannot explain (``spans``, :func:`.unexplained.unexplained`) are
-    given back as they were in the input (``source``) when held off the floor (the plans held them
-    already: the ramps into them are small); not the ZMP runs beyond the feet, which are only named
-    (given back, their ramps put 16 more frames of CMU 06_14 over a limit, and the ZMP of the frames
-    around them outside). Then, round by round (``GUARD_ROUNDS``),
+    The frames held off the floor (``held`` (T,) bool, the input's stretches without contact that do not
+    fall: :func:`.unexplained.unexplained`) are given back as they were in the input (``source``; the
+    plans held them already: the ramps into them are small); not the ZMP runs beyond the feet, which are
+    only named (given back, their ramps put 16 more frames of CMU 06_14 over a limit, and the ZMP of the
+    frames around them outside). Then, round by round (``GUARD_ROUNDS``),
     while the result has more frames over a torque limit than the input, a higher worst |τ|/limit
     or a flight phase whose angular momentum changes more than the input's, some of the frames over
     a limit and farther over than the input (:func:`.metrics.torque_regressions`; the cluster of the
@@ -1100,11 +1096,8 @@ def _do_no_harm(
 
     level = np.zeros(t)
     best, best_an = motion, an
-    masks = {}
-    for u in spans:
-        masks.setdefault(u["kind"], np.zeros(t, dtype=bool))[u["start"] : u["stop"]] = True
-    if "held" in masks:
-        level = spread(masks["held"], 0)
+    if held is not None and held.any():
+        level = spread(held, 0)
         best, best_an = realise(level)
     score, worse, flights = shortfall(best_an)
     current = (score, worse, flights)
@@ -1303,7 +1296,7 @@ def physics_retarget(
         searched: set = set()
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
-        out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, unexplained_spans)
+        out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start

@@ -84,15 +84,21 @@ def test_bandai_toe_support_has_area_and_every_torque_is_finite(kick):
     zmp2 = to_ground(an.zmp, sup.basis)  # scene units
     for t in frames:
         box = int(np.flatnonzero(sup.flags[t])[0])
-        r2 = _nearest_in_box(sup.boxes[t, box], zmp2[t])
-        point = (r2 @ sup.basis + sup.ground * sup.up) * body.unit
-        kin = an.kin._replace(
-            **{f: getattr(an.kin, f)[t : t + 1] for f in ("joint_pos", "joint_rot", "com", "vel", "acc", "omega",
-                                                           "alpha", "spin")}
-        )  # fmt: skip
-        feet = np.array([sup.joints[box]])
-        tau = newton_euler(kin, body, body.skeleton.parents, feet, wrench.force[t][None, None], point[None, None])[0]
-        np.testing.assert_allclose(an.torques[t, limited], tau[0, limited], atol=1e-6 * body.mass * 9.81)
+        tau = _torques_with_force_at(an, body, wrench, t, box, _nearest_in_box(sup.boxes[t, box], zmp2[t]))
+        np.testing.assert_allclose(an.torques[t, limited], tau[limited], atol=1e-6 * body.mass * 9.81)
+
+
+def _torques_with_force_at(an, body, wrench, t: int, box: int, r2: np.ndarray) -> np.ndarray:
+    """(J, 3) joint torques of frame ``t`` by a Newton–Euler pass of that frame alone, with the whole ground
+    force on the joint of support box ``box`` at the ground point ``r2`` (2,) (scene units)."""
+    sup = an.support
+    point = (r2 @ sup.basis + sup.ground * sup.up) * body.unit
+    kin = an.kin._replace(
+        **{f: getattr(an.kin, f)[t : t + 1] for f in ("joint_pos", "joint_rot", "com", "vel", "acc", "omega",
+                                                       "alpha", "spin")}
+    )  # fmt: skip
+    feet = np.array([sup.joints[box]])
+    return newton_euler(kin, body, body.skeleton.parents, feet, wrench.force[t][None, None], point[None, None])[0][0]
 
 
 def _segment_problem(rng: np.random.Generator) -> tuple:
@@ -170,14 +176,8 @@ def test_a_support_collapsed_to_a_point_takes_the_force_at_that_point(kick):
     limited = np.isfinite(body.torque_limits)
     for t in frames:
         box = int(np.flatnonzero(sup.flags[t])[0])
-        point = (boxes[t, box, 0] @ sup.basis + sup.ground * sup.up) * body.unit
-        kin = an.kin._replace(
-            **{f: getattr(an.kin, f)[t : t + 1] for f in ("joint_pos", "joint_rot", "com", "vel", "acc", "omega",
-                                                           "alpha", "spin")}
-        )  # fmt: skip
-        feet = np.array([sup.joints[box]])
-        tau = newton_euler(kin, body, body.skeleton.parents, feet, wrench.force[t][None, None], point[None, None])[0]
-        np.testing.assert_allclose(dyn.torques[t, limited], tau[0, limited], atol=1e-6 * body.mass * 9.81)
+        tau = _torques_with_force_at(an, body, wrench, t, box, boxes[t, box, 0])
+        np.testing.assert_allclose(dyn.torques[t, limited], tau[limited], atol=1e-6 * body.mass * 9.81)
     grf, points = split_ground_force(wrench.force, an.zmp, point_support)
     t = frames[0]
     box = int(np.flatnonzero(sup.flags[t])[0])

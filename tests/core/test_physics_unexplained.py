@@ -94,7 +94,7 @@ def test_do_no_harm_gives_back_frames_made_worse():
     r_res = torque_ratios(res_an.torques, body).max(axis=1)
     assert (r_res > 1).sum() > (r_in > 1).sum() and r_res.max() > max(r_in.max(), 1.0)  # the harm to undo
 
-    out, out_an = _do_no_harm(result, res_an, motion, before, toes, contacts, body, opts, measure, [])
+    out, out_an = _do_no_harm(result, res_an, motion, before, toes, contacts, body, opts, measure)
     r_out = torque_ratios(analyse(out, toes, body, **measure).torques, body).max(axis=1)
     np.testing.assert_allclose(r_out, torque_ratios(out_an.torques, body).max(axis=1))
     assert (r_out > 1).sum() <= (r_in > 1).sum()
