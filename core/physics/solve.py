@@ -19,6 +19,10 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    the input with the plan applied. The shift's jerk (third differences of its controls,
    ``plan_jerk``) is penalised too: it adds to the motion's (on 02_01 the plans added 7 %
    of the input's jerk, the final plan 6 % more; with the penalty 4.6 % in all, planting 0.8 %).
+   So is the shift's exact acceleration that the measures' 0.2 s derivative window does not see
+   (``plan_unseen``, :mod:`.balance`): without it the plans wiggled the shift at ~11 Hz, moving the
+   measured ZMP but not the real one (benchmark, CMU 131_01: jerk ×3.3 of the input's; the jumps'
+   ZMP inside 99.5 % with the 0.2 s window, 30 % re-measured with a 0.1 s one, the input 78 %).
 3. Unscented Kalman filter, one step per key frame (``key_rate`` per second). State (reduced,
    to keep it fast): the placement joint's translation and the rotations of the pelvis (body
    root), up to ``spine_joints`` spine joints, hips, knees and ankles — 3 + 3·K tangent
@@ -61,7 +65,10 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    more on the result (``polish_iterations`` Gauss–Newton steps): the motion returned is the one
    whose exact measures that plan evaluated, and its line search only takes steps that lower the
    objective. Joint-frames still over a torque limit and further over than in the input are
-   named in the report (``torque_worse``: the guard on the torque constraint).
+   named in the report (``torque_worse``: the guard on the torque constraint). It holds the
+   flight phases as step 5 left them (its shift pinned at zero there, as on held frames): a shift
+   moving in flight changes how planting's blends turn the legs there, and on the jumps the final
+   plan took the flights' angular momentum change 1.2 → 6.6 %; held, 1.5 %.
 
 7. Torque guard (:func:`_guard_torques`): frames over a limit and further over than in the input
    are blended back towards the (planted) input with a smooth 0.3 s bump, a quarter more each
@@ -207,6 +214,7 @@ class PhysicsOptions:
     plan_deviation: float = 1e-2  # weight of |δ|² against the ZMP goals
     plan_smoothness: float = 1e-3  # weight of the plan's second differences
     plan_jerk: float = 0.15  # weight of the plan's third differences (its jerk, which adds to the motion's)
+    plan_unseen: float = 0.004  # weight of the plan's acceleration the derivative window does not see (.balance)
     plan_iterations: int = 6  # Gauss–Newton iterations of the plan (and of the final plan, its own Jacobian)
     plan_torque_weight: float = 0.2  # heights of ZMP error worth one unit of |τ|/limit over the limit
     plan_jacobian_every: int = 6  # Gauss–Newton iterations per fresh Jacobian (between: the last one, new residuals)
@@ -473,6 +481,8 @@ def _balance(
             smoothness=opts.plan_smoothness,
             jerk=opts.plan_jerk,
             free_gain=0.55 * body.height / G,
+            unseen=opts.plan_unseen,
+            window=half if opts.smooth > 0 else 0,
         ),
         SolverOptions(iterations=opts.plan_iterations, eps=1e-3 * hu, jacobian_every=opts.plan_jacobian_every),
         fps=ref.fps,
@@ -749,6 +759,14 @@ def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
     return flights(an.support.any, an.free_fall, min_frames)
 
 
+def _flying(an: Analysis) -> np.ndarray:
+    """(T,) bool: the frames of :func:`airborne`'s flight phases."""
+    out = np.zeros(len(an.com), dtype=bool)
+    for a, b in airborne(an):
+        out[a:b] = True
+    return out
+
+
 def _with_tails(d: np.ndarray, start: int, stop: int, t: int, n: int) -> np.ndarray:
     """A correction (T, K) from its values d (stop − start + 2, K) on frames start − 1 … stop (zero at
     both ends: take-off and landing) plus cubic Hermite tails over n frames before take-off and after
@@ -792,18 +810,20 @@ def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np
 def _flight_spin(an: Analysis, body: BodyModel, fps: float, blend: float, own: bool = True) -> np.ndarray | None:
     """Rotation vectors (T, 3), radians, world frame: a turn of the whole body about its CoM that
     makes the angular momentum about the CoM constant (its phase mean) in every flight phase
-    between two supported frames.
+    after a supported frame (a phase the clip ends in too: on jump_01_01, cut mid-flight, its last
+    phase's change 8.9 % → 2.1 % after the final flight).
 
     Turning the body rigidly at angular velocity θ̇ adds I·θ̇ to the angular momentum (I the
     whole body's inertia about the CoM), so θ̇ = I⁻¹(L̄ − L) and θ is its integral from take-off;
     what it still holds at landing is taken out linearly over the phase (a constant θ̇ more,
-    which moves L̄ by as little), so θ is zero at both ends, and the tails of
+    which moves L̄ by as little), so θ is zero at both ends (at take-off only when the clip ends in
+    the phase), and the tails of
     :func:`_with_tails` fade its velocity in and out. own: L from derivatives of the phase's own
     frames (:func:`.dynamics.phase_momentum`), else the clip-wide ones of ``an``.
     """
     t = len(an.com)
     spin = np.zeros((t, 3))
-    phases = [(a, b) for a, b in airborne(an) if a > 0 and b < t]
+    phases = [(a, b) for a, b in airborne(an) if a > 0]
     if not phases:
         return None
     n = max(int(round(blend * fps)), 2)
@@ -818,7 +838,8 @@ def _flight_spin(an: Analysis, body: BodyModel, fps: float, blend: float, own: b
         rate = np.linalg.solve(inertia, (momentum.mean(axis=0) - momentum)[..., None])[..., 0]
         theta = np.concatenate((np.zeros((1, 3)), np.cumsum(rate, axis=0) / fps))  # frames start − 1 … stop − 1
         theta = np.concatenate((theta, theta[-1:] + rate[-1:] / fps))  # … landing
-        theta -= np.linspace(0.0, 1.0, len(theta))[:, None] * theta[-1]
+        if stop < t:  # a phase the clip ends in has no landing to come back to
+            theta -= np.linspace(0.0, 1.0, len(theta))[:, None] * theta[-1]
         spin += _with_tails(theta, start, stop, t, n)
     return spin
 
@@ -1268,7 +1289,8 @@ def physics_retarget(
             ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
             worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
             boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost, hold=hold)
+            fixed = hold | _flying(an)  # the final flight set the flights: the final plan leaves them as they are
+            out, last = _balance(out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost, hold=fixed)
             an = analyse(out, contacts, body, **measure)
             if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
                 # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
@@ -1283,7 +1305,7 @@ def physics_retarget(
                     step.span(0.95, 0.99),
                     boost,
                     last.jacobian,
-                    hold=hold,
+                    hold=fixed,
                 )
                 again_an = analyse(again, contacts, body, **measure)
                 was, now = report(an, body, out), report(again_an, body, again)

@@ -239,3 +239,34 @@ def test_batched_analysis_equals_clip_by_clip():
         np.testing.assert_allclose(together.zmp[part], a.zmp, atol=1e-9)
         np.testing.assert_allclose(together.torques[part], a.torques, atol=1e-8)
         np.testing.assert_allclose(together.kin.omega[part], a.kin.omega, atol=1e-9)
+
+
+def test_the_plan_pays_for_the_acceleration_its_derivative_window_misses():
+    """PlanGoals.unseen: x·R·x grows by λ Σ_supported |k₀ (δ̈ − S δ)|², the shift's exact acceleration less what a
+    cubic Savitzky–Golay window of ``window`` half-width makes of its samples (computed here on the shift itself, not
+    the basis); a wiggle at the controls' own rate is charged nearly all of its acceleration, a 1 Hz sway almost none,
+    and frames without support are left to the flight term."""
+    fps, t, spacing, half, k0, lam = 120.0, 240, 4.0, 12, 0.1, 0.5
+    flags = np.ones(t, dtype=bool)
+    flags[100:130] = False
+    sup = _square_support(t, flags=flags)
+    plain = BalanceObjective(sup, [100.0], PlanGoals(0.1, free_gain=k0), spacing, fps)
+    paying = BalanceObjective(sup, [100.0], PlanGoals(0.1, free_gain=k0, unseen=lam, window=half), spacing, fps)
+    n = paying.n
+    rng = np.random.default_rng(4)
+    controls = rng.normal(scale=0.01, size=(n, 2))
+    x = controls.ravel()
+    shift = evaluate(controls, t, spacing)
+    missed = (evaluate(controls, t, spacing, 2) - savgol(shift, half, 3, 2)) * fps**2
+    expected = lam * ((k0 * missed[flags]) ** 2).sum()
+    assert x @ (paying.regulariser - plain.regulariser) @ x == pytest.approx(expected, rel=1e-9)
+
+    def share(c: np.ndarray) -> float:  # the charge against the whole exact acceleration on supported frames
+        y = c.ravel()
+        full = ((k0 * evaluate(c, t, spacing, 2)[flags] * fps**2) ** 2).sum()
+        return float(y @ (paying.regulariser - plain.regulariser) @ y / (lam * full))
+
+    wiggle = np.stack((np.where(np.arange(n) % 2, 1e-3, -1e-3), np.zeros(n)), axis=1)
+    sway = np.stack((0.05 * np.sin(2 * np.pi * (np.arange(n) - 1) * spacing / fps), np.zeros(n)), axis=1)
+    assert share(wiggle) > 0.8
+    assert share(sway) < 0.02

@@ -1,11 +1,10 @@
 """Issue 16 on the clean CMU 131 captures (3ds Max BVH): the balance plans' shifts must stay within what the
-measures' derivative window resolves. With a control every 1/30 s at 120 fps the plans turn the shift at ~11 Hz
+measures' derivative window resolves. With a control every 1/30 s at 120 fps the plans turned the shift at ~11 Hz
 (2–3 mm wiggles, even in the standing start), where the 0.2 s Savitzky–Golay derivatives answer weakly, and so
-move the *measured* ZMP and torques while the real accelerations grow: on 131_01 the jerk ×2.9 of the input's,
-ZMP "inside" 98.6 % with the 0.2 s window and 4.6 % re-measured with a 0.1 s one (the input: 64 % and 59 %).
-Known failure, not yet fixed: a control every 8 frames (three per window) passes both tests below and leaves the
-cgspeed walk as it was, but the jumps' flight momentum then changes 12 % in the final plan and the do-no-harm
-guard gives their flights back (flight CoM 0.6 → 20 mm)."""
+moved the *measured* ZMP and torques while the real accelerations grew: on 131_01's first 3 s the jerk ×3.9 of the
+input's, ZMP "inside" 91 % with the 0.2 s window and 1 % re-measured with a 0.1 s one (the input: 58 % and 56 %).
+The plans now pay for the shift's exact acceleration that the window does not see (:mod:`core.physics.balance`):
+jerk ×1.19, ZMP inside 94 % and 60 %."""
 
 import numpy as np
 import pytest
@@ -33,16 +32,11 @@ def walk_131():
     return motion, contacts, body, out
 
 
-KNOWN = pytest.mark.xfail(strict=True, reason="issue 16: the plans shift faster than the derivative window resolves")
-
-
-@KNOWN
 def test_the_solve_adds_little_jerk_to_a_clean_capture(walk_131):
     motion, _, _, out = walk_131
     assert jerk(out) / jerk(motion) < 1.3
 
 
-@KNOWN
 def test_the_balance_holds_under_a_finer_derivative_window(walk_131):
     """Re-measured with a 0.1 s window instead of the solve's 0.2 s, the ZMP is inside the feet on about as
     many contact frames as the input's, not far fewer (a shift the 0.2 s window cannot resolve shows there)."""
