@@ -244,7 +244,8 @@ def position_errors(original: Motion, rebuilt: Motion, original_points: np.ndarr
     points = measured_points(original.skeleton)
     if original_points is None:
         original_points = pose_points(original, points)
-    diff = original_points - pose_points(rebuilt, points)
+    diff = pose_points(rebuilt, points)  # a fresh array: the difference is taken in place
+    diff = np.subtract(original_points, diff, out=diff)
     if diff.transpose(1, 2, 0).flags.c_contiguous:  # laid out (P, 3, T), as pose_points gives them
         d = diff.transpose(1, 2, 0)
         squared = d[:, 0] * d[:, 0]
