@@ -43,6 +43,34 @@ def test_slerp_components_follow_closely():
     assert np.abs(curve - q).max() < 0.05 * np.abs(linear - q).max()
 
 
+def _least_squares_handles(values: np.ndarray, keys: np.ndarray, ridge: float = 1e-6) -> tuple:
+    """Reference: each segment's two handles by least squares on its own frames, the ridge pulling them to
+    the straight line."""
+    frames = np.arange(len(values))
+    seg = np.minimum(np.searchsorted(keys, frames, side="right") - 1, len(keys) - 2)
+    h1, h2 = np.empty((len(keys) - 1, values.shape[1])), np.empty((len(keys) - 1, values.shape[1]))
+    for i, (a, b) in enumerate(zip(keys[:-1], keys[1:])):
+        s = (frames[seg == i] - a) / (b - a)
+        basis = np.stack((3 * (1 - s) ** 2 * s, 3 * (1 - s) * s**2), axis=1)
+        ends = np.outer((1 - s) ** 3, values[a]) + np.outer(s**3, values[b])
+        line = np.stack((values[a] + (values[b] - values[a]) / 3, values[a] + 2 * (values[b] - values[a]) / 3))
+        lhs = basis.T @ basis + ridge * np.eye(2)
+        h = np.linalg.solve(lhs, basis.T @ (values[seg == i] - ends) + ridge * line)
+        h1[i], h2[i] = h
+    return h1, h2
+
+
+def test_handles_are_each_segments_least_squares():
+    """Segments of many lengths, some shared (the fit computes the basis once a length): each gets its own
+    least-squares handles."""
+    rng = np.random.default_rng(3)
+    values = np.cumsum(rng.normal(size=(300, 3)), axis=0)
+    for keys in (np.array([0, 1, 4, 7, 10, 13, 20, 40, 41, 60, 80, 150, 299]), np.array([0, 2, 4, 6, 200, 299])):
+        h1, h2 = fit_handles(values, keys)
+        r1, r2 = _least_squares_handles(values, keys)
+        assert np.allclose(h1, r1, rtol=1e-9, atol=1e-9) and np.allclose(h2, r2, rtol=1e-9, atol=1e-9)
+
+
 def test_one_and_two_frame_curves():
     one = np.array([[0.5, -1.0]])
     h1, h2 = fit_handles(one, np.array([0]))
