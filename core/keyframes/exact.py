@@ -77,9 +77,10 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from .error import measured_points, pose_points
+from .hermite import HermiteBounds
 from .segments import SegmentErrors
 
-SAMPLES = 4  # exactly rebuilt frames per long segment
+SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
 REACH = 12  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
@@ -265,14 +266,16 @@ def exact_keys(
             table[: n - g, g] = np.where(lb > limit, np.inf, lb)
             rebuilt += n - g
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
-    per = max(1, BATCH // (n * SAMPLES))
-    for first in range(band + 1, longest + 1, per):  # the others: SAMPLES each
-        gaps = list(range(first, min(first + per, longest + 1)))
-        starts = [np.flatnonzero(np.isfinite(table[: n - g, g])) for g in gaps]
-        for g, a, lb in zip(gaps, starts, sampled_bounds(errors, rates, gaps, starts=starts)):
-            table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
-            rebuilt += len(a) * len(_offsets(g))
-        report(0.65 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
+    stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
+    hermite = HermiteBounds(motion)
+    a_long, g_long = np.nonzero(np.isfinite(table[:, band + 1 :]))
+    g_long += band + 1
+    for i in range(0, len(a_long), BATCH):  # those left: the Hermite bound (hermite.py), O(P) a segment
+        a, g = a_long[i : i + BATCH], g_long[i : i + BATCH]
+        lb = hermite.moment_bounds(a, a + g)
+        table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
+        report(0.65 + 0.15 * min(i + BATCH, len(a_long)) / max(len(a_long), 1))
+    stages["hermite"] = int(np.isfinite(table[:, band + 1 :]).sum())  # and after the Hermite bound
     rounds = 0
     while True:
         rounds += 1
@@ -318,4 +321,5 @@ def exact_keys(
         "band": band,
         "rebuilt": rebuilt,
         "rounds": rounds,
+        "survivors": stages,
     }
