@@ -86,6 +86,11 @@ from .hermite import HermiteBounds
 from .segments import SegmentErrors
 
 SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
+HERMITE_REACH = (
+    1.5,
+    3.0,
+    6.0,
+)  # Hermite bounds by gaps up to these many mean gaps, then the rest; DP prune before each
 REACH = 12  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
@@ -273,13 +278,24 @@ def exact_keys(
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
     stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
     hermite = HermiteBounds(motion)
-    a_long, g_long = np.nonzero(np.isfinite(table[:, band + 1 :]))
-    g_long += band + 1
-    for i in range(0, len(a_long), BATCH):  # those left: the Hermite bound (hermite.py), O(P) a segment
-        a, g = a_long[i : i + BATCH], g_long[i : i + BATCH]
-        lb = hermite.moment_bounds(a, a + g)
-        table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
-        report(0.65 + 0.15 * min(i + BATCH, len(a_long)) / max(len(a_long), 1))
+    mean_gap = (n - 1) / (count - 1)
+    edges = [band] + [int(f * mean_gap) for f in HERMITE_REACH if band < f * mean_gap < longest] + [longest]
+    for i, (low, high) in enumerate(zip(edges[:-1], edges[1:])):
+        # the DP's test F + L + B > U on the bounds so far (a shorter gap's Hermite bound raises F and B for
+        # the longer ones), then the Hermite bound (hermite.py, O(P) a segment) on the gaps low < g ≤ high
+        width = int(np.flatnonzero(np.isfinite(table).any(axis=0)).max())
+        sub = table[:, : width + 1]
+        forward = _layers(sub, count)[0]
+        backward = _layers(_reversed(sub), count)[0][:, ::-1]
+        sub[_through(forward, backward, count, width) + sub > limit] = np.inf
+        a_long, g_long = np.nonzero(np.isfinite(table[:, low + 1 : high + 1]))
+        g_long += low + 1
+        stages["bounded"] = stages.get("bounded", 0) + len(a_long)
+        for j in range(0, len(a_long), BATCH):
+            a, g = a_long[j : j + BATCH], g_long[j : j + BATCH]
+            lb = hermite.moment_bounds(a, a + g)
+            table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
+            report(0.65 + 0.15 * (i + min(j + BATCH, len(a_long)) / max(len(a_long), 1)) / (len(edges) - 1))
     stages["hermite"] = int(np.isfinite(table[:, band + 1 :]).sum())  # and after the Hermite bound
     rounds = 0
     while True:
