@@ -50,25 +50,25 @@ STEPS: first the sum over the centred half of its in-between frames (a lower bou
 being ≥ 0, and about 2/3 of the cost, where the slerp's error peaks), with which the next round's DP
 prunes about two thirds of them; the next time it is chosen, the other half.
 
-**Cost, measured** (scripts/benchmark_optimal.py, cold, CPU seconds on a loaded 2-core machine).
-Correct but not fast: CMU 05_02 (1,124 frames) at 5 % keys 52 s (7.8 M rebuilt frames, peak
-94 MB; 70 s and 11.4 M frames before the two steps), at 10 % 27 s, 3 keys 35 s; CMU 01_01
-(2,752 frames) at 5 % 472 s, at 10 % 163 s, 1,000 keys 68 s before the two steps. Far from the
-1 s asked for. It confirms the default coarse-to-fine path: its total is 1.0015× the optimum at
-5 % of 05_02, 1.013× at 10 %, equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at
-1,000 keys. Steps tried at 5 % of 05_02: shares (0.25, 0.5, 1) 7.5 M frames, (0.2, 0.4, 0.7, 1)
-7.1 M but 20 rounds of DP, no faster; the middle half pruned within the same round (with that
-round's F and B) pruned 1,513 of 91,035: F and B are low while the long segments' bounds are
-loose; a narrower focus (FOCUS 0.1 / 0.03) 7.0 / 6.9 M frames but 49 / 160 rounds. Why so slow:
-with the exact costs known, only 1,279 segments (27,771 rebuilt frames) can be in a key set
-within the coarse-to-fine answer's total, but proving it of the others needs each segment
-bounded to within 0.5–1.0× of its exact cost where its gap is near the mean gap (the median
-segment of gap 20 needs 0.67×), while the bounds above reach 0.2–0.4× (the per-frame error there,
-0.1–0.3 scene units, is below what the original points move in a frame, 0.3): so those segments
-are made exact, about every segment up to 3–5× the mean gap. The ball bound (the rebuilt point
-within u·V of the first key's point and (1−u)·V of the second's) reached 0.03–0.2×; sharing one
-segment's sampled frames with its neighbours (keys moved by a frame or two) loses about 0.3 scene
-units per frame moved, more than the error near the mean gap. scripts/benchmark_optimal.py prints
+**Cost, measured** (cold, upper bound given, CPU seconds on a shared 2-core machine, load 1.3–1.7;
+the version before the Hermite bound run alternately in the same conditions). CMU 05_02 (1,124 frames)
+at 5 % keys 36 s (57.6 s before; 2.38 M rebuilt frames, 7.77 M before), at 10 % 16.6 s (31.3; 1.13 M,
+3.59 M), 3 keys 14.0 s (43.2; 1.40 M, 4.37 M); CMU 01_01 (2,752 frames) at 5 % 172 s under load 2–3
+(387 s; 7.3 M rebuilt frames, 42.9 M). Still far from the 1 s asked for. At 5 % of 05_02 the time
+went to (profiled, before the DP prune ahead of the Hermite bound): the exact band 2 s, the one-frame
+samples of 560 k long segments 6 s (about 10 µs a segment in the flat layout), the Hermite bound of the
+340 k left 10 s (about 30 µs a segment: the velocities of 100 points at both keys; 298 k with the
+prune), the rounds 10 s: 104,510 long segments survive both bounds, mostly of
+gaps 40–400, where the Hermite remainder grows as (Σθ)⁴·g⁴ and swamps the error (L/E 10th percentile
+0.25–0.5), against 1,279 segments that can be in a key set within U once the exact costs are known.
+At 3 keys the DP prune before the Hermite bound leaves 2,190 of 601,155 long segments. The 4-sample
+pass that followed the one-sample pass pruned 2 % more after the Hermite bound and was dropped; two,
+four and eight runs of frames left 114.5 k, 112.4 k and 111.6 k survivors. The default
+coarse-to-fine path's total is 1.0015× the optimum at 5 % of 05_02, 1.013× at 10 %, equal at 3
+keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys. Tried before (with the sampled
+bound alone): steps (0.25, 0.5, 1) and (0.2, 0.4, 0.7, 1), a narrower FOCUS, the ball bound (the
+rebuilt point within u·V of the first key's point, 0.03–0.2×), one segment's samples shared with its
+neighbours (0.3 scene units lost per frame moved): none faster. scripts/benchmark_optimal.py prints
 the current figures.
 """
 
