@@ -54,7 +54,9 @@ prunes about two thirds of them; the next time it is chosen, the other half.
 the version before the Hermite bound run alternately in the same conditions). CMU 05_02 (1,124 frames)
 at 5 % keys 36 s (57.6 s before; 2.38 M rebuilt frames, 7.77 M before), at 10 % 16.6 s (31.3; 1.13 M,
 3.59 M), 3 keys 14.0 s (43.2; 1.40 M, 4.37 M); CMU 01_01 (2,752 frames) at 5 % 217 s under load 2.9
-(387 s under load 3.2; 7.3 M rebuilt frames, 42.9 M; 2.32 M long segments get the Hermite bound). Still far from the 1 s asked for. At 5 % of 05_02 the time
+(387 s under load 3.2; 7.3 M rebuilt frames, 42.9 M; 2.32 M long segments get the Hermite bound).
+scripts/benchmark_optimal.py at 5 % of 05_02 (load 1.5, cold, the upper bound included): 30.1 s, peak
+114 MB (94 MB before). Still far from the 1 s asked for. At 5 % of 05_02 the time
 went to (profiled, before the DP prune ahead of the Hermite bound): the exact band 2 s, the one-frame
 samples of 560 k long segments 6 s (about 10 µs a segment in the flat layout), the Hermite bound of the
 340 k left 10 s (about 30 µs a segment: the velocities of 100 points at both keys; 298 k with the
