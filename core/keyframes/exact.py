@@ -236,7 +236,9 @@ def exact_keys(
 
     upper: a key set and its exact total to start from (default: :func:`.optimal.coarse_to_fine`).
     progress: called with the fraction done; raise from it to cancel. Returns keys and
-    {"total_error", "position_mean", "path": "exact", "optimal_among", "band", "rebuilt", "rounds"}.
+    {"total_error", "position_mean", "path": "exact", "optimal_among", "band", "rebuilt", "rounds",
+    "survivors"} (survivors: long segments left after the one-frame sample, given the Hermite bound, and left
+    after it).
     """
     from .optimal import _backtrack, _layers, check_finite, coarse_to_fine, solve
 
