@@ -26,8 +26,8 @@ comes back to its start, held poses and one-frame flicks).
 
 **The lower bounds.** Every segment with a gap ≤ G₀ (1.5× the mean gap, capped so the band
 costs at most BAND_WORK rebuilt frames) is computed exactly. A longer segment (a, b), gap g, has
-its error computed exactly at one frame, then (if that does not already put it over U) at
-``SAMPLES`` frames c spread evenly; each extends to the frames t around it (within ``REACH``):
+its error computed exactly at one frame c (:func:`sampled_bounds`; ``SAMPLES`` frames spread evenly
+when asked), which extends to the frames t around it (within ``REACH``):
 
     e_ab(t) ≥ e_ab(c) − D(c, t) − |t − c| · v_ab,
 
@@ -40,30 +40,37 @@ sum of the bone offsets on the chain from j to p, a bound of their distance in a
 translating it by d moves p by d. Hence v_ab = Σ_j (2α_j Λ_j + ‖Δt_j‖ μ_j) / g with
 Λ_j = (1/P) Σ_{p below j} ρ_jp and μ_j the share of the points below j (the triangle
 inequality on each point, then the mean). Summing max(0, ·) over the frames each sample covers
-gives L(a, b) ≤ E(a, b). A survivor is made exact in STEPS: first the sum over the centred half
-of its in-between frames (a lower bound, every frame's error being ≥ 0, and about 2/3 of the cost,
-where the slerp's error peaks), with which the next round's DP prunes about two thirds of them;
-the next time it is chosen, the other half.
+gives a lower bound of E(a, b). The long segments this one sample leaves under U then get the
+Hermite bound of :mod:`.hermite` (each rebuilt point's cubic Hermite through its key values and its
+velocities there, from the joints' constant body-frame rates, within a remainder bounded by the
+fourth derivative; summed over PIECES runs of frames by prefix sums: O(J + P) a segment, no rebuilt
+frame), and keep the larger of the two: on 05_02 a median 0.90× of the exact cost at gap 20 where the
+sampled bound reached 0.22×, 0.78–0.85× up to gap 400 (the module's notes). A survivor is made exact in
+STEPS: first the sum over the centred half of its in-between frames (a lower bound, every frame's error
+being ≥ 0, and about 2/3 of the cost, where the slerp's error peaks), with which the next round's DP
+prunes about two thirds of them; the next time it is chosen, the other half.
 
-**Cost, measured** (scripts/benchmark_optimal.py, cold, CPU seconds on a loaded 2-core machine).
-Correct but not fast: CMU 05_02 (1,124 frames) at 5 % keys 52 s (7.8 M rebuilt frames, peak
-94 MB; 70 s and 11.4 M frames before the two steps), at 10 % 27 s, 3 keys 35 s; CMU 01_01
-(2,752 frames) at 5 % 472 s, at 10 % 163 s, 1,000 keys 68 s before the two steps. Far from the
-1 s asked for. It confirms the default coarse-to-fine path: its total is 1.0015× the optimum at
-5 % of 05_02, 1.013× at 10 %, equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at
-1,000 keys. Steps tried at 5 % of 05_02: shares (0.25, 0.5, 1) 7.5 M frames, (0.2, 0.4, 0.7, 1)
-7.1 M but 20 rounds of DP, no faster; the middle half pruned within the same round (with that
-round's F and B) pruned 1,513 of 91,035: F and B are low while the long segments' bounds are
-loose; a narrower focus (FOCUS 0.1 / 0.03) 7.0 / 6.9 M frames but 49 / 160 rounds. Why so slow:
-with the exact costs known, only 1,279 segments (27,771 rebuilt frames) can be in a key set
-within the coarse-to-fine answer's total, but proving it of the others needs each segment
-bounded to within 0.5–1.0× of its exact cost where its gap is near the mean gap (the median
-segment of gap 20 needs 0.67×), while the bounds above reach 0.2–0.4× (the per-frame error there,
-0.1–0.3 scene units, is below what the original points move in a frame, 0.3): so those segments
-are made exact, about every segment up to 3–5× the mean gap. The ball bound (the rebuilt point
-within u·V of the first key's point and (1−u)·V of the second's) reached 0.03–0.2×; sharing one
-segment's sampled frames with its neighbours (keys moved by a frame or two) loses about 0.3 scene
-units per frame moved, more than the error near the mean gap. scripts/benchmark_optimal.py prints
+**Cost, measured** (cold, upper bound given, CPU seconds on a shared 2-core machine, load 1.3–1.7;
+the version before the Hermite bound run alternately in the same conditions). CMU 05_02 (1,124 frames)
+at 5 % keys 36 s (57.6 s before; 2.38 M rebuilt frames, 7.77 M before), at 10 % 16.6 s (31.3; 1.13 M,
+3.59 M), 3 keys 14.0 s (43.2; 1.40 M, 4.37 M); CMU 01_01 (2,752 frames) at 5 % 217 s under load 2.9
+(387 s under load 3.2; 7.3 M rebuilt frames, 42.9 M; 2.32 M long segments get the Hermite bound).
+scripts/benchmark_optimal.py at 5 % of 05_02 (load 1.5, cold, the upper bound included): 30.1 s, peak
+114 MB (94 MB before). Still far from the 1 s asked for. At 5 % of 05_02 the time
+went to (profiled, before the DP prune ahead of the Hermite bound): the exact band 2 s, the one-frame
+samples of 560 k long segments 6 s (about 10 µs a segment in the flat layout), the Hermite bound of the
+340 k left 10 s (about 30 µs a segment: the velocities of 100 points at both keys; 298 k with the
+prune), the rounds 10 s: 104,510 long segments survive both bounds, mostly of
+gaps 40–400, where the Hermite remainder grows as (Σθ)⁴·g⁴ and swamps the error (L/E 10th percentile
+0.25–0.5), against 1,279 segments that can be in a key set within U once the exact costs are known.
+At 3 keys the DP prune before the Hermite bound leaves 2,190 of 601,155 long segments. The 4-sample
+pass that followed the one-sample pass pruned 2 % more after the Hermite bound and was dropped; two,
+four and eight runs of frames left 114.5 k, 112.4 k and 111.6 k survivors. The default
+coarse-to-fine path's total is 1.0015× the optimum at 5 % of 05_02, 1.013× at 10 %, equal at 3
+keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys. Tried before (with the sampled
+bound alone): steps (0.25, 0.5, 1) and (0.2, 0.4, 0.7, 1), a narrower FOCUS, the ball bound (the
+rebuilt point within u·V of the first key's point, 0.03–0.2×), one segment's samples shared with its
+neighbours (0.3 scene units lost per frame moved): none faster. scripts/benchmark_optimal.py prints
 the current figures.
 """
 
@@ -77,9 +84,15 @@ import numpy as np
 from .. import quaternion as quat
 from ..motion import Motion
 from .error import measured_points, pose_points
+from .hermite import HermiteBounds
 from .segments import SegmentErrors
 
-SAMPLES = 4  # exactly rebuilt frames per long segment
+SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
+HERMITE_REACH = (
+    1.5,
+    3.0,
+    6.0,
+)  # Hermite bounds by gaps up to these many mean gaps, then the rest; DP prune before each
 REACH = 12  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
@@ -223,7 +236,9 @@ def exact_keys(
 
     upper: a key set and its exact total to start from (default: :func:`.optimal.coarse_to_fine`).
     progress: called with the fraction done; raise from it to cancel. Returns keys and
-    {"total_error", "position_mean", "path": "exact", "optimal_among", "band", "rebuilt", "rounds"}.
+    {"total_error", "position_mean", "path": "exact", "optimal_among", "band", "rebuilt", "rounds",
+    "survivors"} (survivors: long segments left after the one-frame sample, given the Hermite bound, and left
+    after it).
     """
     from .optimal import _backtrack, _layers, check_finite, coarse_to_fine, solve
 
@@ -265,14 +280,27 @@ def exact_keys(
             table[: n - g, g] = np.where(lb > limit, np.inf, lb)
             rebuilt += n - g
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
-    per = max(1, BATCH // (n * SAMPLES))
-    for first in range(band + 1, longest + 1, per):  # the others: SAMPLES each
-        gaps = list(range(first, min(first + per, longest + 1)))
-        starts = [np.flatnonzero(np.isfinite(table[: n - g, g])) for g in gaps]
-        for g, a, lb in zip(gaps, starts, sampled_bounds(errors, rates, gaps, starts=starts)):
+    stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
+    hermite = HermiteBounds(motion)
+    mean_gap = (n - 1) / (count - 1)
+    edges = [band] + [int(f * mean_gap) for f in HERMITE_REACH if band < f * mean_gap < longest] + [longest]
+    for i, (low, high) in enumerate(zip(edges[:-1], edges[1:])):
+        # the DP's test F + L + B > U on the bounds so far (a shorter gap's Hermite bound raises F and B for
+        # the longer ones), then the Hermite bound (hermite.py, O(P) a segment) on the gaps low < g ≤ high
+        width = int(np.flatnonzero(np.isfinite(table).any(axis=0)).max())
+        sub = table[:, : width + 1]
+        forward = _layers(sub, count)[0]
+        backward = _layers(_reversed(sub), count)[0][:, ::-1]
+        sub[_through(forward, backward, count, width) + sub > limit] = np.inf
+        a_long, g_long = np.nonzero(np.isfinite(table[:, low + 1 : high + 1]))
+        g_long += low + 1
+        stages["bounded"] = stages.get("bounded", 0) + len(a_long)
+        for j in range(0, len(a_long), BATCH):
+            a, g = a_long[j : j + BATCH], g_long[j : j + BATCH]
+            lb = hermite.moment_bounds(a, a + g)
             table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
-            rebuilt += len(a) * len(_offsets(g))
-        report(0.65 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
+            report(0.65 + 0.15 * (i + min(j + BATCH, len(a_long)) / max(len(a_long), 1)) / (len(edges) - 1))
+    stages["hermite"] = int(np.isfinite(table[:, band + 1 :]).sum())  # and after the Hermite bound
     rounds = 0
     while True:
         rounds += 1
@@ -318,4 +346,5 @@ def exact_keys(
         "band": band,
         "rebuilt": rebuilt,
         "rounds": rounds,
+        "survivors": stages,
     }
