@@ -45,7 +45,7 @@ Hermite bound of :mod:`.hermite` (each rebuilt point's cubic Hermite through its
 velocities there, from the joints' constant body-frame rates, within a remainder bounded by the
 fourth derivative; summed over PIECES runs of frames by prefix sums: O(J + P) a segment, no rebuilt
 frame), and keep the larger of the two: on 05_02 a median 0.90× of the exact cost at gap 20 where the
-sampled bound reached 0.22×, 0.78–0.85× up to gap 400 (the module's notes). A survivor is made exact in
+one-sample bound reached 0.07× (four samples 0.22×), 0.78–0.85× up to gap 400 (the module's notes). A survivor is made exact in
 STEPS: first the sum over the centred half of its in-between frames (a lower bound, every frame's error
 being ≥ 0, and about 2/3 of the cost, where the slerp's error peaks), with which the next round's DP
 prunes about two thirds of them; the next time it is chosen, the other half.

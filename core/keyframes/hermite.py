@@ -26,10 +26,12 @@ chain sums are running sums down the tree), no forward kinematics, no rebuilt fr
 
 Measured on CMU 05_02 (120 fps, random segments; L/E, median and 10th percentile): frame by frame 0.96 /
 0.64 at gap 20, 0.84 at 40, 0.83–0.89 up to 400; the four-run moments 0.90 / 0.67 at gap 20, 0.83 / 0.34
-at 40, 0.81 / 0.25 at 80, 0.85 / 0.50 at 200, 0.78 / 0.45 at 400 (exact.py's sampled bound: 0.22 at
-gap 20, 0.15–0.36 beyond). The moments on CMU 01_01: 0.98 from gap 10 to 40, 0.94 at 160, 0.82 / 0.33
-at 320; on the Bandai dance (30 fps) 0.80–0.83 / 0.42–0.58 from gap 10 to 160; on a hand-made motion
-turning every joint up to 3 rad a frame 0.08–0.16, below the sampled bound. Loose where the joints turn a lot over the segment: the remainder grows as
+at 40, 0.81 / 0.25 at 80, 0.85 / 0.50 at 200, 0.78 / 0.45 at 400 (exact.py's sampled bound with four
+samples: 0.22 at gap 20, 0.15–0.36 beyond; with the one sample exact_keys takes, 0.06–0.13 from gap 20
+to 400). The moments on CMU 01_01: 0.98 from gap 10 to 40, 0.94 at 160, 0.82 / 0.33 at 320; on the
+Bandai dance (30 fps) 0.80–0.83 / 0.42–0.58 from gap 10 to 160; on a hand-made motion turning every
+joint up to 3 rad a frame 0.08–0.16, below the four-sample bound (0.12–1.0 from gap 40 to 5), above the
+one sample's from gap 10 (0.02–0.10). Loose where the joints turn a lot over the segment: the remainder grows as
 (Σθ)⁴ and as g⁴ (M_p = 3·10⁻⁴ per frame⁴ gives 10 scene units at the middle of a 60-frame segment,
 against errors of 0.1–1), so long segments keep mostly the points near the root (the root's own head is
 rebuilt exactly by the Hermite: a line). About 30 µs a segment (100 points, numpy, loaded 2-core machine).
