@@ -88,11 +88,8 @@ from .hermite import HermiteBounds
 from .segments import SegmentErrors
 
 SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
-HERMITE_REACH = (
-    1.5,
-    3.0,
-    6.0,
-)  # Hermite bounds by gaps up to these many mean gaps, then the rest; DP prune before each
+# the Hermite bounds by bands of gaps up to these many mean gaps, then the rest; a DP prune before each band
+HERMITE_REACH = (1.5, 3.0, 6.0)
 REACH = 12  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
@@ -228,6 +225,18 @@ def _through(forward: np.ndarray, backward: np.ndarray, count: int, width: int) 
     return out
 
 
+def _prune(sub: np.ndarray, forward: np.ndarray, count: int, limit: float) -> np.ndarray:
+    """Set to inf, in place, every segment of the bounds ``sub`` (T, W+1) that cannot be in a key set within
+    ``limit``: its bound plus the least bounds of the rest of such a set (``forward``: :func:`.optimal._layers`
+    of ``sub``; the backward DP computed here) exceeds it. Returns that rest (T, W+1) (:func:`_through`)."""
+    from .optimal import _layers
+
+    backward = _layers(_reversed(sub), count)[0][:, ::-1]
+    rest = _through(forward, backward, count, sub.shape[1] - 1)
+    sub[rest + sub > limit] = np.inf
+    return rest
+
+
 def exact_keys(
     motion: Motion, count: int, upper: tuple[np.ndarray, float] | None = None, progress: Progress | None = None
 ) -> tuple[np.ndarray, dict]:
@@ -287,11 +296,8 @@ def exact_keys(
     for i, (low, high) in enumerate(zip(edges[:-1], edges[1:])):
         # the DP's test F + L + B > U on the bounds so far (a shorter gap's Hermite bound raises F and B for
         # the longer ones), then the Hermite bound (hermite.py, O(P) a segment) on the gaps low < g ≤ high
-        width = int(np.flatnonzero(np.isfinite(table).any(axis=0)).max())
-        sub = table[:, : width + 1]
-        forward = _layers(sub, count)[0]
-        backward = _layers(_reversed(sub), count)[0][:, ::-1]
-        sub[_through(forward, backward, count, width) + sub > limit] = np.inf
+        sub = table[:, : int(np.flatnonzero(np.isfinite(table).any(axis=0)).max()) + 1]
+        _prune(sub, _layers(sub, count)[0], count, limit)
         a_long, g_long = np.nonzero(np.isfinite(table[:, low + 1 : high + 1]))
         g_long += low + 1
         stages["bounded"] = stages.get("bounded", 0) + len(a_long)
@@ -313,9 +319,7 @@ def exact_keys(
         if exact[path[:-1], np.diff(path)].all() and relaxed < bound:  # a key set of exact costs: a better U
             keys_u, bound = path, relaxed
             limit = bound * (1.0 + TOLERANCE) + 1e-300
-        backward = _layers(_reversed(sub), count)[0][:, ::-1]
-        rest = _through(forward, backward, count, width)
-        sub[rest + sub > limit] = np.inf
+        rest = _prune(sub, forward, count, limit)
         todo = np.isfinite(sub) & ~exact[:, : width + 1]
         if not todo.any():
             break

@@ -117,25 +117,26 @@ class HermiteBounds:
                 par = self.parent_world[f]  # (n, 3, 3, M)
                 for c in range(3):  # + W_par(k)·Δt_k/g
                     drift[c][:, m] += (par[:, c] * step).sum(axis=1)
-            spin, drift = self._down(spin)[:, :, self.owner], self._down(drift)[:, :, self.owner]  # over p's chain
+            spin = self._chain_sums(spin)[:, :, self.owner]  # summed over p's chain
+            drift = self._chain_sums(drift)[:, :, self.owner]
             x = self.x[f]  # (n, 3, P)
             vel = np.empty((n, 3, n_points))
             for c in range(3):  # ω × X_p + Σ x_i × ω_i + translations, ω and the sums those of p's owner
                 vel[:, c] = _cross(spin[0], spin[1], spin[2], (x[:, 0], x[:, 1], x[:, 2]), c) + drift[c]
             out.append(vel)
-        ang = self._down(rate[None])[0]  # (n, J) Ω over each joint's chain, itself included
+        ang = self._chain_sums(rate[None])[0]  # (n, J) Ω over each joint's chain, itself included
         above = ang - rate  # (n, J) Ω' above each joint
         longest = np.maximum(self.trans_norm[a], self.trans_norm[b])  # the lerp stays within the longer key
         speed = np.zeros((n, n_joints))
         if len(m):
             speed[:, m] = np.sqrt((step * step).sum(axis=1))
         above2 = above * above
-        joint = self._down(((above2 * above2 * longest + 4.0 * above2 * above * speed) * self.not_root)[None])[0]
+        joint = self._chain_sums(((above2 * above2 * longest + 4.0 * above2 * above * speed) * self.not_root)[None])[0]
         ang2 = ang[:, self.owner] * ang[:, self.owner]
         bound = ang2 * ang2 * self.offset_norm + joint[:, self.owner]
         return out[0], out[1], bound
 
-    def _down(self, values: np.ndarray) -> np.ndarray:
+    def _chain_sums(self, values: np.ndarray) -> np.ndarray:
         """(C, n, J): for each joint, the sum of ``values`` (C, n, J) over its chain (root to itself), a running
         sum down the tree, parents first."""
         total = values.copy()
