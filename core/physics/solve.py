@@ -96,7 +96,7 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    among them fixed). A trial that is better but refused (a frame left worse than the input, a bar) is searched
    on once more from where it ended (``REPAIR_FOLLOW``): on the jumps' landing at 643–656 the first local plan
    left 2–5 of 8 frames over and one worse than the input, depending on ``plan_unseen`` (0.003–0.005), the second
-   none, so the jumps end with no frame over a limit at 0.003 and 0.004 (at 0.005 two stay, frames 310–311, whose
+   none, so the jumps end with no frame over a limit at 0.003 and 0.004 (at 0.005 two stay, the right ankle 1.02 at 289–290, whose
    repair would take the flight CoM error 0.72 → 1.01 mm, past its bar).
 
 9. Do no harm (:func:`_do_no_harm`): frames the floor-and-feet model cannot explain
