@@ -270,3 +270,26 @@ def test_the_plan_pays_for_the_acceleration_its_derivative_window_misses():
     sway = np.stack((0.05 * np.sin(2 * np.pi * (np.arange(n) - 1) * spacing / fps), np.zeros(n)), axis=1)
     assert share(wiggle) > 0.8
     assert share(sway) < 0.02
+
+
+def test_the_deviation_term_measures_the_shift_from_toward():
+    """PlanGoals.toward (the final plan's way back to the performance): the regularisers' share of the merit is
+    Σ w|δ − toward|² less its constant Σ w|toward|², δ the shift the controls make (no smoothness terms)."""
+    fps, t, spacing = 60.0, 90, 2.0
+    rng = np.random.default_rng(4)
+    toward = np.stack((np.sin(np.linspace(0, 3, t)), np.linspace(-0.2, 0.4, t)), axis=1)
+    weight = rng.uniform(0.5, 2.0, (t, 2))
+    goals = PlanGoals(0.1, deviation=weight, smoothness=0.0, toward=toward)
+    objective = BalanceObjective(_square_support(t), [100.0], goals, spacing, fps)
+    controls = rng.normal(scale=0.3, size=(objective.n, 2))
+    m = Measures(np.zeros((t, 2)), np.zeros((t, 1, 3)))  # inside, no torque: no residual is active
+    active = objective.violations(m)
+    assert not active[0].any() and not active[1].any()
+    delta = evaluate(controls, t, spacing)
+    expected = (weight * (delta - toward) ** 2).sum() - (weight * toward**2).sum()
+    assert objective.merit(controls, m, active) == pytest.approx(expected, rel=1e-6)
+    # and its minimiser is the weighted least-squares fit of the shift to toward
+    best = np.linalg.solve(objective.regulariser, objective.linear).reshape(-1, 2)
+    moved = evaluate(best + 0.01 * rng.normal(size=best.shape), t, spacing)
+    fit = evaluate(best, t, spacing)
+    assert (weight * (fit - toward) ** 2).sum() < (weight * (moved - toward) ** 2).sum()

@@ -7,7 +7,7 @@ import pytest
 
 from core.contacts import contact_spans, detect_contacts
 from core.io.bvh import read_bvh
-from core.physics.solve import _plant, eased_anchors
+from core.physics.solve import _plant, eased_anchors, with_toes
 from tests.conftest import shared_file
 
 
@@ -69,3 +69,20 @@ def test_take_off_and_landing_keep_their_pins():
                 last = slice(max(a, b - round(0.1 * motion.fps)), b)
                 np.testing.assert_array_equal(eased.anchors[last, i], contacts.anchors[last, i])
     assert flights >= 2
+
+
+def test_a_heel_raised_on_its_toe_is_eased_not_pinned():
+    """CMU 131_01 (3ds Max BVH, clean): the left heel leaves the floor for 0.12 s while its toe stays down. No
+    ankle is in contact then, but the body still stands: with the toes' contacts as the support, that release
+    is eased, and planting adds far less jerk than with the ankle let go at once."""
+    motion = read_bvh(shared_file("cmu_bvh_3dsmax/131_01.bvh")).frames(slice(1, 361)).scaled(1.4)
+    contacts = detect_contacts(motion)
+    toes = with_toes(motion, contacts)
+    ankles_only = contacts.flags.any(axis=1)
+    standing = toes.flags.any(axis=1)
+    assert (standing & ~ankles_only).sum() >= 10  # the heel raise: no ankle down, a toe down
+    eased = eased_anchors(motion, contacts, 0.1, standing)
+    before = eased_anchors(motion, contacts, 0.1)
+    assert np.any(eased.anchors != before.anchors)  # that release is eased now
+    base = jerk(motion)
+    assert jerk(_plant(motion, eased, hinge=True)) / base < jerk(_plant(motion, before, hinge=True)) / base - 0.03
