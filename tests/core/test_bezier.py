@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from core import quaternion as quat
 from core import synthetic
@@ -80,6 +81,13 @@ def test_one_and_two_frame_curves():
     h1, h2 = fit_handles(two, np.array([0, 1]))
     assert h1.shape == (1, 2) and np.all(np.isfinite(h1)) and np.all(np.isfinite(h2))
     assert np.allclose(evaluate(two, h1, h2, np.array([0, 1]), 2), two)
+
+
+def test_keys_must_span_the_curve_without_repeats():
+    values = np.linspace(0.0, 1.0, 10)[:, None]
+    for keys in ([1, 9], [0, 8], [0, 4, 4, 9]):
+        with pytest.raises(ValueError, match="keys must rise"):
+            fit_handles(values, np.array(keys))
 
 
 def _random_curves(rng, n_curves=12, n_frames=200):
