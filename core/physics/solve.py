@@ -1002,13 +1002,14 @@ def _repair_torques(
                 pin[:ramp] = 1e4
             if hi < t:
                 pin[-ramp:] = 1e4
-            shift, trial, held, follows = np.zeros((t, 3)), motion, None, 0
-            for _attempt in range(REPAIR_FOLLOW + 2):  # a better trial some bar refuses is searched on from
+            sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
+            sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
+            shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
+            for _attempt in range(REPAIR_FOLLOW + 2):  # a better trial some bar refuses: search on from it
                 sub = trial.frames(part)
-                sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
-                sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
                 sub_an = analyse(sub, sub_contacts, body, **measure)
-                if held is not None:
+                held = None  # None: _balance holds the stretches held off the floor; then the flights too
+                if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
                 _, plan = _balance(
                     sub, sub_an, sub_contacts, sub_feet, body, local, measure, None, vertical=True, pin=pin, hold=held
@@ -1043,8 +1044,8 @@ def _repair_torques(
                 )
                 if kept or not better:
                     break
-                if not flight_ok and held is None:  # it moved a flight: search again from the start, flights held
-                    shift, trial, held = np.zeros((t, 3)), motion, np.zeros(0, dtype=bool)
+                if not flight_ok and not hold_flights:  # it moved a flight: search again from the start, flights held
+                    shift, trial, hold_flights = np.zeros((t, 3)), motion, True
                 elif follows >= REPAIR_FOLLOW:
                     break
                 else:
