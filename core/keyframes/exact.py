@@ -160,14 +160,13 @@ def sampled_bounds(
     rates: Rates,
     gaps: list[int],
     samples: int = SAMPLES,
-    starts: list[np.ndarray] | None = None,
 ) -> list[np.ndarray]:
-    """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for a in its
-    ``starts`` (default every a < T−g), from ``samples`` exactly rebuilt frames each (see the module
-    notes). One flat batch for all the gaps."""
+    """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for every
+    a < T−g, from ``samples`` exactly rebuilt frames each (see the module notes). One flat batch for all
+    the gaps."""
     n = errors.n_frames
     offsets = [_offsets(g, samples) for g in gaps]
-    starts = [np.arange(n - g) for g in gaps] if starts is None else [np.asarray(s, dtype=int) for s in starts]
+    starts = [np.arange(n - g) for g in gaps]
     a = np.concatenate([np.repeat(s, len(o)) for s, o in zip(starts, offsets)])
     b = np.concatenate([np.repeat(s + g, len(o)) for s, o, g in zip(starts, offsets, gaps)])
     t = np.concatenate([(s[:, None] + o).ravel() for s, o in zip(starts, offsets)])
