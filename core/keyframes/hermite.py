@@ -94,12 +94,9 @@ class HermiteBounds:
         v = self.turning
         if len(v):
             qa, qb = self.local[a], self.local[b]  # (n, 4, V)
-            aw, ax, ay, az = qa[:, 0], qa[:, 1], qa[:, 2], qa[:, 3]
-            bw, bx, by, bz = qb[:, 0], qb[:, 1], qb[:, 2], qb[:, 3]
-            rw = aw * bw + ax * bx + ay * by + az * bz  # conj(q_a)·q_b
-            rx = aw * bx - ax * bw - ay * bz + az * by
-            ry = aw * by + ax * bz - ay * bw - az * bx
-            rz = aw * bz - ax * by + ay * bx - az * bw
+            rw, rx, ry, rz = quat.multiply_parts(  # conj(q_a)·q_b
+                (qa[:, 0], -qa[:, 1], -qa[:, 2], -qa[:, 3]), tuple(qb.transpose(1, 0, 2))
+            )
             s = np.sqrt(rx * rx + ry * ry + rz * rz)
             # log on the shorter arc (the slerp's: the sign of rw), |w| = 2θ/g with θ = atan2(s, |rw|)
             scale = 2.0 * np.arctan2(s, np.abs(rw)) * np.where(rw < 0.0, -1.0, 1.0) * inv_g / np.where(s > 0, s, 1.0)
