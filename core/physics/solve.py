@@ -1082,27 +1082,39 @@ def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     return float(np.sqrt(np.mean(flight_momentum_change(an, body, start, stop)[1] ** 2)))
 
 
-def _clusters_to_give(worse: list[dict], score: tuple, gap: int) -> list[int]:
+def _cluster_labels(frames: np.ndarray, gap: int) -> np.ndarray:
+    """Cluster index of each of the sorted ``frames`` (N,): frames within ``gap`` of the previous one share it."""
+    return np.concatenate(([0], np.cumsum(np.diff(frames) > gap))) if len(frames) else np.zeros(0, dtype=int)
+
+
+def _clusters_to_give(worse: list[dict], score: tuple, gap: int, peak: list[dict] = ()) -> list[int]:
     """The frames the guard gives back next, from the frames worse than the input (``worse``,
     :func:`.metrics.torque_regressions`) in clusters (frames within ``gap`` of each other): the
     cluster holding the worst ratio when the worst ratio is over the input's (``score[1]``), and the
-    largest clusters until they hold ``score[0]`` frames (the frames over a limit beyond the input's)."""
-    if not worse:
-        return []
-    frames = np.array([w["frame"] for w in worse])
-    label = np.concatenate(([0], np.cumsum(np.diff(frames) > gap)))
+    largest clusters until they hold ``score[0]`` frames (the frames over a limit beyond the input's).
+    peak: the frames whose ratio is above the input's worst (``frame``, ``after``); the worst ratio's
+    cluster is taken from them and ``worse`` together, so that a result whose worst ratio rose while
+    still under every limit (no frame in ``worse``) gives back the frames above the input's worst."""
     chosen: set = set()
-    if score[1] > 0:
-        chosen.add(int(label[int(np.argmax([w["after"] for w in worse]))]))
+    if score[1] > 0 and (worse or peak):
+        pool = {w["frame"]: w["after"] for w in [*worse, *peak]}
+        frames = np.array(sorted(pool))
+        label = _cluster_labels(frames, gap)
+        chosen.update(frames[label == label[int(np.argmax([pool[f] for f in frames]))]].tolist())
+    if not worse:
+        return sorted(chosen)
+    frames = np.array([w["frame"] for w in worse])
+    label = _cluster_labels(frames, gap)
     sizes = np.bincount(label)
-    need = score[0] - sum(int(sizes[c]) for c in chosen)
+    need = score[0] - len(chosen.intersection(frames.tolist()))
     for c in np.argsort(-sizes, kind="stable"):
         if need <= 0:
             break
-        if int(c) not in chosen:
-            chosen.add(int(c))
+        members = frames[label == c].tolist()
+        if not chosen.issuperset(members):
+            chosen.update(members)
             need -= int(sizes[c])
-    return frames[np.isin(label, list(chosen))].tolist()
+    return sorted(chosen)
 
 
 def _do_no_harm(
@@ -1120,10 +1132,16 @@ def _do_no_harm(
     or a flight phase whose angular momentum changes more than the input's, some of the frames over
     a limit and farther over than the input (:func:`.metrics.torque_regressions`; the cluster of the
     worst one, the largest clusters for the count: :func:`_clusters_to_give`) and those flight
-    phases are given back too — each with one derivative half-window either side, so the torques
-    measured there are the input's, and a smoothstep ramp of ``guard_width`` seconds beyond (a
+    phases are given back too — each with one derivative half-window either side (at a clip edge the
+    whole one-sided window of the first or last frames), so the torques measured there are the input's,
+    and a smoothstep ramp of ``guard_width`` seconds beyond (a
     shorter one's accelerations put the ramp itself over a limit: 0.15 s raised 05_18's worst
     ratio 2.61 → 2.91; putting a given-back flight's CoM on its parabola raised its take-off's).
+    The worst ratio counts under the limits too: where the result's worst is above the input's with no
+    frame over a limit, the cluster of the frames the solve put above the input's worst is given back
+    (the Mixamo rig's own walk, out of balance so solved on its real limits: its first frame 0.76 → 0.78,
+    given back 0.76), and such a round that does not lower the worst ends the guard (its ramps raise
+    peaks of their own; chasing them, or every small peak of the solve, walked through the whole clip).
     The best round is kept (fewest frames over a limit beyond the input's, then the worst
     ratio's excess, then flights). The feet are planted in proportion 1 − level: planting can
     itself add torque on a landing, and a frame given back entirely is the input's."""
@@ -1136,12 +1154,17 @@ def _do_no_harm(
     phases = [(int(a), int(b)) for a, b in airborne(before) if a > 0 and b < t]
     change_in = {p: _phase_momentum_change(before, body, *p) for p in phases}
     up = smoothstep_bump(ramp)[:ramp]  # rising flank, 0 < … < 1
+    raised = torque_ratios(an.torques, body).max(axis=1) > worst_in  # the solve's peaks, not the guard's ramps'
 
     def spread(mask: np.ndarray, pad: int) -> np.ndarray:
-        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond."""
+        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond; a frame within
+        ``pad`` of a clip edge grown over the whole one-sided window its derivatives come from (the first or
+        last 2·pad + 1 frames, :func:`.derivatives.savgol`)."""
         grown = mask.copy()
         for f in np.flatnonzero(mask):
-            grown[max(f - pad, 0) : f + pad + 1] = True
+            lo, hi = (0, 2 * pad + 1) if f < pad else (f - pad, f + pad + 1)
+            lo = t - 1 - 2 * pad if f > t - 1 - pad else lo
+            grown[max(lo, 0) : hi] = True
         out = grown.astype(float)
         for f in np.flatnonzero(grown & ~np.roll(grown, 1)):  # a rise into the grown span at f
             lo = max(f - ramp, 0)
@@ -1151,12 +1174,13 @@ def _do_no_harm(
             out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
         return out
 
-    def shortfall(a: Analysis) -> tuple[tuple, list, list]:
+    def shortfall(a: Analysis) -> tuple[tuple, list, list, list]:
         ratio = torque_ratios(a.torques, body).max(axis=1)
         flights = [p for p in phases if _phase_momentum_change(a, body, *p) > change_in[p] + 1e-3]
         score = (max(int((ratio > 1.0).sum()) - count_in, 0), max(float(ratio.max(initial=0.0)) - worst_in, 0.0),
                  len(flights))  # fmt: skip
-        return score, torque_regressions(before, a, body), flights
+        peak = [{"frame": int(f), "after": float(ratio[f])} for f in np.flatnonzero((ratio > worst_in) & raised)]
+        return score, torque_regressions(before, a, body), flights, peak
 
     def realise(level: np.ndarray) -> tuple[Motion, Analysis]:
         trial = _blend_back(motion, source, level)
@@ -1169,13 +1193,13 @@ def _do_no_harm(
     if held is not None and held.any():
         level = spread(held, 0)
         best, best_an = realise(level)
-    score, worse, flights = shortfall(best_an)
-    current = (score, worse, flights)
+    current = shortfall(best_an)
+    score = current[0]
     for _ in range(GUARD_ROUNDS):
         if not any(current[0]):
             break
         give = np.zeros(t, dtype=bool)
-        give[_clusters_to_give(current[1], current[0], 2 * reach)] = True
+        give[_clusters_to_give(current[1], current[0], 2 * reach, current[3])] = True
         want = spread(give, reach) if give.any() else np.zeros(t)
         for a, b in current[2]:
             span = np.zeros(t, dtype=bool)
@@ -1185,9 +1209,12 @@ def _do_no_harm(
             break
         level = np.maximum(level, want)
         trial, trial_an = realise(level)
+        under_limits = not current[1] and not current[2]  # a round for the worst ratio alone, under every limit
         current = shortfall(trial_an)
         if current[0] < score:
             best, best_an, score = trial, trial_an, current[0]
+        elif under_limits:  # its ramps raised another peak: giving that back too would walk through the clip
+            break
     return best, best_an
 
 
