@@ -374,6 +374,21 @@ def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
     )
 
 
+def planting_anchors(
+    motion: Motion, feet: Contacts, before: Analysis, body: BodyModel, opts: PhysicsOptions
+) -> Contacts:
+    """The anchors planting pins the feet (``feet``, the motion's foot contacts) to: on a leash of ``LEASH`` of the
+    stature (:func:`core.contacts.leash_anchors`), eased in and out over ``plant_ease`` seconds
+    (:func:`eased_anchors`) wherever the body is not in flight: a real flight of the input (``before``, its
+    analysis: :func:`airborne`), not any frame without a contact. A frame the detector loses between two steps is
+    no flight: on CMU 131_01 (1.4×, 90 kg) one such frame (702, both ankles above their speed threshold, the
+    vertical force the body's weight) left the touch-down after it and the release before it uneased, the ankle
+    snapped 5.9 cm onto its anchor and planting alone took the hip there to 2.73 of its limit (input 2.10); eased,
+    planting alone ends at 2.31 (frame 350) and the solve at 1.85."""
+    feet = leash_anchors(feet, motion.world_positions(), LEASH * body.height / body.unit)
+    return eased_anchors(motion, feet, opts.plant_ease, ~_flying(before))
+
+
 def state_joints(body: BodyModel, spine_joints: int = 2) -> tuple[int, list[int]]:
     """The filter's placement joint (translated) and rotated joints: pelvis, spine, hips, knees, ankles."""
     sk = body.skeleton
@@ -959,9 +974,10 @@ def _repair_torques(
     above what it was before the repair), and the jerk and flight figures within issue 16's bars
     (or no worse than they were). A trial better but refused is searched on from where it ended
     (``REPAIR_FOLLOW`` more local plans), or from the start with the flights held when it moved a flight.
-    ``repair_rounds`` rounds. Returns the motion, its analysis and
-    the frames of the windows whose search found nothing better (:func:`.metrics.torque_causes`
-    marks the frames still over a limit there as searched)."""
+    ``repair_rounds`` rounds. Returns the motion, its analysis and the frames of the windows whose search
+    found nothing it could keep, each with why (:func:`.metrics.torque_causes` marks the frames still over a
+    limit there as searched): the closest trial refused (the fewest frames over a limit it left in the window)
+    and every bar it broke, with its figure and the bar, or that no local plan lowered them at all."""
     t = motion.n_frames
     pad = max(int(round(opts.repair_window * motion.fps)), 1)
     root = state_joints(body, opts.spine_joints)[0]
@@ -972,7 +988,7 @@ def _repair_torques(
     source_jerk = report(before, body, source)["jerk_m_s3"]
     current = report(an, body, motion, source=source)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
-    searched: set = set()
+    searched: dict = {}
     base = None  # (motion, its planting, that one's analysis) for the windowed planting of the trials
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
@@ -987,7 +1003,7 @@ def _repair_torques(
                 windows[-1][1] = hi
             else:
                 windows.append([lo, hi])
-        windows = [w for w in windows if not searched.issuperset(range(w[0], w[1]))]  # no second search of one
+        windows = [w for w in windows if not searched.keys() >= set(range(w[0], w[1]))]  # no second search of one
         worse = {w["frame"] for w in torque_regressions(before, an, body)}
         order = sorted(windows, key=lambda w: (not worse.intersection(range(*w)), -worst[w[0] : w[1]].max()))
         worst_first = order[:REPAIR_WINDOWS]  # frames worse than the input first, then the farthest over
@@ -1005,6 +1021,7 @@ def _repair_torques(
             sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
             sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
+            closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused
             for _attempt in range(REPAIR_FOLLOW + 2):  # a better trial some bar refuses: search on from it
                 sub = trial.frames(part)
                 sub_an = analyse(sub, sub_contacts, body, **measure)
@@ -1034,14 +1051,26 @@ def _repair_torques(
                 flight_ok = now["flight_error_m"] <= max(FLIGHT_BAR, current["flight_error_m"]) and now[
                     "flight_momentum_change"
                 ] <= max(MOMENTUM_BAR, current["flight_momentum_change"])
-                kept = (
-                    better
-                    and len(torque_regressions(before, trial_an, body)) <= len(torque_regressions(before, an, body))
-                    and now["zmp_inside_share"] >= min(current["zmp_inside_share"], opts.zmp_target) - 1e-9
-                    and now["deviation"] <= allowed
-                    and now["jerk_m_s3"] <= max(JERK_BAR * source_jerk, current["jerk_m_s3"])
-                    and flight_ok
-                )
+                worse_new, worse_now = (len(torque_regressions(before, x, body)) for x in (trial_an, an))
+                zmp_bar = min(current["zmp_inside_share"], opts.zmp_target)
+                jerk_bar = max(JERK_BAR * source_jerk, current["jerk_m_s3"])
+                refusals = [
+                    text
+                    for fails, text in (
+                        (worse_new > worse_now, f"{worse_new} frames worse than the input (had {worse_now})"),
+                        (now["zmp_inside_share"] < zmp_bar - 1e-9,
+                         f"ZMP inside {100 * now['zmp_inside_share']:.1f} % < {100 * zmp_bar:.1f} %"),
+                        (now["deviation"] > allowed,
+                         f"deviation {100 * now['deviation']:.2f} % > {100 * allowed:.2f} % of the stature"),
+                        (now["jerk_m_s3"] > jerk_bar,
+                         f"jerk {now['jerk_m_s3']:.0f} > {jerk_bar:.0f} m/s³ (input {source_jerk:.0f})"),
+                        (not flight_ok, "a flight off its parabola or its angular momentum changed"),
+                    )
+                    if fails
+                ]  # fmt: skip
+                kept = better and not refusals
+                if better and refusals and (closest is None or (count_new, excess_new) < closest[:2]):
+                    closest = (count_new, excess_new, count, refusals)
                 if kept or not better:
                     break
                 if not flight_ok and not hold_flights:  # it moved a flight: search again from the start, flights held
@@ -1053,7 +1082,14 @@ def _repair_torques(
             if kept:
                 motion, an, current, worst, changed = trial, trial_an, now, w_new, True
             else:
-                searched.update(range(lo, hi))
+                span = f"frames {lo}–{hi - 1}"
+                why = (
+                    f"a local plan on {span} left {closest[0]} of their {closest[2]} frames over a limit, "
+                    f"refused: {'; '.join(closest[3])}"
+                    if closest
+                    else f"no local plan on {span} left fewer frames over a limit or less far over"
+                )
+                searched.update(dict.fromkeys(range(lo, hi), why))
         if not changed:
             break
     return motion, an, searched
@@ -1311,7 +1347,9 @@ def physics_retarget(
     (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
     ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
     ``searched`` (the torque repair looked around it and found no motion that keeps the other
-    constraints with it under its limits) and ``bound`` (:func:`.feasibility.landing_bound`'s reason,
+    constraints with it under its limits), ``repair`` (why, :func:`_repair_torques`: what the closest motion it
+    found left over a limit and which bars refused it, figure against bar; None where not searched) and
+    ``bound`` (:func:`.feasibility.landing_bound`'s reason,
     with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven"), and
     ``unexplained``: the stretches the floor-and-feet model cannot explain (:func:`.unexplained.unexplained`:
     ``start``, ``stop``, ``kind``, ``reason``; held ones given back as they were).
@@ -1324,11 +1362,11 @@ def physics_retarget(
     step = as_progress(progress)
     start = time.perf_counter()
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
-        feet = leash_anchors(contacts, motion.world_positions(), LEASH * body.height / body.unit)
+        feet = contacts
         contacts = with_toes(motion, contacts) if opts.toes else contacts
-        feet = eased_anchors(motion, feet, opts.plant_ease, contacts.flags.any(axis=1))
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        feet = planting_anchors(motion, feet, before, body, opts)
         # the plans hold the stretches held off the floor; a ZMP far beyond the feet is named after the
         # solve where it still is (held by the plans, a synthetic walk the solve balances on 79 % of its
         # frames stayed at 4 %: no shift near the motion brings it back was not true of its input)
@@ -1400,7 +1438,7 @@ def physics_retarget(
                     out, an = again, again_an
         if opts.torques and opts.torque_guard:
             out, an = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
-        searched: set = set()
+        searched: dict = {}
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
         out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
@@ -1416,6 +1454,7 @@ def physics_retarget(
             c
             | {
                 "searched": c["frame"] in searched,
+                "repair": searched.get(c["frame"]),
                 "bound": landing_bound(
                     after, body, c["frame"], body.skeleton.index(c["joint"]), REPAIR_DEVIATION * body.height
                 )["reason"],

@@ -1,0 +1,56 @@
+"""Issue 16: a frame left over a torque limit is named with why. Where the torque repair
+(core/physics/solve.py, ``_repair_torques``) found a motion with fewer frames over a limit but kept it not, the
+report says what that motion left over a limit and which bars refused it, figure against bar; lifting exactly
+those bars must then let the repair keep it."""
+
+import re
+
+import numpy as np
+
+from core.contacts import detect_contacts
+from core.io.bvh import read_bvh
+from core.limbs import standing_height
+from core.physics import solve
+from core.physics.body import body_model
+from core.physics.units import likely_unit
+from tests.conftest import shared_file
+
+
+def stop_of_131_01():
+    """CMU 131_01 (3ds Max BVH) frames 450–799, its stop, 1.4× onto 90 kg: 50 frames over a torque limit."""
+    capture = read_bvh(shared_file("cmu_bvh_3dsmax/131_01.bvh")).frames(slice(450, 800))
+    motion = capture.scaled(1.4)
+    contacts = detect_contacts(motion)
+    unit = likely_unit(standing_height(capture.skeleton, contacts.up))[0]
+    return motion, contacts, body_model(motion.skeleton, 90.0, unit=unit, up=contacts.up)
+
+
+def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
+    motion, contacts, body = stop_of_131_01()
+    out, rep = solve.physics_retarget(motion, contacts, body)
+    causes = rep["torque_causes"]
+    assert causes and all(c["searched"] and c["repair"] for c in causes)  # every frame still over: searched, why
+    notes = dict.fromkeys(c["repair"] for c in causes)
+    refused = [n for n in notes if "refused:" in n]
+    assert refused
+    note = refused[0]
+    lo, hi, left, had = map(int, re.search(r"frames (\d+)–(\d+) left (\d+) of their (\d+) frames", note).groups())
+    assert left < had
+    bars = note.split("refused: ")[1]
+    assert "deviation" in bars or "jerk" in bars
+    deviation = re.search(r"deviation ([\d.]+) % > ([\d.]+) %", bars)
+    if deviation:
+        assert float(deviation[1]) > float(deviation[2])
+    jerk = re.search(r"jerk (\d+) > (\d+) m/s³", bars)
+    if jerk:
+        assert int(jerk[1]) > int(jerk[2])
+    # Those bars lifted (and no other: this note names no ZMP, flight or worse-frame refusal), the repair keeps it.
+    assert not any(k in bars for k in ("ZMP", "flight", "worse than the input"))
+    monkeypatch.setattr(solve, "REPAIR_DEVIATION", np.inf)
+    monkeypatch.setattr(solve, "JERK_BAR", np.inf)
+    lifted, lifted_rep = solve.physics_retarget(motion, contacts, body)
+    over = {c["frame"] for c in lifted_rep["torque_causes"]}
+    assert len([f for f in over if lo <= f <= hi]) <= left
+    after, before = lifted_rep["after"], lifted_rep["before"]
+    assert after["torque_violation_frames"] < rep["after"]["torque_violation_frames"]
+    assert after["deviation"] > 0.015 or after["jerk_m_s3"] > 1.05 * before["jerk_m_s3"]  # the bars did bind
