@@ -187,6 +187,7 @@ from .metrics import (
     ballistic_fit,
     changed_frames,
     flight_momentum_change,
+    flight_phases,
     flights,
     report,
     torque_causes,
@@ -379,14 +380,20 @@ def planting_anchors(
 ) -> Contacts:
     """The anchors planting pins the feet (``feet``, the motion's foot contacts) to: on a leash of ``LEASH`` of the
     stature (:func:`core.contacts.leash_anchors`), eased in and out over ``plant_ease`` seconds
-    (:func:`eased_anchors`) wherever the body is not in flight: a real flight of the input (``before``, its
-    analysis: :func:`airborne`), not any frame without a contact. A frame the detector loses between two steps is
-    no flight: on CMU 131_01 (1.4×, 90 kg) one such frame (702, both ankles above their speed threshold, the
-    vertical force the body's weight) left the touch-down after it and the release before it uneased, the ankle
-    snapped 5.9 cm onto its anchor and planting alone took the hip there to 2.73 of its limit (input 2.10); eased,
-    planting alone ends at 2.31 (frame 350) and the solve at 1.85."""
+    (:func:`eased_anchors`) except next to a stretch without support at least as long as a flight phase
+    (:func:`.metrics.flight_phases`, 3 frames; ``before``: the input's analysis, its support with the toes). A
+    frame or two the detector loses between two steps is no flight: on CMU 131_01 (1.4×, 90 kg) frame 702 (both
+    ankles above the speed threshold, the body not falling) left the touch-down after it and the release before
+    it uneased, the ankle snapped 5.9 cm onto its anchor and planting alone took the hip there to 2.73 of its limit
+    (input 2.10); eased, planting alone ends at 2.31 (frame 350) and the solve at 1.85. Only real flights
+    (mostly free fall, :func:`airborne`) keeping their pins eased the stretches held off the floor too, and
+    cost elsewhere (the benchmark: CMU 01_14 286 → 320 frames over a limit, 05_18 130 → 137, Bandai's run
+    1 → 6)."""
     feet = leash_anchors(feet, motion.world_positions(), LEASH * body.height / body.unit)
-    return eased_anchors(motion, feet, opts.plant_ease, ~_flying(before))
+    unsupported = np.zeros(motion.n_frames, dtype=bool)
+    for a, b in flight_phases(before.support.any):
+        unsupported[a:b] = True
+    return eased_anchors(motion, feet, opts.plant_ease, ~unsupported)
 
 
 def state_joints(body: BodyModel, spine_joints: int = 2) -> tuple[int, list[int]]:
