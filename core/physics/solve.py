@@ -126,7 +126,8 @@ frames on walk 02_01, up to 3.3 % on its last frame (where the motion's ankle ha
 
 Where the input is under every torque limit and already balanced, the solve works on limits scaled by
 the input's worst |τ|/limit (:func:`solver_body`): the plans, the filter's torque rows, the guard and the
-repair then hold the result's worst ratio at the input's (the reports use the real limits).
+repair then hold the result's worst ratio at the input's (the reports use the real limits). Out of balance the
+limits stay, and the do-no-harm guard (step 9) gives back the frames the solve put above the input's worst ratio.
 
 Speed: the plans' Jacobians dominate. Each is C·D finite-difference columns (C colours, D = 2),
 realised and measured in batches (:class:`_Batch`: the copies one after another, planted in one
