@@ -980,7 +980,10 @@ def _repair_torques(
     the ZMP inside on as many contact frames as before or at least ``zmp_target`` of them, and the
     deviation from ``source`` within ``REPAIR_DEVIATION`` of the stature (or at most ``REPAIR_SLACK``
     above what it was before the repair), and the jerk and flight figures within issue 16's bars
-    (or no worse than they were). A trial better but refused is searched on from where it ended
+    (or no worse than they were; "as it was" measured on the motion planted again, into which the trials are
+    spliced: planting a planted motion again moves it a little, and against the motion before that a trial
+    with no shift at all failed the jerk bar on CMU 131_01, 717 against 716 m/s³; so measured, Bandai's punch
+    keeps its repairs, 13 → 2 frames over a limit, none worse than the input, 9 before). A trial better but refused is searched on from where it ended
     (``REPAIR_FOLLOW`` more local plans), or from the start with the flights held when it moved a flight.
     ``repair_rounds`` rounds. Returns the motion, its analysis and the frames of the windows whose search
     found nothing it could keep, each with why (:func:`.metrics.torque_causes` marks the frames still over a
@@ -997,7 +1000,7 @@ def _repair_torques(
     current = report(an, body, motion, source=source)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: dict = {}
-    base = None  # (motion, its planting, that one's analysis) for the windowed planting of the trials
+    base = None  # (motion, its planting, that one's analysis and report) for the windowed planting of the trials
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1045,6 +1048,7 @@ def _repair_torques(
                 if opts.plant:
                     if base is None or base[0] is not motion:
                         base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
+                        base = (*base, report(base[2], body, base[1], source=source))
                     trial = _plant_span(trial, feet, base[1], lo, hi)
                     trial_an = analyse_changed(
                         trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure
@@ -1056,12 +1060,16 @@ def _repair_torques(
                 count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
                 excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
                 better = count_new < count or (count_new == count and excess_new < excess - 1e-6)
-                flight_ok = now["flight_error_m"] <= max(FLIGHT_BAR, current["flight_error_m"]) and now[
+                was = current if base is None or base[0] is not motion else {  # the zero shift's, replanted too
+                    k: max(v, base[3][k]) if k != "zmp_inside_share" else min(v, base[3][k])
+                    for k, v in current.items() if isinstance(v, float)
+                }  # fmt: skip
+                flight_ok = now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now[
                     "flight_momentum_change"
-                ] <= max(MOMENTUM_BAR, current["flight_momentum_change"])
+                ] <= max(MOMENTUM_BAR, was["flight_momentum_change"])
                 worse_new, worse_now = (len(torque_regressions(before, x, body)) for x in (trial_an, an))
-                zmp_bar = min(current["zmp_inside_share"], opts.zmp_target)
-                jerk_bar = max(JERK_BAR * source_jerk, current["jerk_m_s3"])
+                zmp_bar = min(was["zmp_inside_share"], opts.zmp_target)
+                jerk_bar = max(JERK_BAR * source_jerk, was["jerk_m_s3"])
                 refusals = [
                     text
                     for fails, text in (
