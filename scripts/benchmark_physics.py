@@ -16,7 +16,8 @@ short, no feet on the floor) is listed with its error. For each clip it runs :fu
   |τ|/limit, the CoM's distance from its ballistic path in flight and the change of the angular
   momentum in flight (RMS over its mean; derivatives of each flight phase's own frames), jerk (and after / before), deviation (mean joint
   displacement / stature), the frames over a limit that physics made worse and why each frame still
-  over a limit is (searched: the torque repair looked for a better motion there and found none), and speed:
+  over a limit is (searched: the torque repair looked for a better motion there and found none it could keep,
+  and why: the closest motion it found and the bars that refused it), and speed:
   frames per second of the solve on one core (BLAS threads pinned to 1), per CPU second (what
   the solve costs, whatever else the machine runs) and per wall second, with the load average;
 - ``<clip>_zmp.png``: the ZMP path over the support polygons, before and after;
@@ -207,6 +208,9 @@ def markdown(results: dict) -> str:
                 )
             text = "; ".join(f"{k} ({len(v)}): {', '.join(v)}" for k, v in kinds.items())
             lines.append(f"\n{name}: frames still over a torque limit, by cause: {text}")
+            searches = dict.fromkeys(c["repair"] for c in causes if c.get("repair"))  # one line per window, in order
+            if searches:
+                lines.append(f"\n{name}: why the torque repair kept nothing there: {'; '.join(searches)}")
             verdicts = "; ".join(f"{c['frame']} {c['joint']}: {c['bound']}" for c in causes if "bound" in c)
             if verdicts:
                 lines.append(

@@ -127,7 +127,8 @@ Those figures are over 0.1 s; the ease now lasts 0.2 s (:func:`eased_anchors`: t
 
 Where the input is under every torque limit and already balanced, the solve works on limits scaled by
 the input's worst |τ|/limit (:func:`solver_body`): the plans, the filter's torque rows, the guard and the
-repair then hold the result's worst ratio at the input's (the reports use the real limits).
+repair then hold the result's worst ratio at the input's (the reports use the real limits). Out of balance the
+limits stay, and the do-no-harm guard (step 9) gives back the frames the solve put above the input's worst ratio.
 
 Speed: the plans' Jacobians dominate. Each is C·D finite-difference columns (C colours, D = 2),
 realised and measured in batches (:class:`_Batch`: the copies one after another, planted in one
@@ -188,6 +189,7 @@ from .metrics import (
     ballistic_fit,
     changed_frames,
     flight_momentum_change,
+    flight_phases,
     flights,
     report,
     torque_causes,
@@ -377,6 +379,27 @@ def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
         contacts.speed_threshold,
         contacts.fps,
     )
+
+
+def planting_anchors(
+    motion: Motion, feet: Contacts, before: Analysis, body: BodyModel, opts: PhysicsOptions
+) -> Contacts:
+    """The anchors planting pins the feet (``feet``, the motion's foot contacts) to: on a leash of ``LEASH`` of the
+    stature (:func:`core.contacts.leash_anchors`), eased in and out over ``plant_ease`` seconds
+    (:func:`eased_anchors`) except next to a stretch without support at least as long as a flight phase
+    (:func:`.metrics.flight_phases`, 3 frames; ``before``: the input's analysis, its support with the toes). A
+    frame or two the detector loses between two steps is no flight: on CMU 131_01 (1.4×, 90 kg) frame 702 (both
+    ankles above the speed threshold, the body not falling) left the touch-down after it and the release before
+    it uneased, the ankle snapped 5.9 cm onto its anchor and planting alone took the hip there to 2.73 of its limit
+    (input 2.10); eased, planting alone ends at 2.31 (frame 350) and the solve at 1.85. Only real flights
+    (mostly free fall, :func:`airborne`) keeping their pins eased the stretches held off the floor too, and
+    cost elsewhere (the benchmark: CMU 01_14 286 → 320 frames over a limit, 05_18 130 → 137, Bandai's run
+    1 → 6)."""
+    feet = leash_anchors(feet, motion.world_positions(), LEASH * body.height / body.unit)
+    unsupported = np.zeros(motion.n_frames, dtype=bool)
+    for a, b in flight_phases(before.support.any):
+        unsupported[a:b] = True
+    return eased_anchors(motion, feet, opts.plant_ease, ~unsupported)
 
 
 def state_joints(body: BodyModel, spine_joints: int = 2) -> tuple[int, list[int]]:
@@ -962,11 +985,15 @@ def _repair_torques(
     the ZMP inside on as many contact frames as before or at least ``zmp_target`` of them, and the
     deviation from ``source`` within ``REPAIR_DEVIATION`` of the stature (or at most ``REPAIR_SLACK``
     above what it was before the repair), and the jerk and flight figures within issue 16's bars
-    (or no worse than they were). A trial better but refused is searched on from where it ended
+    (or no worse than they were; "as it was" measured on the motion planted again, into which the trials are
+    spliced: planting a planted motion again moves it a little, and against the motion before that a trial
+    with no shift at all failed the jerk bar on CMU 131_01, 717 against 716 m/s³; so measured, Bandai's punch
+    keeps its repairs, 13 → 2 frames over a limit, none worse than the input, 9 before). A trial better but refused is searched on from where it ended
     (``REPAIR_FOLLOW`` more local plans), or from the start with the flights held when it moved a flight.
-    ``repair_rounds`` rounds. Returns the motion, its analysis and
-    the frames of the windows whose search found nothing better (:func:`.metrics.torque_causes`
-    marks the frames still over a limit there as searched)."""
+    ``repair_rounds`` rounds. Returns the motion, its analysis and the frames of the windows whose search
+    found nothing it could keep, each with why (:func:`.metrics.torque_causes` marks the frames still over a
+    limit there as searched): the closest trial refused (the fewest frames over a limit it left in the window)
+    and every bar it broke, with its figure and the bar, or that no local plan lowered them at all."""
     t = motion.n_frames
     pad = max(int(round(opts.repair_window * motion.fps)), 1)
     root = state_joints(body, opts.spine_joints)[0]
@@ -977,8 +1004,8 @@ def _repair_torques(
     source_jerk = report(before, body, source)["jerk_m_s3"]
     current = report(an, body, motion, source=source)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
-    searched: set = set()
-    base = None  # (motion, its planting, that one's analysis) for the windowed planting of the trials
+    searched: dict = {}
+    base = None  # (motion, its planting, that one's analysis and report) for the windowed planting of the trials
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -992,7 +1019,7 @@ def _repair_torques(
                 windows[-1][1] = hi
             else:
                 windows.append([lo, hi])
-        windows = [w for w in windows if not searched.issuperset(range(w[0], w[1]))]  # no second search of one
+        windows = [w for w in windows if not searched.keys() >= set(range(w[0], w[1]))]  # no second search of one
         worse = {w["frame"] for w in torque_regressions(before, an, body)}
         order = sorted(windows, key=lambda w: (not worse.intersection(range(*w)), -worst[w[0] : w[1]].max()))
         worst_first = order[:REPAIR_WINDOWS]  # frames worse than the input first, then the farthest over
@@ -1010,6 +1037,7 @@ def _repair_torques(
             sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
             sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
+            closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused
             for _attempt in range(REPAIR_FOLLOW + 2):  # a better trial some bar refuses: search on from it
                 sub = trial.frames(part)
                 sub_an = analyse(sub, sub_contacts, body, **measure)
@@ -1025,6 +1053,7 @@ def _repair_torques(
                 if opts.plant:
                     if base is None or base[0] is not motion:
                         base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
+                        base = (*base, report(base[2], body, base[1], source=source))
                     trial = _plant_span(trial, feet, base[1], lo, hi)
                     trial_an = analyse_changed(
                         trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure
@@ -1036,17 +1065,33 @@ def _repair_torques(
                 count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
                 excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
                 better = count_new < count or (count_new == count and excess_new < excess - 1e-6)
-                flight_ok = now["flight_error_m"] <= max(FLIGHT_BAR, current["flight_error_m"]) and now[
+                was = current if base is None or base[0] is not motion else {  # the zero shift's, replanted too
+                    k: max(v, base[3][k]) if k != "zmp_inside_share" else min(v, base[3][k])
+                    for k, v in current.items() if isinstance(v, float)
+                }  # fmt: skip
+                flight_ok = now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now[
                     "flight_momentum_change"
-                ] <= max(MOMENTUM_BAR, current["flight_momentum_change"])
-                kept = (
-                    better
-                    and len(torque_regressions(before, trial_an, body)) <= len(torque_regressions(before, an, body))
-                    and now["zmp_inside_share"] >= min(current["zmp_inside_share"], opts.zmp_target) - 1e-9
-                    and now["deviation"] <= allowed
-                    and now["jerk_m_s3"] <= max(JERK_BAR * source_jerk, current["jerk_m_s3"])
-                    and flight_ok
-                )
+                ] <= max(MOMENTUM_BAR, was["flight_momentum_change"])
+                worse_new, worse_now = (len(torque_regressions(before, x, body)) for x in (trial_an, an))
+                zmp_bar = min(was["zmp_inside_share"], opts.zmp_target)
+                jerk_bar = max(JERK_BAR * source_jerk, was["jerk_m_s3"])
+                refusals = [
+                    text
+                    for fails, text in (
+                        (worse_new > worse_now, f"{worse_new} frames worse than the input (had {worse_now})"),
+                        (now["zmp_inside_share"] < zmp_bar - 1e-9,
+                         f"ZMP inside {100 * now['zmp_inside_share']:.1f} % < {100 * zmp_bar:.1f} %"),
+                        (now["deviation"] > allowed,
+                         f"deviation {100 * now['deviation']:.2f} % > {100 * allowed:.2f} % of the stature"),
+                        (now["jerk_m_s3"] > jerk_bar,
+                         f"jerk {now['jerk_m_s3']:.0f} > {jerk_bar:.0f} m/s³ (input {source_jerk:.0f})"),
+                        (not flight_ok, "a flight off its parabola or its angular momentum changed"),
+                    )
+                    if fails
+                ]  # fmt: skip
+                kept = better and not refusals
+                if better and refusals and (closest is None or (count_new, excess_new) < closest[:2]):
+                    closest = (count_new, excess_new, count, refusals)
                 if kept or not better:
                     break
                 if not flight_ok and not hold_flights:  # it moved a flight: search again from the start, flights held
@@ -1058,7 +1103,14 @@ def _repair_torques(
             if kept:
                 motion, an, current, worst, changed = trial, trial_an, now, w_new, True
             else:
-                searched.update(range(lo, hi))
+                span = f"frames {lo}–{hi - 1}"
+                why = (
+                    f"a local plan on {span} left {closest[0]} of their {closest[2]} frames over a limit, "
+                    f"refused: {'; '.join(closest[3])}"
+                    if closest
+                    else f"no local plan on {span} left fewer frames over a limit or less far over"
+                )
+                searched.update(dict.fromkeys(range(lo, hi), why))
         if not changed:
             break
     return motion, an, searched
@@ -1087,27 +1139,39 @@ def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     return float(np.sqrt(np.mean(flight_momentum_change(an, body, start, stop)[1] ** 2)))
 
 
-def _clusters_to_give(worse: list[dict], score: tuple, gap: int) -> list[int]:
+def _cluster_labels(frames: np.ndarray, gap: int) -> np.ndarray:
+    """Cluster index of each of the sorted ``frames`` (N,): frames within ``gap`` of the previous one share it."""
+    return np.concatenate(([0], np.cumsum(np.diff(frames) > gap))) if len(frames) else np.zeros(0, dtype=int)
+
+
+def _clusters_to_give(worse: list[dict], score: tuple, gap: int, peak: list[dict] = ()) -> list[int]:
     """The frames the guard gives back next, from the frames worse than the input (``worse``,
     :func:`.metrics.torque_regressions`) in clusters (frames within ``gap`` of each other): the
     cluster holding the worst ratio when the worst ratio is over the input's (``score[1]``), and the
-    largest clusters until they hold ``score[0]`` frames (the frames over a limit beyond the input's)."""
-    if not worse:
-        return []
-    frames = np.array([w["frame"] for w in worse])
-    label = np.concatenate(([0], np.cumsum(np.diff(frames) > gap)))
+    largest clusters until they hold ``score[0]`` frames (the frames over a limit beyond the input's).
+    peak: the frames whose ratio is above the input's worst (``frame``, ``after``); the worst ratio's
+    cluster is taken from them and ``worse`` together, so that a result whose worst ratio rose while
+    still under every limit (no frame in ``worse``) gives back the frames above the input's worst."""
     chosen: set = set()
-    if score[1] > 0:
-        chosen.add(int(label[int(np.argmax([w["after"] for w in worse]))]))
+    if score[1] > 0 and (worse or peak):
+        pool = {w["frame"]: w["after"] for w in [*worse, *peak]}
+        frames = np.array(sorted(pool))
+        label = _cluster_labels(frames, gap)
+        chosen.update(frames[label == label[int(np.argmax([pool[f] for f in frames]))]].tolist())
+    if not worse:
+        return sorted(chosen)
+    frames = np.array([w["frame"] for w in worse])
+    label = _cluster_labels(frames, gap)
     sizes = np.bincount(label)
-    need = score[0] - sum(int(sizes[c]) for c in chosen)
+    need = score[0] - len(chosen.intersection(frames.tolist()))
     for c in np.argsort(-sizes, kind="stable"):
         if need <= 0:
             break
-        if int(c) not in chosen:
-            chosen.add(int(c))
+        members = frames[label == c].tolist()
+        if not chosen.issuperset(members):
+            chosen.update(members)
             need -= int(sizes[c])
-    return frames[np.isin(label, list(chosen))].tolist()
+    return sorted(chosen)
 
 
 def _do_no_harm(
@@ -1125,10 +1189,16 @@ def _do_no_harm(
     or a flight phase whose angular momentum changes more than the input's, some of the frames over
     a limit and farther over than the input (:func:`.metrics.torque_regressions`; the cluster of the
     worst one, the largest clusters for the count: :func:`_clusters_to_give`) and those flight
-    phases are given back too — each with one derivative half-window either side, so the torques
-    measured there are the input's, and a smoothstep ramp of ``guard_width`` seconds beyond (a
+    phases are given back too — each with one derivative half-window either side (at a clip edge the
+    whole one-sided window of the first or last frames), so the torques measured there are the input's,
+    and a smoothstep ramp of ``guard_width`` seconds beyond (a
     shorter one's accelerations put the ramp itself over a limit: 0.15 s raised 05_18's worst
     ratio 2.61 → 2.91; putting a given-back flight's CoM on its parabola raised its take-off's).
+    The worst ratio counts under the limits too: where the result's worst is above the input's with no
+    frame over a limit, the cluster of the frames the solve put above the input's worst is given back
+    (the Mixamo rig's own walk, out of balance so solved on its real limits: its first frame 0.76 → 0.78,
+    given back 0.76), and such a round that does not lower the worst ends the guard (its ramps raise
+    peaks of their own; chasing them, or every small peak of the solve, walked through the whole clip).
     The best round is kept (fewest frames over a limit beyond the input's, then the worst
     ratio's excess, then flights). The feet are planted in proportion 1 − level: planting can
     itself add torque on a landing, and a frame given back entirely is the input's."""
@@ -1141,12 +1211,17 @@ def _do_no_harm(
     phases = [(int(a), int(b)) for a, b in airborne(before) if a > 0 and b < t]
     change_in = {p: _phase_momentum_change(before, body, *p) for p in phases}
     up = smoothstep_bump(ramp)[:ramp]  # rising flank, 0 < … < 1
+    raised = torque_ratios(an.torques, body).max(axis=1) > worst_in  # the solve's peaks, not the guard's ramps'
 
     def spread(mask: np.ndarray, pad: int) -> np.ndarray:
-        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond."""
+        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond; a frame within
+        ``pad`` of a clip edge grown over the whole one-sided window its derivatives come from (the first or
+        last 2·pad + 1 frames, :func:`.derivatives.savgol`)."""
         grown = mask.copy()
         for f in np.flatnonzero(mask):
-            grown[max(f - pad, 0) : f + pad + 1] = True
+            lo, hi = (0, 2 * pad + 1) if f < pad else (f - pad, f + pad + 1)
+            lo = t - 1 - 2 * pad if f > t - 1 - pad else lo
+            grown[max(lo, 0) : hi] = True
         out = grown.astype(float)
         for f in np.flatnonzero(grown & ~np.roll(grown, 1)):  # a rise into the grown span at f
             lo = max(f - ramp, 0)
@@ -1156,12 +1231,13 @@ def _do_no_harm(
             out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
         return out
 
-    def shortfall(a: Analysis) -> tuple[tuple, list, list]:
+    def shortfall(a: Analysis) -> tuple[tuple, list, list, list]:
         ratio = torque_ratios(a.torques, body).max(axis=1)
         flights = [p for p in phases if _phase_momentum_change(a, body, *p) > change_in[p] + 1e-3]
         score = (max(int((ratio > 1.0).sum()) - count_in, 0), max(float(ratio.max(initial=0.0)) - worst_in, 0.0),
                  len(flights))  # fmt: skip
-        return score, torque_regressions(before, a, body), flights
+        peak = [{"frame": int(f), "after": float(ratio[f])} for f in np.flatnonzero((ratio > worst_in) & raised)]
+        return score, torque_regressions(before, a, body), flights, peak
 
     def realise(level: np.ndarray) -> tuple[Motion, Analysis]:
         trial = _blend_back(motion, source, level)
@@ -1174,13 +1250,13 @@ def _do_no_harm(
     if held is not None and held.any():
         level = spread(held, 0)
         best, best_an = realise(level)
-    score, worse, flights = shortfall(best_an)
-    current = (score, worse, flights)
+    current = shortfall(best_an)
+    score = current[0]
     for _ in range(GUARD_ROUNDS):
         if not any(current[0]):
             break
         give = np.zeros(t, dtype=bool)
-        give[_clusters_to_give(current[1], current[0], 2 * reach)] = True
+        give[_clusters_to_give(current[1], current[0], 2 * reach, current[3])] = True
         want = spread(give, reach) if give.any() else np.zeros(t)
         for a, b in current[2]:
             span = np.zeros(t, dtype=bool)
@@ -1190,9 +1266,12 @@ def _do_no_harm(
             break
         level = np.maximum(level, want)
         trial, trial_an = realise(level)
+        under_limits = not current[1] and not current[2]  # a round for the worst ratio alone, under every limit
         current = shortfall(trial_an)
         if current[0] < score:
             best, best_an, score = trial, trial_an, current[0]
+        elif under_limits:  # its ramps raised another peak: giving that back too would walk through the clip
+            break
     return best, best_an
 
 
@@ -1289,7 +1368,9 @@ def physics_retarget(
     (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
     ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
     ``searched`` (the torque repair looked around it and found no motion that keeps the other
-    constraints with it under its limits) and ``bound`` (:func:`.feasibility.landing_bound`'s reason,
+    constraints with it under its limits), ``repair`` (why, :func:`_repair_torques`: what the closest motion it
+    found left over a limit and which bars refused it, figure against bar; None where not searched) and
+    ``bound`` (:func:`.feasibility.landing_bound`'s reason,
     with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven"), and
     ``unexplained``: the stretches the floor-and-feet model cannot explain (:func:`.unexplained.unexplained`:
     ``start``, ``stop``, ``kind``, ``reason``; held ones given back as they were).
@@ -1302,11 +1383,11 @@ def physics_retarget(
     step = as_progress(progress)
     start = time.perf_counter()
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
-        feet = leash_anchors(contacts, motion.world_positions(), LEASH * body.height / body.unit)
+        feet = contacts
         contacts = with_toes(motion, contacts) if opts.toes else contacts
-        feet = eased_anchors(motion, feet, opts.plant_ease, contacts.flags.any(axis=1))
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        feet = planting_anchors(motion, feet, before, body, opts)
         # the plans hold the stretches held off the floor; a ZMP far beyond the feet is named after the
         # solve where it still is (held by the plans, a synthetic walk the solve balances on 79 % of its
         # frames stayed at 4 %: no shift near the motion brings it back was not true of its input)
@@ -1378,7 +1459,7 @@ def physics_retarget(
                     out, an = again, again_an
         if opts.torques and opts.torque_guard:
             out, an = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
-        searched: set = set()
+        searched: dict = {}
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
         out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
@@ -1394,6 +1475,7 @@ def physics_retarget(
             c
             | {
                 "searched": c["frame"] in searched,
+                "repair": searched.get(c["frame"]),
                 "bound": landing_bound(
                     after, body, c["frame"], body.skeleton.index(c["joint"]), REPAIR_DEVIATION * body.height
                 )["reason"],

@@ -7,7 +7,12 @@ import pytest
 
 from core.contacts import contact_spans, detect_contacts
 from core.io.bvh import read_bvh
-from core.physics.solve import PhysicsOptions, _plant, eased_anchors, with_toes
+from core.limbs import standing_height
+from core.physics.body import body_model
+from core.physics.dynamics import torque_ratios
+from core.physics.metrics import analyse
+from core.physics.solve import PhysicsOptions, _plant, airborne, eased_anchors, planting_anchors, with_toes
+from core.physics.units import likely_unit
 from tests.conftest import shared_file
 
 
@@ -102,3 +107,30 @@ def test_the_default_ease_keeps_planting_smooth_on_a_clean_60_fps_walk():
     default = planted(PhysicsOptions().plant_ease)
     assert default < 1.15
     assert default < planted(0.1) - 0.1
+
+
+def test_a_frame_lost_between_two_steps_is_no_flight():
+    """CMU 131_01 (3ds Max BVH, 1.4× onto 90 kg): on frame 702 no ankle or toe is in contact (both ankles above
+    the detector's speed threshold) but the body does not fall. Planting treated it as a flight: the right
+    ankle's release before it and the left's touch-down at 703 stayed pinned, the ankle snapped 5.9 cm onto its
+    anchor and planting alone took the left hip there to 2.73 of its limit, against the input's 2.10.
+    :func:`planting_anchors` eases them (a stretch without support keeps its pins from 3 frames, a flight
+    phase's least length): the torques near that touch-down stay within 0.1 of the input's worst ratio there."""
+    capture = read_bvh(shared_file("cmu_bvh_3dsmax/131_01.bvh")).frames(slice(1, None))
+    motion = capture.scaled(1.4)
+    contacts = detect_contacts(motion)
+    unit = likely_unit(standing_height(capture.skeleton, contacts.up))[0]  # the capture's unit: a 1.4× taller body
+    body = body_model(motion.skeleton, 90.0, unit=unit, up=contacts.up)
+    toes = with_toes(motion, contacts)
+    assert toes.flags[701].any() and not toes.flags[702].any() and toes.flags[703].any()  # one frame lost
+    before = analyse(motion, toes, body)
+    assert not len(airborne(before))  # no flight in this walk
+    feet = planting_anchors(motion, contacts, before, body, PhysicsOptions())
+    planted = _plant(motion, feet, hinge=True)
+    ankle = contacts.joints[np.flatnonzero(contacts.flags[703])[0]]
+    moved = np.linalg.norm(planted.world_positions()[703, ankle] - motion.world_positions()[703, ankle]) * unit
+    assert moved < 0.02  # eased in from the path (5.9 cm pinned)
+    near = slice(690, 720)
+    r_in = torque_ratios(before.torques, body)[near].max()
+    after = analyse(planted, toes, body, ground=before.support.ground)
+    assert torque_ratios(after.torques, body)[near].max() <= r_in + 0.1  # pinned: 0.63 over

@@ -9,7 +9,7 @@ from core.contacts import detect_contacts
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
 from core.physics.metrics import analyse
-from core.physics.solve import PhysicsOptions, _do_no_harm, physics_retarget, with_toes
+from core.physics.solve import PhysicsOptions, _do_no_harm, _plant, physics_retarget, with_toes
 from core.physics.unexplained import unexplained
 
 FPS = 60.0
@@ -101,3 +101,37 @@ def test_do_no_harm_gives_back_frames_made_worse():
     assert r_out.max() <= max(r_in.max(), 1.0) + 1e-9
     far = (t < 30) | (t > 135)
     assert np.abs(out.translations[far, hips] - result.translations[far, hips]).max() == pytest.approx(0, abs=1e-3)
+
+
+def test_do_no_harm_gives_back_a_worst_ratio_raised_under_the_limits_at_the_clip_edge():
+    """Issue 16: the worst |τ|/limit never above the input's, under the limits too. A 'result' whose left arm
+    swings on the clip's first 20 frames raises the worst ratio (the input's about 0.35) while every frame stays
+    under its limits, so no frame is over a limit and worse than the input: the guard must give back the
+    frames above the input's worst ratio, and at a clip edge the whole one-sided derivative window of the first
+    frames (a derivative half-window either side, as inside the clip, left frame 0 at 0.771 against the input's
+    0.757 on the Mixamo rig's own walk). The rest of the clip is left as it was."""
+    stood = stand()
+    contacts = detect_contacts(stood)
+    synthetic._set(stood, "LeftArm", synthetic._angles(0.0, 0.0, 1.25, stood.n_frames))
+    motion = _plant(stood, contacts)  # the input as the solve's steps leave it: planted
+    body = body_model(motion.skeleton, 90.0, height=1.99)
+    toes = with_toes(motion, contacts)
+    opts = PhysicsOptions()
+    measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+    before = analyse(motion, toes, body, **measure)
+    measure["ground"] = before.support.ground
+    t = np.arange(motion.n_frames)
+    swing = 0.6 * np.clip(np.cos(np.pi * t / 40), 0, None) * (t <= 20) * np.sin(2 * np.pi * 2 * t / FPS)
+    result = motion.copy()
+    synthetic._set(result, "LeftArm", synthetic._angles(0.0, swing, 1.25, motion.n_frames))
+    res_an = analyse(result, toes, body, **measure)
+    r_in = torque_ratios(before.torques, body).max(axis=1)
+    r_res = torque_ratios(res_an.torques, body).max(axis=1)
+    assert r_res.max() < 1.0 and r_res.max() > r_in.max() + 0.2 and r_res.argmax() < 3  # the harm, at the edge
+
+    out, out_an = _do_no_harm(result, res_an, motion, before, toes, contacts, body, opts, measure)
+    r_out = torque_ratios(analyse(out, toes, body, **measure).torques, body).max(axis=1)
+    np.testing.assert_allclose(r_out, torque_ratios(out_an.torques, body).max(axis=1))
+    assert r_out.max() <= r_in.max() + 1e-6
+    far = t > 60
+    assert np.abs(out.rotations[far] - result.rotations[far]).max() == pytest.approx(0, abs=1e-6)
