@@ -133,12 +133,50 @@ def coloured_jacobian(
     return index, jac
 
 
-def _rows(index: np.ndarray, jac: np.ndarray, n: int) -> np.ndarray:
-    """Dense Jacobian rows (R, n·D) from colour-compressed ones: index (R, C), jac (R, C, D)."""
-    r, c, d = jac.shape
-    out = np.zeros((r, n + 1, d))
-    out[np.arange(r)[:, None], np.where(index < 0, n, index)] = jac
-    return out[:, :n].reshape(r, n * d)
+class Rows(NamedTuple):
+    """Jacobian rows kept colour-compressed (R, n·D as a matrix): index (R, C) the control of each
+    colour a row depends on (−1: none), values (R, C, D) the derivatives by those controls, n controls.
+    Each row has at most C·D of its n·D entries non-zero, so its products cost R·(C·D)² instead of
+    R·(n·D)² (the normal matrix of a whole-clip plan: ~1 s of a 2,000-frame clip's solve)."""
+
+    index: np.ndarray
+    values: np.ndarray
+    n: int
+
+    def _columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """Column (R, C·D) of each stored value in the dense (n + 1)·D layout (none: the last D columns), values (R, C·D)."""
+        r, c, d = self.values.shape
+        cols = np.where(self.index < 0, self.n, self.index)[:, :, None] * d + np.arange(d)
+        return cols.reshape(r, c * d), self.values.reshape(r, c * d)
+
+    def dense(self) -> np.ndarray:
+        """The rows as a dense matrix (R, n·D)."""
+        r, _, d = self.values.shape
+        cols, vals = self._columns()
+        out = np.zeros((r, (self.n + 1) * d))
+        out[np.arange(r)[:, None], cols] = vals
+        return out[:, : self.n * d]
+
+    def gram(self) -> np.ndarray:
+        """AᵀA (n·D, n·D) of the rows A."""
+        d = self.values.shape[2]
+        size = (self.n + 1) * d
+        cols, vals = self._columns()
+        at = (cols[:, :, None] * size + cols[:, None, :]).ravel()
+        products = (vals[:, :, None] * vals[:, None, :]).ravel()
+        return np.bincount(at, products, size * size).reshape(size, size)[: self.n * d, : self.n * d]
+
+    def times(self, x: np.ndarray) -> np.ndarray:
+        """A·x (R,) for x (n·D,)."""
+        d = self.values.shape[2]
+        cols, vals = self._columns()
+        return (vals * np.concatenate((x, np.zeros(d)))[cols]).sum(axis=1)
+
+    def transposed_times(self, y: np.ndarray) -> np.ndarray:
+        """Aᵀ·y (n·D,) for y (R,)."""
+        d = self.values.shape[2]
+        cols, vals = self._columns()
+        return np.bincount(cols.ravel(), (vals * y[:, None]).ravel(), (self.n + 1) * d)[: self.n * d]
 
 
 def _predict(index: np.ndarray, jac: np.ndarray, delta: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -264,16 +302,17 @@ class BalanceObjective:
 
     def linearise(
         self, m: Measures, index: np.ndarray, jac: np.ndarray, active: tuple[np.ndarray, np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Jacobian rows (R, n·D) and values (R,) of the active residuals (goals held where they
-        are now), from the measures' colour-compressed Jacobian (:func:`coloured_jacobian`)."""
+    ) -> tuple[Rows, np.ndarray]:
+        """Jacobian rows (R, n·D, colour-compressed: :class:`Rows`) and values (R,) of the active
+        residuals (goals held where they are now), from the measures' colour-compressed Jacobian
+        (:func:`coloured_jacobian`)."""
         za, ta = active
         g, n, limits = self.goals, self.n, self.limits
-        rows, rhs = [], []
+        at, rows, rhs = [], [], []
         f = np.flatnonzero(za)
         goal = self.support.project(m.zmp[f], g.margin, f)
         for k in range(2):
-            rows.append(_rows(index[f], jac[f, k], n))
+            at.append(index[f]), rows.append(jac[f, k])
             rhs.append(m.zmp[f, k] - goal[:, k])
         tf, tj = np.nonzero(ta)
         if len(tf):
@@ -283,9 +322,9 @@ class BalanceObjective:
             weight = self.torque_weights(ta.shape)[tf, tj]
             w = weight / limits[tj]
             jt = np.einsum("rx,rxcd->rcd", tau / np.maximum(norm, 1e-12)[:, None], jt) * w[:, None, None]
-            rows.append(_rows(index[tf], jt, n))
+            at.append(index[tf]), rows.append(jt)
             rhs.append(np.maximum(w * norm - weight * (1.0 - g.torque_margin), 0.0))
-        return np.concatenate(rows), np.concatenate(rhs)
+        return Rows(np.concatenate(at), np.concatenate(rows), n), np.concatenate(rhs)
 
 
 def gauss_newton(
@@ -362,9 +401,9 @@ def gauss_newton(
             a, b = objective.linearise(current, index, jac, active)
             report.tick()  # each of these is about one evaluation's work on a long clip
             x = controls.ravel()
-            normal = a.T @ a + objective.regulariser
+            normal = a.gram() + objective.regulariser
             report.tick()
-            target = np.linalg.solve(normal, a.T @ (a @ x - b) + objective.linear).reshape(n, dims)
+            target = np.linalg.solve(normal, a.transposed_times(a.times(x) - b) + objective.linear).reshape(n, dims)
             report.tick()
             predicted = current.with_flat(_predict(index, jac, target - controls, current.flat()))
             new = objective.violations(predicted)
