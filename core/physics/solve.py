@@ -923,13 +923,14 @@ def _replanted(motion: Motion, an: Analysis, contacts, feet, body, measure: dict
 
 def _guard_torques(
     motion: Motion, an: Analysis, planted: Motion, before: Analysis, contacts, feet, body, opts, measure: dict
-) -> tuple[Motion, Analysis]:
+) -> tuple[Motion, Analysis, tuple | None]:
     """Module step 7, the guard on the torque constraint: around every frame over a limit and
     further over than in the input (:func:`.metrics.torque_regressions`), the result is
     blended back towards the input (``planted``, its feet planted the same way) with a smooth bump
     ``guard_width`` seconds wide, a quarter more each round, until no such frame is left or
     ``torque_guard`` rounds are done; a round is kept only when it leaves fewer such frames and no
-    fewer contact frames with the ZMP inside."""
+    fewer contact frames with the ZMP inside. Also returns (``motion``, :func:`_replanted` of it) when a round
+    made it, else None: the repair splices into the same planting of that motion when the guard kept nothing."""
     t = motion.n_frames
     half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
     bump = smoothstep_bump(half)
@@ -961,7 +962,7 @@ def _guard_torques(
             best, best_an, worse = trial, trial_an, trial_worse
         else:
             break
-    return best, best_an
+    return best, best_an, None if base is None else (motion, *base)
 
 
 REPAIR_WINDOWS = 4  # windows a repair round searches at most: a bound on its cost
@@ -974,7 +975,16 @@ MOMENTUM_BAR = 0.05  # … and the flight angular momentum constant within this 
 
 
 def _repair_torques(
-    motion: Motion, an: Analysis, before: Analysis, source: Motion, contacts, feet, body, opts, measure: dict
+    motion: Motion,
+    an: Analysis,
+    before: Analysis,
+    source: Motion,
+    contacts,
+    feet,
+    body,
+    opts,
+    measure: dict,
+    replanted: tuple | None = None,
 ) -> tuple[Motion, Analysis, set]:
     """Module step 8, the repair of the torque constraint: around the frames still over a limit
     (windows of ``repair_window`` seconds either side, overlapping ones merged) a local balance plan
@@ -993,7 +1003,9 @@ def _repair_torques(
     ``repair_rounds`` rounds. Returns the motion, its analysis and the frames of the windows whose search
     found nothing it could keep, each with why (:func:`.metrics.torque_causes` marks the frames still over a
     limit there as searched): the closest trial refused (the fewest frames over a limit it left in the window)
-    and every bar it broke, with its figure and the bar, or that no local plan lowered them at all."""
+    and every bar it broke, with its figure and the bar, or that no local plan lowered them at all.
+    replanted: (a motion, its :func:`_replanted` motion and analysis) already made, used when it is ``motion``'s
+    (the guard's, when the guard kept nothing: the same planting, not made twice)."""
     t = motion.n_frames
     pad = max(int(round(opts.repair_window * motion.fps)), 1)
     root = state_joints(body, opts.spine_joints)[0]
@@ -1006,6 +1018,8 @@ def _repair_torques(
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: dict = {}
     base = None  # (motion, its planting, that one's analysis and report) for the windowed planting of the trials
+    if opts.plant and replanted is not None and replanted[0] is motion:
+        base = (*replanted, report(replanted[2], body, replanted[1], source=source))
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1457,11 +1471,12 @@ def physics_retarget(
                     was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
                 ):
                     out, an = again, again_an
+        replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
         if opts.torques and opts.torque_guard:
-            out, an = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
+            out, an, replanted = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
         searched: dict = {}
         if opts.torques and opts.repair_rounds:
-            out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure)
+            out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
         out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
