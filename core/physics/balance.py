@@ -136,8 +136,9 @@ def coloured_jacobian(
 class Rows(NamedTuple):
     """Jacobian rows kept colour-compressed (R, n·D as a matrix): index (R, C) the control of each
     colour a row depends on (−1: none), values (R, C, D) the derivatives by those controls, n controls.
-    Each row has at most C·D of its n·D entries non-zero, so its products cost R·(C·D)² instead of
-    R·(n·D)² (the normal matrix of a whole-clip plan: ~1 s of a 2,000-frame clip's solve)."""
+    Each row has at most C·D of its n·D entries non-zero, so AᵀA costs R·(C·D)² products instead of
+    R·(n·D)² (CMU 01_01 from frame 800, 1,952 frames at 1.4×: the dense AᵀA took 2.3 s of the solve's
+    ~20 s CPU, this 0.35 s; the same figures within float rounding)."""
 
     index: np.ndarray
     values: np.ndarray
@@ -148,14 +149,6 @@ class Rows(NamedTuple):
         r, c, d = self.values.shape
         cols = np.where(self.index < 0, self.n, self.index)[:, :, None] * d + np.arange(d)
         return cols.reshape(r, c * d), self.values.reshape(r, c * d)
-
-    def dense(self) -> np.ndarray:
-        """The rows as a dense matrix (R, n·D)."""
-        r, _, d = self.values.shape
-        cols, vals = self._columns()
-        out = np.zeros((r, (self.n + 1) * d))
-        out[np.arange(r)[:, None], cols] = vals
-        return out[:, : self.n * d]
 
     def gram(self) -> np.ndarray:
         """AᵀA (n·D, n·D) of the rows A."""

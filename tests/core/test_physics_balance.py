@@ -8,6 +8,7 @@ from core.physics.balance import (
     BalanceObjective,
     Measures,
     PlanGoals,
+    Rows,
     SolverOptions,
     coloured_jacobian,
     plan_balance,
@@ -293,3 +294,22 @@ def test_the_deviation_term_measures_the_shift_from_toward():
     moved = evaluate(best + 0.01 * rng.normal(size=best.shape), t, spacing)
     fit = evaluate(best, t, spacing)
     assert (weight * (fit - toward) ** 2).sum() < (weight * (moved - toward) ** 2).sum()
+
+
+def test_compressed_rows_multiply_as_their_dense_matrix():
+    """Rows kept colour-compressed (each row: C controls, −1 for none, D derivatives each) give the products of
+    the dense matrix built entry by entry: AᵀA (the plan's normal matrix), A·x and Aᵀ·y."""
+    rng = np.random.default_rng(3)
+    n, c, d, r = 9, 3, 2, 14
+    index = np.array([rng.choice(np.arange(-1, n), c, replace=False) for _ in range(r)])
+    values = rng.normal(size=(r, c, d))
+    dense = np.zeros((r, n * d))
+    for row in range(r):
+        for k in range(c):
+            if index[row, k] >= 0:
+                dense[row, index[row, k] * d : index[row, k] * d + d] = values[row, k]
+    rows = Rows(index, values, n)
+    x, y = rng.normal(size=n * d), rng.normal(size=r)
+    assert np.allclose(rows.gram(), dense.T @ dense, rtol=1e-12, atol=1e-12)
+    assert np.allclose(rows.times(x), dense @ x, rtol=1e-12, atol=1e-12)
+    assert np.allclose(rows.transposed_times(y), dense.T @ y, rtol=1e-12, atol=1e-12)
