@@ -134,42 +134,43 @@ def coloured_jacobian(
 
 
 class Rows(NamedTuple):
-    """Jacobian rows kept colour-compressed (R, n·D as a matrix): index (R, C) the control of each
-    colour a row depends on (−1: none), values (R, C, D) the derivatives by those controls, n controls.
-    Each row has at most C·D of its n·D entries non-zero, so AᵀA costs R·(C·D)² products instead of
-    R·(n·D)² (CMU 01_01 from frame 800, 1,952 frames at 1.4×: the dense AᵀA took 2.3 s of the solve's
-    ~20 s CPU, this 0.35 s; the same figures within float rounding)."""
+    """Jacobian rows A (R, n·D) kept colour-compressed: columns (R, K) where each row's K = C·D stored values
+    (R, K) sit, in a layout of n·D + D columns whose last D (a colour with no control, −1) are dropped; width n·D.
+    Each row has at most K of its n·D entries non-zero, so AᵀA costs R·K² products instead of R·(n·D)²
+    (CMU 01_01 from frame 800, 1,952 frames at 1.4×: the dense AᵀA took 2.3 s of the solve's ~20 s CPU,
+    this 0.35 s; the same figures within float rounding)."""
 
-    index: np.ndarray
+    columns: np.ndarray
     values: np.ndarray
-    n: int
+    width: int
 
-    def _columns(self) -> tuple[np.ndarray, np.ndarray]:
-        """Column (R, C·D) of each stored value in the dense (n + 1)·D layout (none: the last D columns), values (R, C·D)."""
-        r, c, d = self.values.shape
-        cols = np.where(self.index < 0, self.n, self.index)[:, :, None] * d + np.arange(d)
-        return cols.reshape(r, c * d), self.values.reshape(r, c * d)
+    @classmethod
+    def compressed(cls, index: np.ndarray, values: np.ndarray, n: int) -> Rows:
+        """From index (R, C), the control of each colour a row depends on (−1: none), and values (R, C, D),
+        the row's derivatives by those controls' D coordinates; n controls."""
+        r, c, d = values.shape
+        columns = np.where(index < 0, n, index)[:, :, None] * d + np.arange(d)
+        return cls(columns.reshape(r, c * d), values.reshape(r, c * d), n * d)
+
+    def _padded(self) -> int:
+        return int(self.columns.max(initial=self.width - 1)) + 1
 
     def gram(self) -> np.ndarray:
-        """AᵀA (n·D, n·D) of the rows A."""
-        d = self.values.shape[2]
-        size = (self.n + 1) * d
-        cols, vals = self._columns()
+        """AᵀA (n·D, n·D)."""
+        size, cols, vals = self._padded(), self.columns, self.values
         at = (cols[:, :, None] * size + cols[:, None, :]).ravel()
         products = (vals[:, :, None] * vals[:, None, :]).ravel()
-        return np.bincount(at, products, size * size).reshape(size, size)[: self.n * d, : self.n * d]
+        return np.bincount(at, products, size * size).reshape(size, size)[: self.width, : self.width]
 
     def times(self, x: np.ndarray) -> np.ndarray:
         """A·x (R,) for x (n·D,)."""
-        d = self.values.shape[2]
-        cols, vals = self._columns()
-        return (vals * np.concatenate((x, np.zeros(d)))[cols]).sum(axis=1)
+        padded = np.zeros(self._padded())
+        padded[: self.width] = x
+        return (self.values * padded[self.columns]).sum(axis=1)
 
     def transposed_times(self, y: np.ndarray) -> np.ndarray:
         """Aᵀ·y (n·D,) for y (R,)."""
-        d = self.values.shape[2]
-        cols, vals = self._columns()
-        return np.bincount(cols.ravel(), (vals * y[:, None]).ravel(), (self.n + 1) * d)[: self.n * d]
+        return np.bincount(self.columns.ravel(), (self.values * y[:, None]).ravel(), self.width)[: self.width]
 
 
 def _predict(index: np.ndarray, jac: np.ndarray, delta: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -317,7 +318,7 @@ class BalanceObjective:
             jt = np.einsum("rx,rxcd->rcd", tau / np.maximum(norm, 1e-12)[:, None], jt) * w[:, None, None]
             at.append(index[tf]), rows.append(jt)
             rhs.append(np.maximum(w * norm - weight * (1.0 - g.torque_margin), 0.0))
-        return Rows(np.concatenate(at), np.concatenate(rows), n), np.concatenate(rhs)
+        return Rows.compressed(np.concatenate(at), np.concatenate(rows), n), np.concatenate(rhs)
 
 
 def gauss_newton(

@@ -308,7 +308,7 @@ def test_compressed_rows_multiply_as_their_dense_matrix():
         for k in range(c):
             if index[row, k] >= 0:
                 dense[row, index[row, k] * d : index[row, k] * d + d] = values[row, k]
-    rows = Rows(index, values, n)
+    rows = Rows.compressed(index, values, n)
     x, y = rng.normal(size=n * d), rng.normal(size=r)
     assert np.allclose(rows.gram(), dense.T @ dense, rtol=1e-12, atol=1e-12)
     assert np.allclose(rows.times(x), dense @ x, rtol=1e-12, atol=1e-12)
