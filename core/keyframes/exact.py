@@ -85,17 +85,17 @@ from .. import quaternion as quat
 from ..motion import Motion
 from .error import measured_points, pose_points
 from .hermite import HermiteBounds
-from .segments import SegmentErrors
+from .segments import SegmentErrors, centred_range
 
 SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
 # the Hermite bounds by bands of gaps up to these many mean gaps, then the rest; a DP prune before each band
 HERMITE_REACH = (1.5, 3.0, 6.0)
-REACH = 12  # frames each sample's bound extends to, either side
+REACH = 48  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
 BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
-STEPS = (0.5, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
-FOCUS = 0.3  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
+STEPS = (0.25, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
+FOCUS = 0.1  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
 BATCH = 65536  # sampled frames per flat batch of the long segments' bounds (progress between batches)
@@ -187,6 +187,15 @@ def sampled_bounds(
             total += np.maximum(err[k][None, :] - moved - np.abs(d)[:, None] * v[None, :], 0.0).sum(axis=0)
         out.append(total)
     return out
+
+
+def _hermite_bounds(hermite: HermiteBounds, a: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hermite moment bounds (:meth:`.hermite.HermiteBounds.run_bounds`) of segments (a, a+g), (n,) each: over
+    every in-between frame, and over the frames outside the centred share STEPS[0] (those the rounds' first
+    step leaves out). Four runs: the frames before that share, its two halves, the frames after it."""
+    lo, hi = centred_range(g, STEPS[0])
+    runs = hermite.run_bounds(a, a + g, np.stack((np.ones_like(g), lo, (lo + hi) // 2, hi, g)))
+    return runs.sum(axis=0), runs[0] + runs[3]
 
 
 def _parts(errors: SegmentErrors, a: np.ndarray, g: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
@@ -290,6 +299,7 @@ def exact_keys(
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
     stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
     hermite = HermiteBounds(motion)
+    outside = np.zeros((n, n))  # the Hermite bound of the frames the rounds' first step leaves out
     mean_gap = (n - 1) / (count - 1)
     edges = [band] + [int(f * mean_gap) for f in HERMITE_REACH if band < f * mean_gap < longest] + [longest]
     for i, (low, high) in enumerate(zip(edges[:-1], edges[1:])):
@@ -302,7 +312,7 @@ def exact_keys(
         stages["bounded"] = stages.get("bounded", 0) + len(a_long)
         for j in range(0, len(a_long), BATCH):
             a, g = a_long[j : j + BATCH], g_long[j : j + BATCH]
-            lb = hermite.moment_bounds(a, a + g)
+            lb, outside[a, g] = _hermite_bounds(hermite, a, g)
             table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
             report(0.65 + 0.15 * (i + min(j + BATCH, len(a_long)) / max(len(a_long), 1)) / (len(edges) - 1))
     stages["hermite"] = int(np.isfinite(table[:, band + 1 :]).sum())  # and after the Hermite bound
@@ -334,7 +344,9 @@ def exact_keys(
         done[a, g] = step + 1
         partial[a, g] = part
         finished = step + 1 == len(STEPS)
-        sub[a, g] = np.where(finished, part, np.maximum(sub[a, g], part))
+        # not finished: the exact sum so far plus, after the first step, the Hermite bound of the frames left out
+        outer = np.where(step == 0, outside[a, g], 0.0)
+        sub[a, g] = np.where(finished, part, np.maximum(sub[a, g], part + outer))
         exact[a[finished], g[finished]] = True
         report(0.8 + 0.19 * rounds / (rounds + 3))
     keys, total = solve(table[:, : width + 1], count)
