@@ -334,7 +334,9 @@ def exact_keys(
             break
         # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
         focus = todo & (rest + sub <= relaxed + FOCUS * (bound - relaxed))
-        a, g = np.nonzero(focus if focus.any() else todo)
+        focus = focus if focus.any() else todo
+        first = focus & (done[:, : width + 1] == 0)  # the cheap first steps before any later one
+        a, g = np.nonzero(first if first.any() else focus)
         # in steps (STEPS): first the centred share of their frames where the error concentrates (a tighter
         # lower bound, with which the next round's DP prunes most of them), the next time chosen the next share
         step = done[a, g]
