@@ -96,6 +96,7 @@ MIN_BAND = 8
 BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
 STEPS = (0.25, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
 FOCUS = 0.1  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
+MIN_BATCH = 256  # survivors made exact at least each round (the rest of a round's focus, the most promising)
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
 BATCH = 65536  # sampled frames per flat batch of the long segments' bounds (progress between batches)
@@ -196,6 +197,21 @@ def _hermite_bounds(hermite: HermiteBounds, a: np.ndarray, g: np.ndarray) -> tup
     lo, hi = centred_range(g, STEPS[0])
     runs = hermite.run_bounds(a, a + g, np.stack((np.ones_like(g), lo, (lo + hi) // 2, hi, g)))
     return runs.sum(axis=0), runs[0] + runs[3]
+
+
+def _chosen(todo: np.ndarray, through: np.ndarray, first: np.ndarray, within: float) -> tuple[np.ndarray, np.ndarray]:
+    """The survivors (a, g) made exact next, from the (T, W+1) masks ``todo`` and ``first`` (no step done yet)
+    and ``through``, the least bound of a key set using each: the most promising first, those in key sets
+    bounded ``within`` (near the relaxed optimum), their cheap first steps before any later one; at least
+    MIN_BATCH of the most promising in all (a DP round costs as much as rebuilding about 10,000 frames)."""
+    a, g = np.nonzero(todo)
+    key = through[a, g]
+    focus = key <= within
+    pick = focus & first[a, g]
+    pick = pick if pick.any() else focus
+    if pick.sum() < MIN_BATCH:
+        pick[np.argsort(np.where(pick, -np.inf, key))[:MIN_BATCH]] = True
+    return a[pick], g[pick]
 
 
 def _parts(errors: SegmentErrors, a: np.ndarray, g: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
@@ -332,11 +348,7 @@ def exact_keys(
         todo = np.isfinite(sub) & ~exact[:, : width + 1]
         if not todo.any():
             break
-        # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
-        focus = todo & (rest + sub <= relaxed + FOCUS * (bound - relaxed))
-        focus = focus if focus.any() else todo
-        first = focus & (done[:, : width + 1] == 0)  # the cheap first steps before any later one
-        a, g = np.nonzero(first if first.any() else focus)
+        a, g = _chosen(todo, rest + sub, done[:, : width + 1] == 0, relaxed + FOCUS * (bound - relaxed))
         # in steps (STEPS): first the centred share of their frames where the error concentrates (a tighter
         # lower bound, with which the next round's DP prunes most of them), the next time chosen the next share
         step = done[a, g]
