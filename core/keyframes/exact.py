@@ -161,13 +161,14 @@ def sampled_bounds(
     rates: Rates,
     gaps: list[int],
     samples: int = SAMPLES,
+    count: int | None = None,
 ) -> list[np.ndarray]:
     """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for every
-    a < T−g, from ``samples`` exactly rebuilt frames each (see the module notes). One flat batch for all
-    the gaps."""
+    a of :func:`feasible_starts` (every a < T−g when ``count`` is None), from ``samples`` exactly rebuilt
+    frames each (see the module notes). One flat batch for all the gaps."""
     n = errors.n_frames
     offsets = [_offsets(g, samples) for g in gaps]
-    starts = [np.arange(n - g) for g in gaps]
+    starts = [feasible_starts(n, g, count) for g in gaps]
     a = np.concatenate([np.repeat(s, len(o)) for s, o in zip(starts, offsets)])
     b = np.concatenate([np.repeat(s + g, len(o)) for s, o, g in zip(starts, offsets, gaps)])
     t = np.concatenate([(s[:, None] + o).ravel() for s, o in zip(starts, offsets)])
@@ -212,6 +213,16 @@ def _chosen(todo: np.ndarray, through: np.ndarray, first: np.ndarray, within: fl
     if pick.sum() < MIN_BATCH:
         pick[np.argsort(np.where(pick, -np.inf, key))[:MIN_BATCH]] = True
     return a[pick], g[pick]
+
+
+def feasible_starts(n: int, gap: int, count: int | None = None) -> np.ndarray:
+    """The starts a of the segments (a, a+gap) of a clip of n frames that can be in a key set of ``count``
+    keys, the first and last frame keyed: with 3 keys only a = 0 and a = n−1−gap (the one key between is
+    either end of the segment); else every a < n − gap (with 4 keys or more, one key either side of the
+    segment leaves room for the others whenever gap ≤ n − count + 1)."""
+    if count == 3:
+        return np.unique([0, max(n - 1 - gap, 0)])
+    return np.arange(n - gap)
 
 
 def _parts(errors: SegmentErrors, a: np.ndarray, g: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
@@ -301,17 +312,19 @@ def exact_keys(
     rebuilt = 0
     work = float(sum((n - g) * (g - 1) for g in range(2, band + 1)))
     for g in range(2, band + 1):
-        table[: n - g, g] = errors.gap_errors(np.arange(n - g), g).sum(axis=1)
-        exact[: n - g, g] = True
-        rebuilt += (n - g) * (g - 1)
+        starts = feasible_starts(n, g, count)
+        table[starts, g] = errors.gap_errors(starts, g).sum(axis=1)
+        exact[starts, g] = True
+        rebuilt += len(starts) * (g - 1)
         report(0.3 + 0.2 * rebuilt / max(work, 1.0))
     rates = Rates(motion)
     per = max(1, BATCH // n)  # gaps per flat batch
     for first in range(band + 1, longest + 1, per):  # one sample each: most long segments exceed U at once
         gaps = list(range(first, min(first + per, longest + 1)))
-        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps, samples=1)):
-            table[: n - g, g] = np.where(lb > limit, np.inf, lb)
-            rebuilt += n - g
+        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps, samples=1, count=count)):
+            starts = feasible_starts(n, g, count)
+            table[starts, g] = np.where(lb > limit, np.inf, lb)
+            rebuilt += len(starts)
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
     stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
     hermite = HermiteBounds(motion)

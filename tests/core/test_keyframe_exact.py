@@ -8,7 +8,7 @@ from core import quaternion as quat
 from core import synthetic
 from core.io.bvh import read_bvh
 from core.keyframes import optimal
-from core.keyframes.exact import Rates, exact_keys, sampled_bounds
+from core.keyframes.exact import Rates, exact_keys, feasible_starts, sampled_bounds
 from core.keyframes.segments import SegmentErrors
 from core.motion import Motion
 from tests.conftest import shared_file
@@ -70,7 +70,7 @@ def test_exact_optimum_equals_the_full_table(name):
     m = CLIPS[name]()
     n = m.n_frames
     table = full_table(m)
-    for count in (4, round(0.1 * n)):
+    for count in (3, 4, round(0.1 * n)):
         reference = optimal.solve(table, count)[1]
         keys, info = exact_keys(m, count)
         assert info["path"] == "exact" and len(keys) == count and keys[0] == 0 and keys[-1] == n - 1
@@ -189,3 +189,18 @@ def test_first_step_bound_never_exceeds_the_exact_cost_and_is_tight(name):
         long = g >= 12
         assert np.median((centre + outside)[long] / cost[long]) > 0.75
         assert np.median((centre + outside)[long] / cost[long]) > np.median(centre[long] / cost[long]) + 0.2
+
+
+def test_feasible_starts_are_the_segments_of_some_key_set():
+    """feasible_starts against every key set of a 9-frame clip (first and last frame keyed): with 3 keys only
+    the segments from the first frame or to the last, with more every segment up to the longest gap."""
+    from itertools import combinations
+
+    n = 9
+    for count in (3, 4, 5, 8):
+        used = set()
+        for inner in combinations(range(1, n - 1), count - 2):
+            keys = (0, *inner, n - 1)
+            used |= {(a, b - a) for a, b in zip(keys[:-1], keys[1:])}
+        for gap in range(2, n - count + 2):
+            assert set(feasible_starts(n, gap, count).tolist()) == {a for a, g in used if g == gap}, (count, gap)
