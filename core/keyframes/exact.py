@@ -96,7 +96,12 @@ MIN_BAND = 8
 BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
 STEPS = (0.25, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
 FOCUS = 0.1  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
-MIN_BATCH = 256  # survivors made exact at least each round (the rest of a round's focus, the most promising)
+# a DP prune ahead of a Hermite band only when it costs less than the bounds of this share of the long segments
+# left (it removes 1-10 % of them on 05_02, under 1 % on 01_01 at 5 %, where one costs 4 s), a DP over
+# HERMITE_CELLS cells (K·T·W) costing about as much as one segment's Hermite bound
+PRUNE_SHARE = 0.1
+HERMITE_CELLS = 6000
+DP_CELLS = 800  # a round's DP (forwards, backwards, the rest) costs about as much per K·T·W cells as a rebuilt frame
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
 BATCH = 65536  # sampled frames per flat batch of the long segments' bounds (progress between batches)
@@ -200,18 +205,25 @@ def _hermite_bounds(hermite: HermiteBounds, a: np.ndarray, g: np.ndarray) -> tup
     return runs.sum(axis=0), runs[0] + runs[3]
 
 
-def _chosen(todo: np.ndarray, through: np.ndarray, first: np.ndarray, within: float) -> tuple[np.ndarray, np.ndarray]:
-    """The survivors (a, g) made exact next, from the (T, W+1) masks ``todo`` and ``first`` (no step done yet)
-    and ``through``, the least bound of a key set using each: the most promising first, those in key sets
-    bounded ``within`` (near the relaxed optimum), their cheap first steps before any later one; at least
-    MIN_BATCH of the most promising in all (a DP round costs as much as rebuilding about 10,000 frames)."""
+def _chosen(
+    todo: np.ndarray, through: np.ndarray, done: np.ndarray, within: float, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The survivors (a, g) made exact next, from the (T, W+1) masks ``todo``, ``done`` (STEPS taken) and
+    ``through``, the least bound of a key set using each: the most promising first, those in key sets bounded
+    ``within`` (near the relaxed optimum), their cheap first steps before any later one; and as many more of
+    the most promising as make the round rebuild as many frames as its DP costs (DP_CELLS a frame)."""
     a, g = np.nonzero(todo)
-    key = through[a, g]
+    key, step = through[a, g], done[a, g]
     focus = key <= within
-    pick = focus & first[a, g]
+    pick = focus & (step == 0)
     pick = pick if pick.any() else focus
-    if pick.sum() < MIN_BATCH:
-        pick[np.argsort(np.where(pick, -np.inf, key))[:MIN_BATCH]] = True
+    shares = np.r_[0.0, STEPS]
+    frames = _frames(g, shares[step], shares[step + 1])
+    budget = count * todo.size / DP_CELLS - frames[pick].sum()
+    if budget > 0:
+        rest = np.flatnonzero(~pick)
+        rest = rest[np.argsort(key[rest])]
+        pick[rest[: int(np.searchsorted(np.cumsum(frames[rest]), budget)) + 1]] = True
     return a[pick], g[pick]
 
 
@@ -335,7 +347,8 @@ def exact_keys(
         # the DP's test F + L + B > U on the bounds so far (a shorter gap's Hermite bound raises F and B for
         # the longer ones), then the Hermite bound (hermite.py, O(P) a segment) on the gaps low < g ≤ high
         sub = table[:, : int(np.flatnonzero(np.isfinite(table).any(axis=0)).max()) + 1]
-        _prune(sub, _layers(sub, count)[0], count, limit)
+        if count * sub.size / HERMITE_CELLS < PRUNE_SHARE * np.isfinite(table[:, low + 1 :]).sum():
+            _prune(sub, _layers(sub, count)[0], count, limit)
         a_long, g_long = np.nonzero(np.isfinite(table[:, low + 1 : high + 1]))
         g_long += low + 1
         stages["bounded"] = stages.get("bounded", 0) + len(a_long)
@@ -361,7 +374,7 @@ def exact_keys(
         todo = np.isfinite(sub) & ~exact[:, : width + 1]
         if not todo.any():
             break
-        a, g = _chosen(todo, rest + sub, done[:, : width + 1] == 0, relaxed + FOCUS * (bound - relaxed))
+        a, g = _chosen(todo, rest + sub, done[:, : width + 1], relaxed + FOCUS * (bound - relaxed), count)
         # in steps (STEPS): first the centred share of their frames where the error concentrates (a tighter
         # lower bound, with which the next round's DP prunes most of them), the next time chosen the next share
         step = done[a, g]
