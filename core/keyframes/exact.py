@@ -45,10 +45,22 @@ Hermite bound of :mod:`.hermite` (each rebuilt point's cubic Hermite through its
 velocities there, from the joints' constant body-frame rates, within a remainder bounded by the
 fourth derivative; summed over PIECES runs of frames by prefix sums: O(J + P) a segment, no rebuilt
 frame), and keep the larger of the two: on 05_02 a median 0.90× of the exact cost at gap 20 where the
-one-sample bound reached 0.07× (four samples 0.22×), 0.78–0.85× up to gap 400 (the module's notes). A survivor is made exact in
-STEPS: first the sum over the centred half of its in-between frames (a lower bound, every frame's error
-being ≥ 0, and about 2/3 of the cost, where the slerp's error peaks), with which the next round's DP
-prunes about two thirds of them; the next time it is chosen, the other half.
+one-sample bound reached 0.07× (four samples 0.22×), 0.78–0.85× up to gap 400 (the module's notes). The
+Hermite bound goes by bands of gaps (HERMITE_REACH), each after a DP prune on the bounds so far when that
+prune costs less than the bounds of a tenth of the long segments left (PRUNE_SHARE, HERMITE_CELLS: such a
+prune removes 1–10 % of them on 05_02, under 1 % at 5 % of 01_01, where one costs about 4 s).
+
+A survivor is made exact in STEPS: first the exact sum over the centred quarter of its in-between
+frames plus the Hermite bound of the frames outside it (:func:`_hermite_bounds`: the runs the whole
+bound sums, cut at that quarter; a lower bound, every frame's error being ≥ 0). The Hermite bound is
+tightest near the keys, where its remainder (t−a)²(b−t)² vanishes, and the exact frames are where the
+slerp's error and the remainder peak: on 05_02 a median 0.82–0.91× of the exact cost from gap 30 to 300
+(10th percentile 0.59–0.74; with the centred half 0.93–0.96×, the centred half alone 0.68×); the next
+time it is chosen, the rest. Each round (a DP forwards and backwards) takes the survivors in key sets
+bounded within FOCUS of the way from the relaxed optimum to U, their first steps before any second, and
+as many more of the most promising as make the round rebuild about as many frames as its DP costs
+(DP_CELLS). With 3 keys only the segments from the first frame or to the last can be in a key set
+(:func:`feasible_starts`): the band and the samples skip the others.
 
 **Cost, measured** (cold, upper bound given, CPU seconds on a shared 2-core machine, load 1.3–1.7;
 the version before the Hermite bound run alternately in the same conditions). CMU 05_02 (1,124 frames)
@@ -94,7 +106,7 @@ REACH = 48  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
 BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
-STEPS = (0.25, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
+STEPS = (0.25, 1.0)  # survivors made exact in steps: the centred quarter (+ a Hermite bound of the rest), the rest
 FOCUS = 0.1  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
 # a DP prune ahead of a Hermite band only when it costs less than the bounds of this share of the long segments
 # left (it removes 1-10 % of them on 05_02, under 1 % on 01_01 at 5 %, where one costs 4 s), a DP over
@@ -102,6 +114,7 @@ FOCUS = 0.1  # survivors made exact each round: bound within this share of the w
 PRUNE_SHARE = 0.1
 HERMITE_CELLS = 6000
 DP_CELLS = 800  # a round's DP (forwards, backwards, the rest) costs about as much per K·T·W cells as a rebuilt frame
+DP_LAYERS = 12  # and its loops over the gaps (_reversed, _through) about as much as 12 layers more
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
 BATCH = 65536  # sampled frames per flat batch of the long segments' bounds (progress between batches)
@@ -219,7 +232,7 @@ def _chosen(
     pick = pick if pick.any() else focus
     shares = np.r_[0.0, STEPS]
     frames = _frames(g, shares[step], shares[step + 1])
-    budget = count * todo.size / DP_CELLS - frames[pick].sum()
+    budget = (count + DP_LAYERS) * todo.size / DP_CELLS - frames[pick].sum()
     if budget > 0:
         rest = np.flatnonzero(~pick)
         rest = rest[np.argsort(key[rest])]

@@ -23,6 +23,8 @@ rebuild). :meth:`HermiteBounds.moment_bounds` sums it over a few runs of frames 
 Σ_t max(0, ‖X_t − H(t)‖ − R(t)) ≥ ‖Σ_t X_t − Σ_t H(t)‖ − Σ_t R(t): the original's sums from prefix
 sums, the Hermite's and the remainder's in closed form, so O(J + P) a segment whatever its gap (the
 chain sums are running sums down the tree), no forward kinematics, no rebuilt frame.
+:meth:`HermiteBounds.run_bounds` gives that bound run by run for any cuts: exact.py adds the runs outside a
+segment's centred quarter to the exact error inside it.
 
 Measured on CMU 05_02 (120 fps, random segments; L/E, median and 10th percentile): frame by frame 0.96 /
 0.64 at gap 20, 0.84 at 40, 0.83–0.89 up to 400; the four-run moments 0.90 / 0.67 at gap 20, 0.83 / 0.34
