@@ -93,11 +93,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import quaternion as quat
 from ..motion import Motion
 from .error import measured_points, pose_points
 from .hermite import HermiteBounds
-from .segments import SegmentErrors, centred_range
+from .segments import SegmentErrors, centred_range, rest_locals
 
 SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
 # the Hermite bounds by bands of gaps up to these many mean gaps, then the rest; a DP prune before each band
@@ -143,12 +142,10 @@ class Rates:
                 self.share[j] += 1.0 / n_points
                 reach_p += float(longest[j])
                 j = int(sk.parents[j])
-        local = quat.multiply(sk.rest_rotations, motion.rotations)
-        self._turning = np.flatnonzero(~np.all(local == local[:1], axis=(0, 2)))
+        local, turning, moving = rest_locals(motion)
+        self._turning, self._moving = np.flatnonzero(turning), np.flatnonzero(moving)
         self._rot = np.ascontiguousarray(local[:, self._turning].transpose(1, 2, 0))  # (V, 4, T)
-        moving = np.flatnonzero(~np.all(motion.translations == motion.translations[:1], axis=(0, 2)))
-        self._moving = moving
-        self._trans = np.ascontiguousarray(motion.translations[:, moving].transpose(1, 2, 0))  # (M, 3, T)
+        self._trans = np.ascontiguousarray(motion.translations[:, self._moving].transpose(1, 2, 0))  # (M, 3, T)
         x = pose_points(motion, points)  # (T, P, 3)
         n = motion.n_frames
         self.moved = np.full((n, reach + 1), np.inf)

@@ -48,6 +48,7 @@ from ..blas import one_blas_thread
 from ..kinematics import forward_kinematics
 from ..motion import Motion
 from .error import measured_points, pose_points
+from .segments import rest_locals
 
 CHUNK = 1 << 18  # point-frames (P × in-between frames × segments) per vectorised batch (stays in cache)
 PIECES = 4  # runs of frames per segment in :meth:`HermiteBounds.moment_bounds`
@@ -64,10 +65,9 @@ class HermiteBounds:
         points = measured_points(sk)
         parents = sk.parents
         self.n_frames, self.n_points = motion.n_frames, len(points)
-        local = quat.multiply(sk.rest_rotations, motion.rotations)  # slerp commutes with rest·q
-        self.turning = np.flatnonzero(~np.all(local == local[:1], axis=(0, 2)))
+        local, turning, moving = rest_locals(motion)
+        self.turning, self.moving = np.flatnonzero(turning), np.flatnonzero(moving)
         self.local = np.ascontiguousarray(local[:, self.turning].transpose(0, 2, 1))  # (T, 4, V)
-        self.moving = np.flatnonzero(~np.all(motion.translations == motion.translations[:1], axis=(0, 2)))
         self.trans = np.ascontiguousarray(motion.translations[:, self.moving].transpose(0, 2, 1))  # (T, 3, M)
         self.trans_norm = np.linalg.norm(motion.translations, axis=2)  # (T, J)
         heads, world = forward_kinematics(sk, motion.translations, motion.rotations)
