@@ -93,6 +93,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from ..motion import Motion
 from .error import measured_points, pose_points
 from .hermite import HermiteBounds
@@ -306,6 +307,13 @@ def exact_keys(
     "survivors"} (survivors: long segments left after the one-frame sample, given the Hermite bound, and left
     after it).
     """
+    with one_blas_thread():  # small products only (Rates.speed, the Hermite bound): idle workers would spin a core
+        return _exact_keys(motion, count, upper, progress)
+
+
+def _exact_keys(
+    motion: Motion, count: int, upper: tuple[np.ndarray, float] | None, progress: Progress | None
+) -> tuple[np.ndarray, dict]:
     from .optimal import _backtrack, _layers, check_finite, coarse_to_fine, solve
 
     check_finite(motion)
