@@ -43,7 +43,7 @@ inequality on each point, then the mean). Summing max(0, ·) over the frames eac
 gives a lower bound of E(a, b). The long segments this one sample leaves under U then get the
 Hermite bound of :mod:`.hermite` (each rebuilt point's cubic Hermite through its key values and its
 velocities there, from the joints' constant body-frame rates, within a remainder bounded by the
-fourth derivative; summed over PIECES runs of frames by prefix sums: O(J + P) a segment, no rebuilt
+fourth derivative; summed over four runs of frames by prefix sums: O(J + P) a segment, no rebuilt
 frame), and keep the larger of the two: on 05_02 a median 0.90× of the exact cost at gap 20 where the
 one-sample bound reached 0.07× (four samples 0.22×), 0.78–0.85× up to gap 400 (the module's notes). The
 Hermite bound goes by bands of gaps (HERMITE_REACH), each after a DP prune on the bounds so far when that
@@ -62,27 +62,34 @@ as many more of the most promising as make the round rebuild about as many frame
 (DP_CELLS). With 3 keys only the segments from the first frame or to the last can be in a key set
 (:func:`feasible_starts`): the band and the samples skip the others.
 
-**Cost, measured** (cold, upper bound given, CPU seconds on a shared 2-core machine, load 1.3–1.7;
-the version before the Hermite bound run alternately in the same conditions). CMU 05_02 (1,124 frames)
-at 5 % keys 36 s (57.6 s before; 2.38 M rebuilt frames, 7.77 M before), at 10 % 16.6 s (31.3; 1.13 M,
-3.59 M), 3 keys 14.0 s (43.2; 1.40 M, 4.37 M); CMU 01_01 (2,752 frames) at 5 % 217 s under load 2.9
-(387 s under load 3.2; 7.3 M rebuilt frames, 42.9 M; 2.32 M long segments get the Hermite bound).
-scripts/benchmark_optimal.py at 5 % of 05_02 (load 1.5, cold, the upper bound included): 30.1 s, peak
-114 MB (94 MB before). Still far from the 1 s asked for. At 5 % of 05_02 the time
-went to (profiled, before the DP prune ahead of the Hermite bound): the exact band 2 s, the one-frame
-samples of 560 k long segments 6 s (about 10 µs a segment in the flat layout), the Hermite bound of the
-340 k left 10 s (about 30 µs a segment: the velocities of 100 points at both keys; 298 k with the
-prune), the rounds 10 s: 104,510 long segments survive both bounds, mostly of
-gaps 40–400, where the Hermite remainder grows as (Σθ)⁴·g⁴ and swamps the error (L/E 10th percentile
-0.25–0.5), against 1,279 segments that can be in a key set within U once the exact costs are known.
-At 3 keys the DP prune before the Hermite bound leaves 2,190 of 601,155 long segments. The 4-sample
-pass that followed the one-sample pass pruned 2 % more after the Hermite bound and was dropped; two,
-four and eight runs of frames left 114.5 k, 112.4 k and 111.6 k survivors. The default
-coarse-to-fine path's total is 1.0015× the optimum at 5 % of 05_02, 1.013× at 10 %, equal at 3
-keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys. Tried before (with the sampled
-bound alone): steps (0.25, 0.5, 1) and (0.2, 0.4, 0.7, 1), a narrower FOCUS, the ball bound (the
-rebuilt point within u·V of the first key's point, 0.03–0.2×), one segment's samples shared with its
-neighbours (0.3 scene units lost per frame moved): none faster. scripts/benchmark_optimal.py prints
+**Cost, measured** (cold, the coarse-to-fine upper bound included, CPU seconds on a shared 2-core
+machine; run alternately with the version before, efd1f15, in the same conditions, load 0.3–2.8).
+CMU 05_02 (1,124 frames) at 5 % keys 18.4–21.7 s (25.0–26.5 before; 1.47 M rebuilt frames, 2.38 M
+before; peak RSS 140 MB, 153), at 10 % 12.9–14.1 s (14.4–15.7; 0.94 M, 1.13 M), 3 keys 3.9–4.1 s
+(9.6–12.4; 0.33 M, 1.40 M). CMU 01_01 (2,752 frames) at 5 % 111 s (150; 5.74 M, 7.30 M; 1.62 M long
+segments given the Hermite bound, 2.32 M; peak RSS 461 MB), 3 keys 18.4 s (60.2; 1.50 M, 6.55 M). Still
+far from the 1 s asked for. Where the time goes (process time per stage): at 5 % of 05_02 (18.5 s)
+the exact band 1.6 s, the one-frame samples of 560 k long segments 5.1 s (about 9 µs each in the flat
+layout), the Hermite bound of the 228 k they leave 7.1 s (about 30 µs each: the velocities of 100
+points at both keys), the rounds 2.4 s of rebuilding and 2 s of DP (22 rounds); at 5 % of 01_01
+(114 s) the samples of 3.8 M long segments 33 s, the Hermite bound of 1.62 M 49 s, the DP 20 s, the
+rounds 9.5 s. The default coarse-to-fine path's total is 1.0015× the optimum at 5 % of 05_02, 1.013×
+at 10 %, equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys.
+
+Tried and dropped (5 % of 05_02 unless said): a DP prune with the band exact and every long segment at
+0 ahead of the samples removes nothing (any path may take one long segment at no cost); exact samples
+every s frames extended by the rule above as the first step reach 0.67/0.56/0.43× of the cost at gap 40
+for s = 2/3/4 (0.96–0.92× at gap 160), but the rounds' survivors are mostly of gaps 40–60, where the
+centred half did as well; nine Hermite bands up to 24 mean gaps (298 k → 292 k bounded, the prunes
+costlier); REACH 96 or 200 (no more pruned than 48); two to four samples a long segment before the
+Hermite bound (272 k → 194/158/139 k left, for 5.5/9/12.7 s more: dearer than the bounds they save);
+the Hermite bound only when the rounds choose a long segment beyond the last band (157–177 k bounded
+instead of 228 k, but every round's DP then spans gaps up to 1,069: 29 s); a subset of the points for
+the Hermite bound (89–91 of the 100 carry 95 % of it); its chain sums as one matrix product (no faster)
+or its runs as one batched product (33 → 64 µs a segment); the least bound of the rest of a key set
+computed at the live segments only (42 ms against 26 ms dense); before the Hermite bound (with the
+sampled bound alone): steps (0.25, 0.5, 1) and (0.2, 0.4, 0.7, 1), a narrower FOCUS, the ball bound
+(0.03–0.2×), one segment's samples shared with its neighbours. scripts/benchmark_optimal.py prints
 the current figures.
 """
 
