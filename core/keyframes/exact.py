@@ -66,9 +66,10 @@ as many more of the most promising as make the round rebuild about as many frame
 machine; run alternately with the version before, efd1f15, in the same conditions, load 0.3–2.8).
 CMU 05_02 (1,124 frames) at 5 % keys 18.4–21.7 s (25.0–26.5 before; 1.47 M rebuilt frames, 2.38 M
 before; peak RSS 140 MB, 153), at 10 % 12.9–14.1 s (14.4–15.7; 0.94 M, 1.13 M), 3 keys 3.9–4.1 s
-(9.6–12.4; 0.33 M, 1.40 M). CMU 01_01 (2,752 frames) at 5 % 111 s (150; 5.74 M, 7.30 M; 1.62 M long
-segments given the Hermite bound, 2.32 M; peak RSS 461 MB), 3 keys 18.4 s (60.2; 1.50 M, 6.55 M). Still
-far from the 1 s asked for. Where the time goes (process time per stage): at 5 % of 05_02 (18.5 s)
+(9.6–12.4; 0.33 M, 1.40 M), 10 keys 140 s (203; 19.1 M, 36.2 M: small counts are the slow ones, every long
+segment survives the one sample, 330 k the Hermite bound). CMU 01_01 (2,752 frames) at 5 % 111 s (150; 5.74 M, 7.30 M; 1.62 M long
+segments given the Hermite bound, 2.32 M; peak RSS 461 MB), 3 keys 18.4 s (60.2; 1.50 M, 6.55 M), 10 keys
+over 600 s (stopped). Still far from the 1 s asked for, and from 10 s at any count on 01_01. Where the time goes (process time per stage): at 5 % of 05_02 (18.5 s)
 the exact band 1.6 s, the one-frame samples of 560 k long segments 5.1 s (about 9 µs each in the flat
 layout), the Hermite bound of the 228 k they leave 7.1 s (about 30 µs each: the velocities of 100
 points at both keys), the rounds 2.4 s of rebuilding and 2 s of DP (22 rounds); at 5 % of 01_01
