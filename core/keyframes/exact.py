@@ -43,34 +43,54 @@ inequality on each point, then the mean). Summing max(0, ·) over the frames eac
 gives a lower bound of E(a, b). The long segments this one sample leaves under U then get the
 Hermite bound of :mod:`.hermite` (each rebuilt point's cubic Hermite through its key values and its
 velocities there, from the joints' constant body-frame rates, within a remainder bounded by the
-fourth derivative; summed over PIECES runs of frames by prefix sums: O(J + P) a segment, no rebuilt
+fourth derivative; summed over four runs of frames by prefix sums: O(J + P) a segment, no rebuilt
 frame), and keep the larger of the two: on 05_02 a median 0.90× of the exact cost at gap 20 where the
-one-sample bound reached 0.07× (four samples 0.22×), 0.78–0.85× up to gap 400 (the module's notes). A survivor is made exact in
-STEPS: first the sum over the centred half of its in-between frames (a lower bound, every frame's error
-being ≥ 0, and about 2/3 of the cost, where the slerp's error peaks), with which the next round's DP
-prunes about two thirds of them; the next time it is chosen, the other half.
+one-sample bound reached 0.07× (four samples 0.22×), 0.78–0.85× up to gap 400 (the module's notes). The
+Hermite bound goes by bands of gaps (HERMITE_REACH), each after a DP prune on the bounds so far when that
+prune costs less than the bounds of a tenth of the long segments left (PRUNE_SHARE, HERMITE_CELLS: such a
+prune removes 1–10 % of them on 05_02, under 1 % at 5 % of 01_01, where one costs about 4 s).
 
-**Cost, measured** (cold, upper bound given, CPU seconds on a shared 2-core machine, load 1.3–1.7;
-the version before the Hermite bound run alternately in the same conditions). CMU 05_02 (1,124 frames)
-at 5 % keys 36 s (57.6 s before; 2.38 M rebuilt frames, 7.77 M before), at 10 % 16.6 s (31.3; 1.13 M,
-3.59 M), 3 keys 14.0 s (43.2; 1.40 M, 4.37 M); CMU 01_01 (2,752 frames) at 5 % 217 s under load 2.9
-(387 s under load 3.2; 7.3 M rebuilt frames, 42.9 M; 2.32 M long segments get the Hermite bound).
-scripts/benchmark_optimal.py at 5 % of 05_02 (load 1.5, cold, the upper bound included): 30.1 s, peak
-114 MB (94 MB before). Still far from the 1 s asked for. At 5 % of 05_02 the time
-went to (profiled, before the DP prune ahead of the Hermite bound): the exact band 2 s, the one-frame
-samples of 560 k long segments 6 s (about 10 µs a segment in the flat layout), the Hermite bound of the
-340 k left 10 s (about 30 µs a segment: the velocities of 100 points at both keys; 298 k with the
-prune), the rounds 10 s: 104,510 long segments survive both bounds, mostly of
-gaps 40–400, where the Hermite remainder grows as (Σθ)⁴·g⁴ and swamps the error (L/E 10th percentile
-0.25–0.5), against 1,279 segments that can be in a key set within U once the exact costs are known.
-At 3 keys the DP prune before the Hermite bound leaves 2,190 of 601,155 long segments. The 4-sample
-pass that followed the one-sample pass pruned 2 % more after the Hermite bound and was dropped; two,
-four and eight runs of frames left 114.5 k, 112.4 k and 111.6 k survivors. The default
-coarse-to-fine path's total is 1.0015× the optimum at 5 % of 05_02, 1.013× at 10 %, equal at 3
-keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys. Tried before (with the sampled
-bound alone): steps (0.25, 0.5, 1) and (0.2, 0.4, 0.7, 1), a narrower FOCUS, the ball bound (the
-rebuilt point within u·V of the first key's point, 0.03–0.2×), one segment's samples shared with its
-neighbours (0.3 scene units lost per frame moved): none faster. scripts/benchmark_optimal.py prints
+A survivor is made exact in STEPS: first the exact sum over the centred quarter of its in-between
+frames plus the Hermite bound of the frames outside it (:func:`_hermite_bounds`: the runs the whole
+bound sums, cut at that quarter; a lower bound, every frame's error being ≥ 0). The Hermite bound is
+tightest near the keys, where its remainder (t−a)²(b−t)² vanishes, and the exact frames are where the
+slerp's error and the remainder peak: on 05_02 a median 0.82–0.91× of the exact cost from gap 30 to 300
+(10th percentile 0.59–0.74; with the centred half 0.93–0.96×, the centred half alone 0.68×); the next
+time it is chosen, the rest. Each round (a DP forwards and backwards) takes the survivors in key sets
+bounded within FOCUS of the way from the relaxed optimum to U, their first steps before any second, and
+as many more of the most promising as make the round rebuild about as many frames as its DP costs
+(DP_CELLS). With 3 keys only the segments from the first frame or to the last can be in a key set
+(:func:`feasible_starts`): the band and the samples skip the others.
+
+**Cost, measured** (cold, the coarse-to-fine upper bound included, CPU seconds on a shared 2-core
+machine; run alternately with the version before, efd1f15, in the same conditions, load 0.3–2.8).
+CMU 05_02 (1,124 frames) at 5 % keys 18.4–21.7 s (25.0–26.5 before; 1.47 M rebuilt frames, 2.38 M
+before; peak RSS 140 MB, 153), at 10 % 12.9–14.1 s (14.4–15.7; 0.94 M, 1.13 M), 3 keys 3.9–4.1 s
+(9.6–12.4; 0.33 M, 1.40 M), 10 keys 140 s (203; 19.1 M, 36.2 M: small counts are the slow ones, every long
+segment survives the one sample, 330 k the Hermite bound). CMU 01_01 (2,752 frames) at 5 % 111 s (150; 5.74 M, 7.30 M; 1.62 M long
+segments given the Hermite bound, 2.32 M; peak RSS 461 MB), 3 keys 18.4 s (60.2; 1.50 M, 6.55 M), 10 keys
+over 600 s (stopped). Still far from the 1 s asked for, and from 10 s at any count on 01_01. Where the time goes (process time per stage): at 5 % of 05_02 (18.5 s)
+the exact band 1.6 s, the one-frame samples of 560 k long segments 5.1 s (about 9 µs each in the flat
+layout), the Hermite bound of the 228 k they leave 7.1 s (about 30 µs each: the velocities of 100
+points at both keys), the rounds 2.4 s of rebuilding and 2 s of DP (22 rounds); at 5 % of 01_01
+(114 s) the samples of 3.8 M long segments 33 s, the Hermite bound of 1.62 M 49 s, the DP 20 s, the
+rounds 9.5 s. The default coarse-to-fine path's total is 1.0015× the optimum at 5 % of 05_02, 1.013×
+at 10 %, equal at 3 keys; on 01_01 1.0025× at 5 %, 1.007× at 10 %, equal at 1,000 keys.
+
+Tried and dropped (5 % of 05_02 unless said): a DP prune with the band exact and every long segment at
+0 ahead of the samples removes nothing (any path may take one long segment at no cost); exact samples
+every s frames extended by the rule above as the first step reach 0.67/0.56/0.43× of the cost at gap 40
+for s = 2/3/4 (0.96–0.92× at gap 160), but the rounds' survivors are mostly of gaps 40–60, where the
+centred half did as well; nine Hermite bands up to 24 mean gaps (298 k → 292 k bounded, the prunes
+costlier); REACH 96 or 200 (no more pruned than 48); two to four samples a long segment before the
+Hermite bound (272 k → 194/158/139 k left, for 5.5/9/12.7 s more: dearer than the bounds they save);
+the Hermite bound only when the rounds choose a long segment beyond the last band (157–177 k bounded
+instead of 228 k, but every round's DP then spans gaps up to 1,069: 29 s); a subset of the points for
+the Hermite bound (89–91 of the 100 carry 95 % of it); its chain sums as one matrix product (no faster)
+or its runs as one batched product (33 → 64 µs a segment); the least bound of the rest of a key set
+computed at the live segments only (42 ms against 26 ms dense); before the Hermite bound (with the
+sampled bound alone): steps (0.25, 0.5, 1) and (0.2, 0.4, 0.7, 1), a narrower FOCUS, the ball bound
+(0.03–0.2×), one segment's samples shared with its neighbours. scripts/benchmark_optimal.py prints
 the current figures.
 """
 
@@ -81,21 +101,28 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import quaternion as quat
+from ..blas import one_blas_thread
 from ..motion import Motion
 from .error import measured_points, pose_points
 from .hermite import HermiteBounds
-from .segments import SegmentErrors
+from .segments import SegmentErrors, centred_range, rest_locals
 
 SAMPLES = 4  # exactly rebuilt frames per long segment (sampled_bounds' default)
 # the Hermite bounds by bands of gaps up to these many mean gaps, then the rest; a DP prune before each band
 HERMITE_REACH = (1.5, 3.0, 6.0)
-REACH = 12  # frames each sample's bound extends to, either side
+REACH = 48  # frames each sample's bound extends to, either side
 BAND_FACTOR = 1.5  # segments up to this many mean gaps are computed exactly at once
 MIN_BAND = 8
 BAND_WORK = 400_000  # rebuilt frames the exact band may cost (small counts: long mean gaps)
-STEPS = (0.5, 1.0)  # survivors are made exact in steps: the centred half of their frames, then the rest
-FOCUS = 0.3  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
+STEPS = (0.25, 1.0)  # survivors made exact in steps: the centred quarter (+ a Hermite bound of the rest), the rest
+FOCUS = 0.1  # survivors made exact each round: bound within this share of the way from the relaxed optimum to U
+# a DP prune ahead of a Hermite band only when it costs less than the bounds of this share of the long segments
+# left (it removes 1-10 % of them on 05_02, under 1 % on 01_01 at 5 %, where one costs 4 s), a DP over
+# HERMITE_CELLS cells (K·T·W) costing about as much as one segment's Hermite bound
+PRUNE_SHARE = 0.1
+HERMITE_CELLS = 6000
+DP_CELLS = 800  # a round's DP (forwards, backwards, the rest) costs about as much per K·T·W cells as a rebuilt frame
+DP_LAYERS = 12  # and its loops over the gaps (_reversed, _through) about as much as 12 layers more
 TOLERANCE = 1e-9  # relative slack of the pruning test (float rounding): it only keeps more
 CHUNK = 32768
 BATCH = 65536  # sampled frames per flat batch of the long segments' bounds (progress between batches)
@@ -124,12 +151,10 @@ class Rates:
                 self.share[j] += 1.0 / n_points
                 reach_p += float(longest[j])
                 j = int(sk.parents[j])
-        local = quat.multiply(sk.rest_rotations, motion.rotations)
-        self._turning = np.flatnonzero(~np.all(local == local[:1], axis=(0, 2)))
+        local, turning, moving = rest_locals(motion)
+        self._turning, self._moving = np.flatnonzero(turning), np.flatnonzero(moving)
         self._rot = np.ascontiguousarray(local[:, self._turning].transpose(1, 2, 0))  # (V, 4, T)
-        moving = np.flatnonzero(~np.all(motion.translations == motion.translations[:1], axis=(0, 2)))
-        self._moving = moving
-        self._trans = np.ascontiguousarray(motion.translations[:, moving].transpose(1, 2, 0))  # (M, 3, T)
+        self._trans = np.ascontiguousarray(motion.translations[:, self._moving].transpose(1, 2, 0))  # (M, 3, T)
         x = pose_points(motion, points)  # (T, P, 3)
         n = motion.n_frames
         self.moved = np.full((n, reach + 1), np.inf)
@@ -160,13 +185,14 @@ def sampled_bounds(
     rates: Rates,
     gaps: list[int],
     samples: int = SAMPLES,
+    count: int | None = None,
 ) -> list[np.ndarray]:
     """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for every
-    a < T−g, from ``samples`` exactly rebuilt frames each (see the module notes). One flat batch for all
-    the gaps."""
+    a of :func:`feasible_starts` (every a < T−g when ``count`` is None), from ``samples`` exactly rebuilt
+    frames each (see the module notes). One flat batch for all the gaps."""
     n = errors.n_frames
     offsets = [_offsets(g, samples) for g in gaps]
-    starts = [np.arange(n - g) for g in gaps]
+    starts = [feasible_starts(n, g, count) for g in gaps]
     a = np.concatenate([np.repeat(s, len(o)) for s, o in zip(starts, offsets)])
     b = np.concatenate([np.repeat(s + g, len(o)) for s, o, g in zip(starts, offsets, gaps)])
     t = np.concatenate([(s[:, None] + o).ravel() for s, o in zip(starts, offsets)])
@@ -187,6 +213,47 @@ def sampled_bounds(
             total += np.maximum(err[k][None, :] - moved - np.abs(d)[:, None] * v[None, :], 0.0).sum(axis=0)
         out.append(total)
     return out
+
+
+def _hermite_bounds(hermite: HermiteBounds, a: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hermite moment bounds (:meth:`.hermite.HermiteBounds.run_bounds`) of segments (a, a+g), (n,) each: over
+    every in-between frame, and over the frames outside the centred share STEPS[0] (those the rounds' first
+    step leaves out). Four runs: the frames before that share, its two halves, the frames after it."""
+    lo, hi = centred_range(g, STEPS[0])
+    runs = hermite.run_bounds(a, a + g, np.stack((np.ones_like(g), lo, (lo + hi) // 2, hi, g)))
+    return runs.sum(axis=0), runs[0] + runs[3]
+
+
+def _chosen(
+    todo: np.ndarray, through: np.ndarray, done: np.ndarray, within: float, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The survivors (a, g) made exact next, from the (T, W+1) masks ``todo``, ``done`` (STEPS taken) and
+    ``through``, the least bound of a key set using each: the most promising first, those in key sets bounded
+    ``within`` (near the relaxed optimum), their cheap first steps before any later one; and as many more of
+    the most promising as make the round rebuild as many frames as its DP costs (DP_CELLS a frame)."""
+    a, g = np.nonzero(todo)
+    key, step = through[a, g], done[a, g]
+    focus = key <= within
+    pick = focus & (step == 0)
+    pick = pick if pick.any() else focus
+    shares = np.r_[0.0, STEPS]
+    frames = _frames(g, shares[step], shares[step + 1])
+    budget = (count + DP_LAYERS) * todo.size / DP_CELLS - frames[pick].sum()
+    if budget > 0:
+        rest = np.flatnonzero(~pick)
+        rest = rest[np.argsort(key[rest])]
+        pick[rest[: int(np.searchsorted(np.cumsum(frames[rest]), budget)) + 1]] = True
+    return a[pick], g[pick]
+
+
+def feasible_starts(n: int, gap: int, count: int | None = None) -> np.ndarray:
+    """The starts a of the segments (a, a+gap) of a clip of n frames that can be in a key set of ``count``
+    keys, the first and last frame keyed: with 3 keys only a = 0 and a = n−1−gap (the one key between is
+    either end of the segment); else every a < n − gap (with 4 keys or more, one key either side of the
+    segment leaves room for the others whenever gap ≤ n − count + 1)."""
+    if count == 3:
+        return np.unique([0, max(n - 1 - gap, 0)])
+    return np.arange(n - gap)
 
 
 def _parts(errors: SegmentErrors, a: np.ndarray, g: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
@@ -248,6 +315,13 @@ def exact_keys(
     "survivors"} (survivors: long segments left after the one-frame sample, given the Hermite bound, and left
     after it).
     """
+    with one_blas_thread():  # small products only (Rates.speed, the Hermite bound): idle workers would spin a core
+        return _exact_keys(motion, count, upper, progress)
+
+
+def _exact_keys(
+    motion: Motion, count: int, upper: tuple[np.ndarray, float] | None, progress: Progress | None
+) -> tuple[np.ndarray, dict]:
     from .optimal import _backtrack, _layers, check_finite, coarse_to_fine, solve
 
     check_finite(motion)
@@ -276,33 +350,37 @@ def exact_keys(
     rebuilt = 0
     work = float(sum((n - g) * (g - 1) for g in range(2, band + 1)))
     for g in range(2, band + 1):
-        table[: n - g, g] = errors.gap_errors(np.arange(n - g), g).sum(axis=1)
-        exact[: n - g, g] = True
-        rebuilt += (n - g) * (g - 1)
+        starts = feasible_starts(n, g, count)
+        table[starts, g] = errors.gap_errors(starts, g).sum(axis=1)
+        exact[starts, g] = True
+        rebuilt += len(starts) * (g - 1)
         report(0.3 + 0.2 * rebuilt / max(work, 1.0))
     rates = Rates(motion)
     per = max(1, BATCH // n)  # gaps per flat batch
     for first in range(band + 1, longest + 1, per):  # one sample each: most long segments exceed U at once
         gaps = list(range(first, min(first + per, longest + 1)))
-        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps, samples=1)):
-            table[: n - g, g] = np.where(lb > limit, np.inf, lb)
-            rebuilt += n - g
+        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps, samples=1, count=count)):
+            starts = feasible_starts(n, g, count)
+            table[starts, g] = np.where(lb > limit, np.inf, lb)
+            rebuilt += len(starts)
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
     stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
     hermite = HermiteBounds(motion)
+    outside = np.zeros((n, n))  # the Hermite bound of the frames the rounds' first step leaves out
     mean_gap = (n - 1) / (count - 1)
     edges = [band] + [int(f * mean_gap) for f in HERMITE_REACH if band < f * mean_gap < longest] + [longest]
     for i, (low, high) in enumerate(zip(edges[:-1], edges[1:])):
         # the DP's test F + L + B > U on the bounds so far (a shorter gap's Hermite bound raises F and B for
         # the longer ones), then the Hermite bound (hermite.py, O(P) a segment) on the gaps low < g ≤ high
         sub = table[:, : int(np.flatnonzero(np.isfinite(table).any(axis=0)).max()) + 1]
-        _prune(sub, _layers(sub, count)[0], count, limit)
+        if count * sub.size / HERMITE_CELLS < PRUNE_SHARE * np.isfinite(table[:, low + 1 :]).sum():
+            _prune(sub, _layers(sub, count)[0], count, limit)
         a_long, g_long = np.nonzero(np.isfinite(table[:, low + 1 : high + 1]))
         g_long += low + 1
         stages["bounded"] = stages.get("bounded", 0) + len(a_long)
         for j in range(0, len(a_long), BATCH):
             a, g = a_long[j : j + BATCH], g_long[j : j + BATCH]
-            lb = hermite.moment_bounds(a, a + g)
+            lb, outside[a, g] = _hermite_bounds(hermite, a, g)
             table[a, g] = np.where(lb > limit, np.inf, np.maximum(lb, table[a, g]))
             report(0.65 + 0.15 * (i + min(j + BATCH, len(a_long)) / max(len(a_long), 1)) / (len(edges) - 1))
     stages["hermite"] = int(np.isfinite(table[:, band + 1 :]).sum())  # and after the Hermite bound
@@ -322,9 +400,7 @@ def exact_keys(
         todo = np.isfinite(sub) & ~exact[:, : width + 1]
         if not todo.any():
             break
-        # the most promising survivors first: those in key sets whose bound is near the relaxed optimum
-        focus = todo & (rest + sub <= relaxed + FOCUS * (bound - relaxed))
-        a, g = np.nonzero(focus if focus.any() else todo)
+        a, g = _chosen(todo, rest + sub, done[:, : width + 1], relaxed + FOCUS * (bound - relaxed), count)
         # in steps (STEPS): first the centred share of their frames where the error concentrates (a tighter
         # lower bound, with which the next round's DP prunes most of them), the next time chosen the next share
         step = done[a, g]
@@ -334,7 +410,9 @@ def exact_keys(
         done[a, g] = step + 1
         partial[a, g] = part
         finished = step + 1 == len(STEPS)
-        sub[a, g] = np.where(finished, part, np.maximum(sub[a, g], part))
+        # not finished: the exact sum so far plus, after the first step, the Hermite bound of the frames left out
+        outer = np.where(step == 0, outside[a, g], 0.0)
+        sub[a, g] = np.where(finished, part, np.maximum(sub[a, g], part + outer))
         exact[a[finished], g[finished]] = True
         report(0.8 + 0.19 * rounds / (rounds + 3))
     keys, total = solve(table[:, : width + 1], count)

@@ -44,6 +44,16 @@ _FLAT_BELOW = 2048  # gap groups with fewer rebuilt frames than this go to the f
 # their frames)
 
 
+def rest_locals(motion: Motion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The local rotations rest·q (T, J, 4) the rebuild slerps (the slerp commutes with the rest rotation), and
+    (J,) masks of the joints that turn (rest·q not the same in every frame) and that move (translation not the
+    same in every frame): the joints a segment's rebuild has to interpolate."""
+    local = quat.multiply(motion.skeleton.rest_rotations, motion.rotations)
+    turning = ~np.all(local == local[:1], axis=(0, 2))
+    moving = ~np.all(motion.translations == motion.translations[:1], axis=(0, 2))
+    return local, turning, moving
+
+
 @dataclass
 class _Batch:
     """Where a batch's in-between frames come from; ``shape`` is the shape of every per-frame array."""
@@ -71,11 +81,10 @@ class SegmentErrors:
         self.kind, self.chunk = kind, int(chunk)
         self.n_frames, self.n_joints = motion.n_frames, sk.n_joints
         self.parents = sk.parents
-        local = quat.multiply(sk.rest_rotations, motion.rotations)  # slerp commutes with rest·q
+        local, turning, moving = rest_locals(motion)
         self._rot = np.ascontiguousarray(local.transpose(1, 2, 0))  # (J, 4, T)
         self._trans = np.ascontiguousarray(motion.translations.transpose(1, 2, 0))  # (J, 3, T)
-        self._const_rot = np.all(local == local[:1], axis=(0, 2))
-        self._const_trans = np.all(motion.translations == motion.translations[:1], axis=(0, 2))
+        self._const_rot, self._const_trans = ~turning, ~moving
         self._has_children = np.bincount(sk.parents[sk.parents >= 0], minlength=sk.n_joints) > 0
         self._last_child = np.full(sk.n_joints, -1)
         self._last_child[sk.parents[sk.parents >= 0]] = np.flatnonzero(sk.parents >= 0)

@@ -107,3 +107,31 @@ def test_exact_keys_prunes_most_long_segments_with_the_hermite_bound():
     m = CLIPS["05_02"]()
     survivors = exact_keys(m, round(0.1 * m.n_frames))[1]["survivors"]
     assert survivors["bounded"] > 0 and survivors["hermite"] < 0.5 * survivors["bounded"]
+
+
+@pytest.mark.parametrize("name", [*CLIPS, "large_turns"])
+def test_run_bounds_never_exceed_the_exact_error_of_their_runs(name):
+    """run_bounds: each run's bound (empty runs included) below the exact error summed over that run's frames,
+    on random cuts of segments of several gaps; the runs of moment_bounds add up to it."""
+    m = large_turns() if name == "large_turns" else CLIPS[name]()
+    errors, hermite, n = SegmentErrors(m), HermiteBounds(m), m.n_frames
+    rng = np.random.default_rng(3)
+    for gap in (2, 5, 20, 45, n - 1):
+        starts = np.arange(n - gap)
+        per_frame = errors.gap_errors(starts, gap)  # (n, g−1): column o−1 is offset o
+        inner = np.sort(rng.integers(1, gap + 1, size=(3, len(starts))), axis=0)  # may repeat: empty runs
+        cuts = np.vstack((np.ones(len(starts), dtype=int), inner, np.full(len(starts), gap)))
+        runs = hermite.run_bounds(starts, starts + gap, cuts)
+        prefix = np.hstack((np.zeros((len(starts), 1)), np.cumsum(per_frame, axis=1)))  # Σ over offsets < o
+        rows = np.arange(len(starts))
+        for k in range(len(cuts) - 1):
+            exact_run = prefix[rows, cuts[k + 1] - 1] - prefix[rows, cuts[k] - 1]
+            assert np.all(runs[k] <= exact_run * (1 + 1e-9) + 1e-12), (gap, k)
+            assert np.all(runs[k] >= 0.0) and np.all(runs[k][cuts[k] == cuts[k + 1]] == 0.0)
+        even = 1 + np.round(np.arange(5)[:, None] * np.full((1, len(starts)), gap - 1) / 4).astype(int)
+        assert np.allclose(
+            hermite.run_bounds(starts, starts + gap, even).sum(axis=0),
+            hermite.moment_bounds(starts, starts + gap),
+            rtol=1e-12,
+            atol=1e-15,
+        )
