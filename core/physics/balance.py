@@ -143,6 +143,7 @@ class Rows(NamedTuple):
     columns: np.ndarray
     values: np.ndarray
     width: int
+    padded: int  # n·D + D: the width with the dropped colour's columns
 
     @classmethod
     def compressed(cls, index: np.ndarray, values: np.ndarray, n: int) -> Rows:
@@ -150,21 +151,18 @@ class Rows(NamedTuple):
         the row's derivatives by those controls' D coordinates; n controls."""
         r, c, d = values.shape
         columns = np.where(index < 0, n, index)[:, :, None] * d + np.arange(d)
-        return cls(columns.reshape(r, c * d), values.reshape(r, c * d), n * d)
-
-    def _padded(self) -> int:
-        return int(self.columns.max(initial=self.width - 1)) + 1
+        return cls(columns.reshape(r, c * d), values.reshape(r, c * d), n * d, (n + 1) * d)
 
     def gram(self) -> np.ndarray:
         """AᵀA (n·D, n·D)."""
-        size, cols, vals = self._padded(), self.columns, self.values
+        size, cols, vals = self.padded, self.columns, self.values
         at = (cols[:, :, None] * size + cols[:, None, :]).ravel()
         products = (vals[:, :, None] * vals[:, None, :]).ravel()
         return np.bincount(at, products, size * size).reshape(size, size)[: self.width, : self.width]
 
     def times(self, x: np.ndarray) -> np.ndarray:
         """A·x (R,) for x (n·D,)."""
-        padded = np.zeros(self._padded())
+        padded = np.zeros(self.padded)
         padded[: self.width] = x
         return (self.values * padded[self.columns]).sum(axis=1)
 
