@@ -69,6 +69,18 @@ def test_a_real_jump_is_a_flight_not_a_support():
     assert not [s for s in spans if s["kind"] == "held"]
 
 
+def guard_setting(motion, contacts):
+    """The do-no-harm guard's arguments for ``motion`` as its input on a 90 kg, 1.99 m body: the body, the contacts
+    with the toes, the options, the measure's settings (the input's ground) and the input's analysis."""
+    body = body_model(motion.skeleton, 90.0, height=1.99)
+    toes = with_toes(motion, contacts)
+    opts = PhysicsOptions()
+    measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+    before = analyse(motion, toes, body, **measure)
+    measure["ground"] = before.support.ground
+    return body, toes, opts, measure, before
+
+
 def test_do_no_harm_gives_back_frames_made_worse():
     """A 'result' whose left arm swings ±1.5 rad at 2 Hz on frames 60–100 of a stand puts frames over a
     torque limit that the input had under it; the guard blends them back until the frames over a
@@ -76,12 +88,7 @@ def test_do_no_harm_gives_back_frames_made_worse():
     wobble as they were."""
     motion = stand()
     contacts = detect_contacts(motion)
-    body = body_model(motion.skeleton, 90.0, height=1.99)
-    toes = with_toes(motion, contacts)
-    opts = PhysicsOptions()
-    measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
-    before = analyse(motion, toes, body, **measure)
-    measure["ground"] = before.support.ground
+    body, toes, opts, measure, before = guard_setting(motion, contacts)
     result = motion.copy()
     hips = motion.skeleton.index("Hips")
     t = np.arange(motion.n_frames)
@@ -114,12 +121,7 @@ def test_do_no_harm_gives_back_a_worst_ratio_raised_under_the_limits_at_the_clip
     contacts = detect_contacts(stood)
     synthetic._set(stood, "LeftArm", synthetic._angles(0.0, 0.0, 1.25, stood.n_frames))
     motion = _plant(stood, contacts)  # the input as the solve's steps leave it: planted
-    body = body_model(motion.skeleton, 90.0, height=1.99)
-    toes = with_toes(motion, contacts)
-    opts = PhysicsOptions()
-    measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
-    before = analyse(motion, toes, body, **measure)
-    measure["ground"] = before.support.ground
+    body, toes, opts, measure, before = guard_setting(motion, contacts)
     t = np.arange(motion.n_frames)
     swing = 0.6 * np.clip(np.cos(np.pi * t / 40), 0, None) * (t <= 20) * np.sin(2 * np.pi * 2 * t / FPS)
     result = motion.copy()
