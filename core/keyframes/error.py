@@ -43,7 +43,6 @@ import numpy as np
 from .. import quaternion as quat
 from ..kinematics import CHUNK, forward_kinematics
 from ..motion import Motion
-from ..parallel import halves
 from ..skeleton import Skeleton
 from .distance import PoseMetric
 from .reconstruct import Rebuild
@@ -227,13 +226,9 @@ def pose_points(motion: Motion, points: MeasuredPoints | None = None) -> np.ndar
         return known[1]
     points = points or measured_points(motion.skeleton)
     out = np.empty((len(points), 3, motion.n_frames))
-
-    def fill(part: slice) -> None:  # frames part.start … part.stop − 1, a block at a time
-        for start in range(part.start, part.stop, CHUNK):
-            block = slice(start, min(start + CHUNK, part.stop))
-            _points(motion.skeleton, motion.translations[block], motion.rotations[block], points, out[:, :, block])
-
-    halves(fill, motion.n_frames, least=2048)  # two halves of the frames at once (the same numbers: frame by frame)
+    for start in range(0, motion.n_frames, CHUNK):  # a block of frames at a time
+        block = slice(start, min(start + CHUNK, motion.n_frames))
+        _points(motion.skeleton, motion.translations[block], motion.rotations[block], points, out[:, :, block])
     return out.transpose(2, 0, 1)
 
 
