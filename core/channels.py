@@ -168,26 +168,26 @@ def euler_near(q: np.ndarray, mode: str, reference: np.ndarray) -> np.ndarray:
     """Euler values (..., 3) in x, y, z slots for quaternions q (..., 4), on the branch nearest ``reference``.
 
     A rotation has two Euler solutions, (a, b, c) and (a+π, π−b, c+π) in the mode's axis
-    order, each defined up to whole turns; keyed curves may sit on either.
+    order, each defined up to whole turns; keyed curves may sit on either. Worked an angle at a time
+    (contiguous arrays; the same numbers as on (..., 3) ones).
     """
     slots = ["XYZ".index(a) for a in mode]
-    ref = reference[..., slots]
-    first = quat.to_euler(q, mode)
-    second = first + np.array([np.pi, 0.0, np.pi])
-    second[..., 1] = np.pi - first[..., 1]
-    candidates = [_nearest_turn(c, ref) for c in (first, second)]
+    ref = [reference[..., s] for s in slots]
+    first = quat.euler_parts(q, mode)
+    second = (first[0] + np.pi, np.pi - first[1], first[2] + np.pi)
+    candidates = [[_nearest_turn(c, r) for c, r in zip(angles, ref)] for angles in (first, second)]
     cost = [_squared_distance(c, ref) for c in candidates]
-    chosen = np.where((cost[0] <= cost[1])[..., None], candidates[0], candidates[1])
-    out = np.empty_like(chosen)
-    out[..., slots] = chosen
+    nearer = cost[0] <= cost[1]
+    out = np.empty((*nearer.shape, 3))
+    for s, one, two in zip(slots, *candidates):
+        out[..., s] = np.where(nearer, one, two)
     return out
 
 
-def _squared_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Σ (a − b)² over the last axis of length 3, as ``np.sum((a - b) ** 2, axis=-1)`` (the same
-    sum in the same order) without its strided reduction."""
-    d = a - b
-    x, y, z = d[..., 0], d[..., 1], d[..., 2]
+def _squared_distance(a: list, b: list) -> np.ndarray:
+    """Σ (a − b)² over three angles given apart (lists of three arrays), as ``np.sum((a - b) ** 2, axis=-1)``
+    of them stacked (the same sum in the same order)."""
+    x, y, z = (u - v for u, v in zip(a, b))
     return x * x + y * y + z * z
 
 

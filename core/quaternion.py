@@ -347,7 +347,16 @@ def to_euler(q: np.ndarray, order: str, extrinsic: bool = True) -> np.ndarray:
     order = _check_order(order)
     if not extrinsic:
         return to_euler(q, order[::-1], extrinsic=True)[..., ::-1]
-    i, j, k = (AXES.index(a) for a in order)
+    a, b, c = euler_parts(q, order)
+    out = np.empty((*b.shape, 3))
+    out[..., 0], out[..., 1], out[..., 2] = a, b, c
+    return out
+
+
+def euler_parts(q: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`to_euler` (extrinsic) as its three angles (...) apart: each a contiguous array, for callers
+    that work an angle at a time."""
+    i, j, k = (AXES.index(a) for a in _check_order(order))
     # Extrinsic i→j→k is R = Rk·Rj·Ri; the sign of the permutation decides the formulas.
     sign = 1.0 if (j - i) % 3 == 1 else -1.0
     r = _matrix_entries(q, ((k, i), (k, j), (k, k), (j, i), (i, i), (j, k), (j, j)))
@@ -360,9 +369,7 @@ def to_euler(q: np.ndarray, order: str, extrinsic: bool = True) -> np.ndarray:
     if locked.any():
         a = np.where(locked, np.arctan2(-sign * r[j, k], r[j, j]), a)
         c = np.where(locked, 0.0, c)
-    out = np.empty((*b.shape, 3))
-    out[..., 0], out[..., 1], out[..., 2] = a, b, c
-    return out
+    return a, b, c
 
 
 def _matrix_entries(q: np.ndarray, entries: tuple) -> dict:

@@ -33,6 +33,7 @@ STILL = 1e-9  # a channel moving the points this share of the most any channel d
 RAGGED_FRAMES = 5000  # the other spans of a call: laid end to end up to this many frames, else padded
 PADDED_CALL = 16384  # padded span frames that cost as much as a call of _SegmentFits._padded_errors
 RESIDUAL_ROWS = 48  # spans up to this length: their residual as one matrix product (see _SegmentFits)
+SAMPLE_STEP = 8  # a round's cheapest keys: sought under a cost from every this-th key first (see _cheapest)
 SHARED_BASIS = 256  # span lengths up to this: their fit tables kept for the session (a few MB at most)
 
 
@@ -458,7 +459,7 @@ def drop_channel_keys(
         if not len(finite):
             break
         if take < len(finite):
-            finite = finite[np.argpartition(cost[finite], take - 1)[:take]]
+            finite = _cheapest(finite, cost[finite], take)
         if over is not None:  # at most each channel's excess, its cheapest first
             candidates = finite[_cheapest_first(finite, cost[finite])]
             channel = candidates // n_keys
@@ -498,6 +499,21 @@ def drop_channel_keys(
         if len(touched):
             refit(touched)
     return [keys[keep[c]] for c in range(n_channels)]
+
+
+def _cheapest(flat: np.ndarray, cost: np.ndarray, take: int) -> np.ndarray:
+    """The ``take`` keys of ``flat`` (flat indices, costs ``cost``) of lowest cost, in no order. A round takes
+    a small share of the keys left once the first rounds are done (at 10 % of CMU 01_01: 7 of 26,000 at
+    the end): the keys under a cost that every :data:`SAMPLE_STEP`-th key's ranks well above the share
+    are partitioned alone when they are enough (a pass over every key and a small partition, not a
+    partition of them all; the same keys, the share's largest cost ties apart)."""
+    if take * SAMPLE_STEP < len(cost):
+        sample = cost[::SAMPLE_STEP]
+        rank = min(len(sample) - 1, 2 * (take // SAMPLE_STEP) + SAMPLE_STEP)
+        under = np.flatnonzero(cost <= np.partition(sample, rank)[rank])
+        if len(under) >= take:
+            return flat[under[np.argpartition(cost[under], take - 1)[:take]]]
+    return flat[np.argpartition(cost, take - 1)[:take]]
 
 
 def _present(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
