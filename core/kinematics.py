@@ -73,9 +73,9 @@ def _fk_block(
 ) -> tuple:
     """Forward kinematics of (N, J, ·) arrays: positions (N, J, 3), orientations (N, J, 4) or None;
     known: (positions, orientations, redo) of :func:`forward_kinematics`, for this block."""
-    # (J, C, N) views of the (N, J, C) block: strided, but a block stays in cache
-    trans = translations.transpose(1, 2, 0)
-    rot = rotations.transpose(1, 2, 0)
+    # (J, C, N) copies of the (N, J, C) block: each joint's component a contiguous row for the many passes below
+    trans = np.ascontiguousarray(translations.transpose(1, 2, 0))
+    rot = np.ascontiguousarray(rotations.transpose(1, 2, 0))
     rest = skeleton.rest_rotations
     has_children = np.zeros(skeleton.n_joints, dtype=bool)
     has_children[skeleton.parents[skeleton.parents >= 0]] = True
