@@ -245,6 +245,25 @@ def test_spans_shared_by_every_curve_fit_as_each_span_alone_does():
         assert shared.max() > 0.1
 
 
+def test_cheapest_keys_are_the_take_lowest_costs():
+    """A round's cheapest keys (_cheapest: a partition of the keys under a sampled cost, or of all) are
+    the ``take`` lowest costs, whether the sample's cost leaves enough keys under it or not."""
+    from core.keyframes.hybrid import _cheapest
+
+    rng = np.random.default_rng(8)
+    for n, take in ((40, 3), (600, 600), (5000, 1), (5000, 7), (30000, 12000), (30000, 29999)):
+        flat = rng.permutation(3 * n)[:n]
+        cost = rng.random(n)
+        got = _cheapest(flat, cost, take)
+        assert len(got) == take and set(got.tolist()) == set(flat[np.argsort(cost)[:take]].tolist())
+    # every 8th key free, the others dear: the sampled cost (0) leaves 1,000 keys under it, too few for 3,000
+    cost = np.ones(8000)
+    cost[::8] = 0.0
+    flat = np.arange(8000)
+    got = _cheapest(flat, cost, 3000)
+    assert len(got) == len(set(got.tolist())) == 3000 and set(flat[::8].tolist()) <= set(got.tolist())
+
+
 def test_present_is_unique_with_its_inverse():
     from core.keyframes.hybrid import _present
 
