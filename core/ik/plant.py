@@ -166,11 +166,11 @@ def hinge_pole(
     a, e1, e2 = pos[:, upper], pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
     local = quat.rotate(quat.conjugate(rot[:, upper]), np.cross(e1, e2)).sum(axis=0)
     size = np.linalg.norm(local)
-    lengths = np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    lengths = quat.length(e1) * quat.length(e2)
     if not size > 1e-9 * np.sum(lengths):
         return None
     axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
-    sine = np.linalg.norm(np.cross(e1, e2), axis=-1) / np.maximum(lengths, 1e-300)  # of the leg as it is
+    sine = quat.length(np.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
     if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
         d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness)
         e1 = quat.rotate(d_upper, e1)
@@ -184,7 +184,7 @@ def hinge_pole(
 def _limb_reach(pos: np.ndarray, leg: tuple[int, int, int], softness: float) -> np.ndarray:
     """(T,) distance from the upper joint the end can reach exactly (outside the soft zone)."""
     upper, mid, end = leg
-    reach = np.linalg.norm(pos[:, mid] - pos[:, upper], axis=-1) + np.linalg.norm(pos[:, end] - pos[:, mid], axis=-1)
+    reach = quat.length(pos[:, mid] - pos[:, upper]) + quat.length(pos[:, end] - pos[:, mid])
     return (1.0 - 1.5 * softness) * reach
 
 
@@ -601,7 +601,7 @@ def _slide_to_reach(hip, target, reach, up: np.ndarray, where: np.ndarray, frame
     v = target - hip
     rise = v @ up
     flat = v - rise[:, None] * up
-    length = np.linalg.norm(flat, axis=-1)
+    length = quat.length(flat)
     allowed = np.sqrt(np.maximum(reach**2 - rise**2, 0.0))
     move = np.where(where & (length > allowed), length - allowed, 0.0)
     if not move.any():

@@ -66,7 +66,7 @@ def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.
     off e1); with no bent frame at all, the plane through e1 and the pole, else any plane.
     """
     n, length = unit(np.cross(e1, e2))
-    bent = length > 1e-9 * np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    bent = length > 1e-9 * quat.length(e1) * quat.length(e2)
     if bent.all():
         return n
     if bent.any():
@@ -108,8 +108,8 @@ def solve_two_link(
     if pole is not None:
         pole = np.broadcast_to(np.asarray(pole, dtype=float), a.shape)
     e1, e2 = b - a, c - b
-    l1 = np.linalg.norm(e1, axis=-1)
-    l2 = np.linalg.norm(e2, axis=-1)
+    l1 = quat.length(e1)
+    l2 = quat.length(e2)
     reach = l1 + l2
     u, dist = unit(target - a, eps=1e-9 * np.maximum(reach, 1e-300))
     u = np.where(dist[:, None] > 0, u, unit(c - a)[0])  # a target on the upper joint: keep the direction
@@ -117,7 +117,7 @@ def solve_two_link(
     # Bend angle θ between e1 and e2 (0 = straight) from the law of cosines.
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
-    theta_cur = np.arctan2(np.linalg.norm(np.cross(e1, e2), axis=-1), np.sum(e1 * e2, axis=-1))
+    theta_cur = np.arctan2(quat.length(np.cross(e1, e2)), np.sum(e1 * e2, axis=-1))
     normal = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     c_bent = b + quat.rotate(delta_mid, e2)
@@ -170,7 +170,7 @@ def two_link_ik(
         new_end = local_from_world(sk, [end], goal[:, None], moved_parent[:, None])[:, 0]
     old = motion.rotations[:, chain]
     new = align_hemisphere(np.stack((new_upper, new_mid, new_end), axis=1), old)
-    error = np.linalg.norm(np.broadcast_to(targets, reached.shape) - reached, axis=-1)
+    error = quat.length(np.broadcast_to(targets, reached.shape) - reached)
     return TwoLinkResult(new[:, 0], new[:, 1], new[:, 2], reached, error)
 
 

@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import quaternion as quat
 from .derivatives import savgol
 from .displacement import bspline_basis, evaluate, n_controls, second_difference_penalty
 from .progress import Progress, as_progress
@@ -275,7 +276,7 @@ class BalanceObjective:
         g, sup = self.goals, self.support
         defined = sup.any & np.all(np.isfinite(m.zmp), axis=-1)
         _, signed, _ = sup.query(np.where(defined[:, None], m.zmp, np.nan))
-        ratio = np.linalg.norm(m.torques, axis=-1) / self.limits
+        ratio = quat.length(m.torques) / self.limits
         weights = self.torque_weights(ratio.shape)
         return defined & (signed > -g.margin) & g.balance, (ratio > 1.0 - g.torque_margin) & (weights > 0)
 
@@ -286,7 +287,7 @@ class BalanceObjective:
         f = np.flatnonzero(za)
         r = np.zeros_like(m.zmp)
         r[f] = m.zmp[f] - self.support.project(m.zmp[f], g.margin, f)
-        excess = np.maximum(np.linalg.norm(m.torques, axis=-1) / self.limits - (1.0 - g.torque_margin), 0.0)
+        excess = np.maximum(quat.length(m.torques) / self.limits - (1.0 - g.torque_margin), 0.0)
         x = controls.ravel()
         weights = self.torque_weights(excess.shape)
         reg = x @ self.regulariser @ x - 2.0 * self.linear @ x
@@ -309,7 +310,7 @@ class BalanceObjective:
         tf, tj = np.nonzero(ta)
         if len(tf):
             tau = m.torques[tf, tj]
-            norm = np.linalg.norm(tau, axis=-1)
+            norm = quat.length(tau)
             jt = jac[:, 2:].reshape(len(m.zmp), len(limits), 3, *jac.shape[2:])[tf, tj]  # (R, 3, C, D)
             weight = self.torque_weights(ta.shape)[tf, tj]
             w = weight / limits[tj]

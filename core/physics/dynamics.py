@@ -296,7 +296,7 @@ def _farthest_below(
     points = np.concatenate(points, axis=1)  # (T, P, 3)
     d = points - origin[:, None]
     d -= (d @ up)[..., None] * up
-    return points[:, int(np.argmax(np.linalg.norm(d, axis=-1).mean(axis=0)))]
+    return points[:, int(np.argmax(quat.length(d).mean(axis=0)))]
 
 
 def ground_height(motion: Motion, contacts: Contacts, world=None) -> float:
@@ -331,7 +331,7 @@ def support_from(
     boxes, flags, joints = [], [], []
     for foot, (toe, tip) in _toe_tips(sk, pos, rot, up).items():
         ankle2, tip2 = to_ground(pos[:, foot], basis), to_ground(tip, basis)
-        length = np.linalg.norm(tip2 - ankle2, axis=-1)
+        length = quat.length(tip2 - ankle2)
         if foot in columns:
             boxes.append(foot_boxes(ankle2, tip2, heel * length, 0.5 * width * length))
             flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
@@ -360,7 +360,7 @@ def split_ground_force(
     defined = np.all(np.isfinite(q2), axis=-1)[:, None] & support.flags
     dist, nearest = np.zeros((t, f)), np.zeros((t, f, 2))  # read only where defined: the boxes in contact
     at = np.nonzero(defined)
-    size = np.linalg.norm(boxes[:, :, 2] - boxes[:, :, 0], axis=-1)  # box diagonals (T, B)
+    size = quat.length(boxes[:, :, 2] - boxes[:, :, 0])  # box diagonals (T, B)
     if len(at[0]):
         box = boxes[at]
         _, signed, nearest[at] = polygon_query(
@@ -368,7 +368,7 @@ def split_ground_force(
         )
         point = size[at] <= 1e-12  # a box collapsed to a point (its edges, of no length, would take q as inside)
         nearest[at] = np.where(point[:, None], box[:, 0], nearest[at])
-        dist[at] = np.where(point, np.linalg.norm(q2[at[0]] - box[:, 0], axis=-1), np.maximum(signed, 0.0))
+        dist[at] = np.where(point, quat.length(q2[at[0]] - box[:, 0]), np.maximum(signed, 0.0))
     soft = softness * np.median(size[support.flags]) if support.flags.any() else 1e-9
     inv = np.where(defined, 1.0 / (dist + max(soft, 1e-9)), 0.0)
     share = np.where(
@@ -583,5 +583,5 @@ def _least_split(kin, body, support, force, zmp_m, free_torques, legs, left, joi
 def torque_ratios(torques: np.ndarray, body: BodyModel) -> np.ndarray:
     """|τⱼ| / limitⱼ (T, J); 0 for joints without a limit."""
     limits = body.torque_limits
-    ratio = np.linalg.norm(torques, axis=-1) / np.where(np.isfinite(limits), limits, np.inf)
+    ratio = quat.length(torques) / np.where(np.isfinite(limits), limits, np.inf)
     return np.where(np.isfinite(limits), ratio, 0.0)

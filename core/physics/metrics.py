@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import quaternion as quat
 from ..contacts import Contacts, contact_spans
 from ..motion import Motion
 from .body import BodyModel, G
@@ -197,7 +198,7 @@ def flight_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     and that drift's norm as a share of the mean's (n,) (the report's ``flight_momentum_change``)."""
     momentum = phase_momentum(an.kin, body, start, stop)
     drift = momentum - momentum.mean(axis=0)
-    return drift, np.linalg.norm(drift, axis=1) / max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
+    return drift, quat.length(drift) / max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
 
 
 def ballistic_fit(com: np.ndarray, fps: float, up: np.ndarray, g: float = G) -> np.ndarray:
@@ -277,7 +278,7 @@ def series(analysis: Analysis, body: BodyModel) -> PhysicsSeries:
         sup.points * body.unit,
         sup.active.copy(),
         [body.skeleton.names[j] for j in joints],
-        np.linalg.norm(a.torques[:, joints], axis=-1),
+        quat.length(a.torques[:, joints]),
         body.torque_limits[joints].astype(float),
         sup.basis,
         sup.up,
@@ -428,12 +429,12 @@ def report(
     flight_err, drift, change = [], [], []
     for start, stop in phases:
         com = a.com[start:stop]
-        flight_err.append(np.linalg.norm(com - ballistic_fit(com, motion.fps, body.up), axis=1))
+        flight_err.append(quat.length(com - ballistic_fit(com, motion.fps, body.up)))
         phase_drift, phase_change = flight_momentum_change(a, body, start, stop)
         drift.append(phase_drift)
         change.append(phase_change)
     pos = a.kin.joint_pos
-    jerk = np.linalg.norm(np.diff(pos, 3, axis=0), axis=-1) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
+    jerk = quat.length(np.diff(pos, 3, axis=0)) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
     out = {
         "frames": int(motion.n_frames),
         "contact_frames": int(contact.sum()),
@@ -455,6 +456,6 @@ def report(
     }
     if source is not None:
         reference = source.world_positions() if isinstance(source, Motion) else source
-        err = np.linalg.norm(reference - motion.world_positions(), axis=-1).mean()
+        err = quat.length(reference - motion.world_positions()).mean()
         out["deviation"] = float(err * body.unit / body.height)
     return out

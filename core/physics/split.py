@@ -78,7 +78,7 @@ def hull_lines(points: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.n
     end, valid = hull_chain(points, hull_edges(points, active))
     e = end - points
     n = np.stack((e[..., 1], -e[..., 0]), axis=-1)
-    size = np.linalg.norm(n, axis=-1, keepdims=True)
+    size = quat.length(n)[..., None]
     valid = valid & (size[..., 0] > 1e-12)
     n = np.where(valid[..., None], n / np.where(size > 1e-12, size, 1.0), 0.0)
     return n, np.sum(n * points, axis=-1), valid
@@ -213,4 +213,4 @@ def cholesky_solve(low: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def split_torque_ratios(a: np.ndarray, b: np.ndarray, limits: np.ndarray, x: np.ndarray) -> np.ndarray:
     """|aⱼ + Bⱼx| / Lⱼ (N, K) of a split x (N, 3)."""
-    return np.linalg.norm(a + np.einsum("nkij,nj->nki", b, x), axis=-1) / limits
+    return quat.length(a + np.einsum("nkij,nj->nki", b, x)) / limits
