@@ -94,7 +94,7 @@ def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
     q = np.moveaxis(np.asarray(q, dtype=float), axis, 0)
     if q.shape[0] < 2:
         return np.moveaxis(q.copy(), 0, axis)
-    flips = np.sum(q[1:] * q[:-1], axis=-1) < 0.0
+    flips = inner(q[1:], q[:-1]) < 0.0
     sign = np.ones(q.shape[:-1])
     sign[1:] = np.where(np.cumsum(flips, axis=0) % 2 == 1, -1.0, 1.0)
     return np.moveaxis(q * sign[..., None], 0, axis)
@@ -162,7 +162,7 @@ def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     nv = length(v)[..., None]
     u = np.divide(u, nu, out=np.zeros(np.broadcast_shapes(u.shape, v.shape)), where=nu > 0)
     v = np.divide(v, nv, out=np.zeros(u.shape), where=nv > 0)
-    c = np.sum(u * v, axis=-1, keepdims=True)
+    c = inner(u, v)[..., None]
     # Any axis perpendicular to u for the antiparallel case: cross with the least aligned basis axis.
     basis = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
     perp = np.cross(u, basis)
@@ -447,15 +447,21 @@ def rotate_parts(q: tuple, v: tuple) -> tuple:
     )
 
 
+def inner(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Dot products (...,) of vectors a, b (..., C) (broadcast), the products summed component by component in
+    order: the same values as ``np.sum(a * b, axis=-1)``, several times faster on the (..., 2) and (..., 3) arrays
+    of the hot loops (no reduction over a short axis)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    total = a[..., 0] * b[..., 0]
+    for c in range(1, max(a.shape[-1], b.shape[-1])):
+        total += a[..., c] * b[..., c]
+    return total
+
+
 def length(v: np.ndarray) -> np.ndarray:
-    """Euclidean lengths (...,) of vectors v (..., C), the squares summed component by component in order: the
-    same values as ``np.linalg.norm(v, axis=-1)``, about 5× faster on the (..., 2) and (..., 3) arrays of the hot
-    loops (no reduction over a short axis)."""
-    v = np.asarray(v, dtype=float)
-    total = v[..., 0] * v[..., 0]
-    for c in range(1, v.shape[-1]):
-        total += v[..., c] * v[..., c]
-    return np.sqrt(total)
+    """Euclidean lengths (...,) of vectors v (..., C): the same values as ``np.linalg.norm(v, axis=-1)``
+    (:func:`inner`'s order), about 5× faster on (..., 2) and (..., 3) arrays."""
+    return np.sqrt(inner(v, v))
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

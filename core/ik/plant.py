@@ -83,9 +83,9 @@ def lift_to_reach(hip: np.ndarray, target: np.ndarray, reach: np.ndarray, up: np
     """
     v = target - hip
     below = -(v @ up)
-    horizontal_sq = np.sum(v * v, axis=-1) - below**2
+    horizontal_sq = quat.inner(v, v) - below**2
     allowed = np.sqrt(np.maximum(reach**2 - horizontal_sq, 0.0))  # vertical distance at full reach
-    lift = np.where(np.sum(v * v, axis=-1) > reach**2, np.maximum(below - allowed, 0.0), 0.0)
+    lift = np.where(quat.inner(v, v) > reach**2, np.maximum(below - allowed, 0.0), 0.0)
     return target + lift[:, None] * up
 
 
@@ -96,7 +96,7 @@ def required_drop(hip: np.ndarray, target: np.ndarray, reach: np.ndarray, up: np
     """
     v = target - hip
     a = v @ up
-    excess = np.sum(v * v, axis=-1) - reach**2
+    excess = quat.inner(v, v) - reach**2
     disc = a * a - excess
     drop = -a - np.sqrt(np.maximum(disc, 0.0))
     return np.where((excess > 0) & (disc >= 0), np.maximum(drop, 0.0), 0.0)

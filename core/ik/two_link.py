@@ -74,16 +74,16 @@ def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.
     elif pole is not None:
         n = unit(np.cross(e1, pole))[0]
     u1 = unit(e1)[0]
-    n, length = unit(n - np.sum(n * u1, axis=-1, keepdims=True) * u1)
+    n, length = unit(n - quat.inner(n, u1)[..., None] * u1)
     return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1))
 
 
 def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.ndarray) -> np.ndarray:
     """Add to the world turn ``delta`` (T, 4) a twist about u (T, 3) that swings the mid joint towards the pole."""
     k = quat.rotate(delta, e1)
-    k_perp = k - np.sum(k * u, axis=-1, keepdims=True) * u
-    p_perp = pole - np.sum(pole * u, axis=-1, keepdims=True) * u
-    angle = np.arctan2(np.sum(np.cross(k_perp, p_perp) * u, axis=-1), np.sum(k_perp * p_perp, axis=-1))
+    k_perp = k - quat.inner(k, u)[..., None] * u
+    p_perp = pole - quat.inner(pole, u)[..., None] * u
+    angle = np.arctan2(quat.inner(np.cross(k_perp, p_perp), u), quat.inner(k_perp, p_perp))
     return quat.multiply(quat.from_axis_angle(u, angle), delta)
 
 
@@ -117,7 +117,7 @@ def solve_two_link(
     # Bend angle θ between e1 and e2 (0 = straight) from the law of cosines.
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
-    theta_cur = np.arctan2(quat.length(np.cross(e1, e2)), np.sum(e1 * e2, axis=-1))
+    theta_cur = np.arctan2(quat.length(np.cross(e1, e2)), quat.inner(e1, e2))
     normal = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     c_bent = b + quat.rotate(delta_mid, e2)

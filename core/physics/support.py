@@ -125,8 +125,8 @@ def hull_chain(points: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.nd
 def _segment_closest(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Closest points (..., 2) on segments a→b to q (broadcast)."""
     ab = b - a
-    den = np.sum(ab * ab, axis=-1)
-    t = np.clip(np.sum((q - a) * ab, axis=-1) / np.where(den > 0, den, 1.0), 0.0, 1.0)
+    den = quat.inner(ab, ab)
+    t = np.clip(quat.inner((q - a), ab) / np.where(den > 0, den, 1.0), 0.0, 1.0)
     return a + t[..., None] * ab
 
 
