@@ -164,10 +164,10 @@ def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     c = inner(u, v)[..., None]
     # Any axis perpendicular to u for the antiparallel case: cross with the least aligned basis axis.
     basis = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
-    perp = np.cross(u, basis)
+    perp = cross(u, basis)
     anti = (c < -1.0 + 1e-9) & (nu > 0) & (nv > 0)
     half_turn = np.concatenate((np.zeros_like(c), perp), axis=-1)
-    q = np.where(anti, half_turn, np.concatenate((1.0 + c, np.cross(u, v)), axis=-1))
+    q = np.where(anti, half_turn, np.concatenate((1.0 + c, cross(u, v)), axis=-1))
     return normalize(q)
 
 

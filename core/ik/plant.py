@@ -164,20 +164,20 @@ def hinge_pole(
     """
     upper, mid, end = leg
     a, e1, e2 = pos[:, upper], pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
-    local = quat.rotate(quat.conjugate(rot[:, upper]), np.cross(e1, e2)).sum(axis=0)
+    local = quat.rotate(quat.conjugate(rot[:, upper]), quat.cross(e1, e2)).sum(axis=0)
     size = np.linalg.norm(local)
     lengths = quat.length(e1) * quat.length(e2)
     if not size > 1e-9 * np.sum(lengths):
         return None
     axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
-    sine = quat.length(np.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
+    sine = quat.length(quat.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
     if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
         d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness)
         e1 = quat.rotate(d_upper, e1)
         e2 = reached - a - e1
         axis = quat.rotate(d_upper, axis)
-    own = unit(np.cross(e1 + e2, np.cross(e1, e2)))[0]
-    hinge = unit(np.cross(e1 + e2, axis))[0]
+    own = unit(quat.cross(e1 + e2, quat.cross(e1, e2)))[0]
+    hinge = unit(quat.cross(e1 + e2, axis))[0]
     return sine[:, None] * own + bent * hinge
 
 

@@ -56,7 +56,7 @@ def soft_clamp(d: np.ndarray, lo: np.ndarray, hi: np.ndarray, soft: np.ndarray) 
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     """Unit vectors (T, 3) perpendicular to v (T, 3)."""
     basis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
-    return unit(np.cross(v, basis))[0]
+    return unit(quat.cross(v, basis))[0]
 
 
 def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.ndarray:
@@ -65,14 +65,14 @@ def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.
     Where the limb is straight the normal of the nearest bent frame is borrowed (projected
     off e1); with no bent frame at all, the plane through e1 and the pole, else any plane.
     """
-    n, length = unit(np.cross(e1, e2))
+    n, length = unit(quat.cross(e1, e2))
     bent = length > 1e-9 * quat.length(e1) * quat.length(e2)
     if bent.all():
         return n
     if bent.any():
         n = n[nearest_valid(bent)]
     elif pole is not None:
-        n = unit(np.cross(e1, pole))[0]
+        n = unit(quat.cross(e1, pole))[0]
     u1 = unit(e1)[0]
     n, length = unit(n - quat.inner(n, u1)[..., None] * u1)
     return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1))
@@ -83,7 +83,7 @@ def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.nd
     k = quat.rotate(delta, e1)
     k_perp = k - quat.inner(k, u)[..., None] * u
     p_perp = pole - quat.inner(pole, u)[..., None] * u
-    angle = np.arctan2(quat.inner(np.cross(k_perp, p_perp), u), quat.inner(k_perp, p_perp))
+    angle = np.arctan2(quat.inner(quat.cross(k_perp, p_perp), u), quat.inner(k_perp, p_perp))
     return quat.multiply(quat.from_axis_angle(u, angle), delta)
 
 
@@ -117,7 +117,7 @@ def solve_two_link(
     # Bend angle θ between e1 and e2 (0 = straight) from the law of cosines.
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
-    theta_cur = np.arctan2(quat.length(np.cross(e1, e2)), quat.inner(e1, e2))
+    theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
     normal = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     c_bent = b + quat.rotate(delta_mid, e2)

@@ -569,6 +569,8 @@ class _Batch:
         parent = ref.skeleton.parents[root]
         self.world = forward_kinematics(ref.skeleton, ref.translations, ref.rotations)
         self.moves = ref.skeleton.subtree(root)  # the joints a shift of the placement joint moves
+        if len(self.moves) == ref.skeleton.n_joints:  # all of them (the root): a slice, not a gather and scatter
+            self.moves = slice(None)
         self.to_local = None  # world → the placement joint's parent frame
         if parent >= 0:
             self.to_local = quat.conjugate(self.world[1][:, parent])
@@ -781,9 +783,9 @@ class _Filter:
     def _torque_rows(self, t: int, pos: np.ndarray, com_parts: np.ndarray, rows) -> None:
         g, u = self.goals, self.body.unit
         tau = (
-            np.einsum("aj,sjc->sac", g.mask, np.cross(com_parts * u, g.forces[t]))
+            np.einsum("aj,sjc->sac", g.mask, quat.cross(com_parts * u, g.forces[t]))
             + g.tau_b[t]
-            - np.cross(pos[:, g.tau_joints] * u, g.tau_a[t])
+            - quat.cross(pos[:, g.tau_joints] * u, g.tau_a[t])
         )
         norm = np.linalg.norm(tau[0], axis=-1)
         over = norm > (1.0 - self.opts.torque_margin) * g.tau_limits
@@ -799,7 +801,7 @@ class _Filter:
         r = quat.to_matrix(rot)
         inertia = r @ body.inertia_local @ np.swapaxes(r, -1, -2)
         spin = np.einsum("sjab,jb->sa", inertia, g.omega[t])
-        return np.einsum("j,sjc->sc", body.masses, np.cross(arms, v)) + spin
+        return np.einsum("j,sjc->sc", body.masses, quat.cross(arms, v)) + spin
 
 
 def _keys(n_frames: int, fps: float, rate: float) -> tuple[np.ndarray, int]:
