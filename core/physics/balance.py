@@ -37,6 +37,9 @@ perturbed plans of a Jacobian in batches (``measure_many``: one realisation and 
 many copies of the clip, far less interpreter overhead per evaluation), and a Jacobian may be
 reused for several steps (``SolverOptions.jacobian_every``): each step still evaluates the exact
 measures of its trial, so the reuse costs convergence speed, never correctness of the merit.
+Each step's normal equations are banded (a Jacobian row touches C neighbouring controls, the regularisers
+couple neighbours): built from the colour-compressed rows (:class:`Rows`) and solved block by block
+(:func:`banded_solve`).
 
 The error metric (:class:`BalanceObjective`: residuals, weights, regularisers) is kept apart
 from the algorithm that minimises it (:func:`gauss_newton`), as ACL keeps its error metric
