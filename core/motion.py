@@ -49,8 +49,12 @@ class Motion:
         return cls(skeleton, translations, quat.identity((n_frames, skeleton.n_joints)), fps)
 
     def frames(self, index: np.ndarray | slice) -> Motion:
-        """A new motion made of the selected frames (slice, index array or boolean mask)."""
-        return Motion(self.skeleton, self.translations[index].copy(), self.rotations[index].copy(), self.fps)
+        """A new motion made of the selected frames (slice, index array or boolean mask), with arrays of its own
+        (an index array or mask already copies them: only a slice's views are copied)."""
+        trans, rot = self.translations[index], self.rotations[index]
+        if isinstance(index, slice):
+            trans, rot = trans.copy(), rot.copy()
+        return Motion(self.skeleton, trans, rot, self.fps)
 
     def world_positions(self) -> np.ndarray:
         """World joint positions (T, J, 3) by forward kinematics."""

@@ -45,7 +45,7 @@ def smoothstep(x: np.ndarray) -> np.ndarray:
 
 def unit(v: np.ndarray, eps: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     """Unit vectors (..., 3) and lengths (...); vectors shorter than eps become zero."""
-    n = np.linalg.norm(v, axis=-1)
+    n = quat.length(v)
     keep = n > eps
     out = np.divide(v, n[..., None], out=np.zeros(np.shape(v)), where=keep[..., None])
     return out, n

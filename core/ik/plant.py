@@ -83,9 +83,9 @@ def lift_to_reach(hip: np.ndarray, target: np.ndarray, reach: np.ndarray, up: np
     """
     v = target - hip
     below = -(v @ up)
-    horizontal_sq = np.sum(v * v, axis=-1) - below**2
+    horizontal_sq = quat.inner(v, v) - below**2
     allowed = np.sqrt(np.maximum(reach**2 - horizontal_sq, 0.0))  # vertical distance at full reach
-    lift = np.where(np.sum(v * v, axis=-1) > reach**2, np.maximum(below - allowed, 0.0), 0.0)
+    lift = np.where(quat.inner(v, v) > reach**2, np.maximum(below - allowed, 0.0), 0.0)
     return target + lift[:, None] * up
 
 
@@ -96,7 +96,7 @@ def required_drop(hip: np.ndarray, target: np.ndarray, reach: np.ndarray, up: np
     """
     v = target - hip
     a = v @ up
-    excess = np.sum(v * v, axis=-1) - reach**2
+    excess = quat.inner(v, v) - reach**2
     disc = a * a - excess
     drop = -a - np.sqrt(np.maximum(disc, 0.0))
     return np.where((excess > 0) & (disc >= 0), np.maximum(drop, 0.0), 0.0)
@@ -164,27 +164,27 @@ def hinge_pole(
     """
     upper, mid, end = leg
     a, e1, e2 = pos[:, upper], pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
-    local = quat.rotate(quat.conjugate(rot[:, upper]), np.cross(e1, e2)).sum(axis=0)
+    local = quat.rotate(quat.conjugate(rot[:, upper]), quat.cross(e1, e2)).sum(axis=0)
     size = np.linalg.norm(local)
-    lengths = np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    lengths = quat.length(e1) * quat.length(e2)
     if not size > 1e-9 * np.sum(lengths):
         return None
     axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
-    sine = np.linalg.norm(np.cross(e1, e2), axis=-1) / np.maximum(lengths, 1e-300)  # of the leg as it is
+    sine = quat.length(quat.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
     if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
         d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness)
         e1 = quat.rotate(d_upper, e1)
         e2 = reached - a - e1
         axis = quat.rotate(d_upper, axis)
-    own = unit(np.cross(e1 + e2, np.cross(e1, e2)))[0]
-    hinge = unit(np.cross(e1 + e2, axis))[0]
+    own = unit(quat.cross(e1 + e2, quat.cross(e1, e2)))[0]
+    hinge = unit(quat.cross(e1 + e2, axis))[0]
     return sine[:, None] * own + bent * hinge
 
 
 def _limb_reach(pos: np.ndarray, leg: tuple[int, int, int], softness: float) -> np.ndarray:
     """(T,) distance from the upper joint the end can reach exactly (outside the soft zone)."""
     upper, mid, end = leg
-    reach = np.linalg.norm(pos[:, mid] - pos[:, upper], axis=-1) + np.linalg.norm(pos[:, end] - pos[:, mid], axis=-1)
+    reach = quat.length(pos[:, mid] - pos[:, upper]) + quat.length(pos[:, end] - pos[:, mid])
     return (1.0 - 1.5 * softness) * reach
 
 
@@ -601,7 +601,7 @@ def _slide_to_reach(hip, target, reach, up: np.ndarray, where: np.ndarray, frame
     v = target - hip
     rise = v @ up
     flat = v - rise[:, None] * up
-    length = np.linalg.norm(flat, axis=-1)
+    length = quat.length(flat)
     allowed = np.sqrt(np.maximum(reach**2 - rise**2, 0.0))
     move = np.where(where & (length > allowed), length - allowed, 0.0)
     if not move.any():

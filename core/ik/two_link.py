@@ -56,7 +56,7 @@ def soft_clamp(d: np.ndarray, lo: np.ndarray, hi: np.ndarray, soft: np.ndarray) 
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     """Unit vectors (T, 3) perpendicular to v (T, 3)."""
     basis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
-    return unit(np.cross(v, basis))[0]
+    return unit(quat.cross(v, basis))[0]
 
 
 def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.ndarray:
@@ -65,25 +65,25 @@ def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.
     Where the limb is straight the normal of the nearest bent frame is borrowed (projected
     off e1); with no bent frame at all, the plane through e1 and the pole, else any plane.
     """
-    n, length = unit(np.cross(e1, e2))
-    bent = length > 1e-9 * np.linalg.norm(e1, axis=-1) * np.linalg.norm(e2, axis=-1)
+    n, length = unit(quat.cross(e1, e2))
+    bent = length > 1e-9 * quat.length(e1) * quat.length(e2)
     if bent.all():
         return n
     if bent.any():
         n = n[nearest_valid(bent)]
     elif pole is not None:
-        n = unit(np.cross(e1, pole))[0]
+        n = unit(quat.cross(e1, pole))[0]
     u1 = unit(e1)[0]
-    n, length = unit(n - np.sum(n * u1, axis=-1, keepdims=True) * u1)
+    n, length = unit(n - quat.inner(n, u1)[..., None] * u1)
     return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1))
 
 
 def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.ndarray) -> np.ndarray:
     """Add to the world turn ``delta`` (T, 4) a twist about u (T, 3) that swings the mid joint towards the pole."""
     k = quat.rotate(delta, e1)
-    k_perp = k - np.sum(k * u, axis=-1, keepdims=True) * u
-    p_perp = pole - np.sum(pole * u, axis=-1, keepdims=True) * u
-    angle = np.arctan2(np.sum(np.cross(k_perp, p_perp) * u, axis=-1), np.sum(k_perp * p_perp, axis=-1))
+    k_perp = k - quat.inner(k, u)[..., None] * u
+    p_perp = pole - quat.inner(pole, u)[..., None] * u
+    angle = np.arctan2(quat.inner(quat.cross(k_perp, p_perp), u), quat.inner(k_perp, p_perp))
     return quat.multiply(quat.from_axis_angle(u, angle), delta)
 
 
@@ -108,8 +108,8 @@ def solve_two_link(
     if pole is not None:
         pole = np.broadcast_to(np.asarray(pole, dtype=float), a.shape)
     e1, e2 = b - a, c - b
-    l1 = np.linalg.norm(e1, axis=-1)
-    l2 = np.linalg.norm(e2, axis=-1)
+    l1 = quat.length(e1)
+    l2 = quat.length(e2)
     reach = l1 + l2
     u, dist = unit(target - a, eps=1e-9 * np.maximum(reach, 1e-300))
     u = np.where(dist[:, None] > 0, u, unit(c - a)[0])  # a target on the upper joint: keep the direction
@@ -117,7 +117,7 @@ def solve_two_link(
     # Bend angle θ between e1 and e2 (0 = straight) from the law of cosines.
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
-    theta_cur = np.arctan2(np.linalg.norm(np.cross(e1, e2), axis=-1), np.sum(e1 * e2, axis=-1))
+    theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
     normal = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     c_bent = b + quat.rotate(delta_mid, e2)
@@ -170,7 +170,7 @@ def two_link_ik(
         new_end = local_from_world(sk, [end], goal[:, None], moved_parent[:, None])[:, 0]
     old = motion.rotations[:, chain]
     new = align_hemisphere(np.stack((new_upper, new_mid, new_end), axis=1), old)
-    error = np.linalg.norm(np.broadcast_to(targets, reached.shape) - reached, axis=-1)
+    error = quat.length(np.broadcast_to(targets, reached.shape) - reached)
     return TwoLinkResult(new[:, 0], new[:, 1], new[:, 2], reached, error)
 
 

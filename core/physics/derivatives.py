@@ -9,6 +9,7 @@ are the plain central differences.
 
 from __future__ import annotations
 
+import functools
 from math import factorial
 
 import numpy as np
@@ -16,7 +17,13 @@ import numpy as np
 
 def savgol_matrix(half: int, order: int, deriv: int) -> np.ndarray:
     """(2h+1, 2h+1) matrix E: row i gives the ``deriv``-th derivative (per frame^deriv) at window
-    position i − h of the least-squares polynomial through a window of samples."""
+    position i − h of the least-squares polynomial through a window of samples (a read-only array, made once
+    per (half, order, deriv): a solve asks for the same few thousands of times, each a pseudo-inverse)."""
+    return _savgol_matrix(int(half), int(order), int(deriv))
+
+
+@functools.lru_cache(maxsize=64)
+def _savgol_matrix(half: int, order: int, deriv: int) -> np.ndarray:
     s = np.arange(-half, half + 1, dtype=float)
     vander = s[:, None] ** np.arange(order + 1)
     pinv = np.linalg.pinv(vander)  # (order+1, w): polynomial coefficients from samples
@@ -24,7 +31,9 @@ def savgol_matrix(half: int, order: int, deriv: int) -> np.ndarray:
     falling = np.array([factorial(i) / factorial(i - deriv) if i >= deriv else 0.0 for i in k])
     powers = np.where(k >= deriv, k - deriv, 0)
     d = falling * np.where(k >= deriv, s[:, None] ** powers, 0.0)
-    return d @ pinv
+    out = d @ pinv
+    out.flags.writeable = False
+    return out
 
 
 def window_half(smooth: float, fps: float, order: int) -> int:

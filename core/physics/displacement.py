@@ -96,6 +96,17 @@ def fit_controls(
     return np.linalg.solve(lhs, rhs).reshape(n_ctrl, *values.shape[1:])
 
 
+def evaluate_rows(rows: tuple[np.ndarray, np.ndarray], controls: np.ndarray) -> np.ndarray:
+    """The spline (..., N, D) at the frames of sparse rows (index (N,), weights (N, 4): :func:`bspline_rows`) for
+    controls (..., n, D): the four terms of each frame summed in order, as a product with the dense
+    :func:`bspline_basis` over all n controls sums them (its other terms are zeros), at 4/n of its cost."""
+    index, w = rows
+    out = w[:, 0, None] * controls[..., index, :]
+    for k in range(1, 4):
+        out += w[:, k, None] * controls[..., index + k, :]
+    return out
+
+
 def evaluate(controls: np.ndarray, n_frames: int, spacing: float, deriv: int = 0) -> np.ndarray:
     """The spline (or its derivative per frame^deriv) on frames 0 … n_frames − 1, shape (n_frames, ...)."""
     b = bspline_basis(np.arange(n_frames), len(controls), spacing, deriv)

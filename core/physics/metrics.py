@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import quaternion as quat
 from ..contacts import Contacts, contact_spans
 from ..motion import Motion
 from .body import BodyModel, G
@@ -197,7 +198,7 @@ def flight_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     and that drift's norm as a share of the mean's (n,) (the report's ``flight_momentum_change``)."""
     momentum = phase_momentum(an.kin, body, start, stop)
     drift = momentum - momentum.mean(axis=0)
-    return drift, np.linalg.norm(drift, axis=1) / max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
+    return drift, quat.length(drift) / max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
 
 
 def ballistic_fit(com: np.ndarray, fps: float, up: np.ndarray, g: float = G) -> np.ndarray:
@@ -277,7 +278,7 @@ def series(analysis: Analysis, body: BodyModel) -> PhysicsSeries:
         sup.points * body.unit,
         sup.active.copy(),
         [body.skeleton.names[j] for j in joints],
-        np.linalg.norm(a.torques[:, joints], axis=-1),
+        quat.length(a.torques[:, joints]),
         body.torque_limits[joints].astype(float),
         sup.basis,
         sup.up,
@@ -388,8 +389,22 @@ def combine_reports(reports: list[dict]) -> dict:
     return {k: out[k] for k in reports[0] if k in out}
 
 
+def zmp_inside(analysis: Analysis) -> tuple[float, np.ndarray, np.ndarray]:
+    """Share of the contact frames (support, no free fall) whose ZMP is inside the support polygon (1 without
+    any: :func:`report`'s ``zmp_inside_share``), the contact frames (T,) bool and the signed distances (T,)
+    from the polygon, scene units (negative inside)."""
+    sup = analysis.support
+    inside, signed, _ = sup.query(to_ground(analysis.zmp, sup.basis))
+    contact = sup.any & ~analysis.free_fall
+    return (float(inside[contact].mean()) if contact.any() else 1.0), contact, signed
+
+
 def report(
-    analysis: Analysis, body: BodyModel, motion: Motion, source: Motion | None = None, min_flight: int = 3
+    analysis: Analysis,
+    body: BodyModel,
+    motion: Motion,
+    source: Motion | np.ndarray | None = None,
+    min_flight: int = 3,
 ) -> dict:
     """Metrics of an :class:`Analysis` (plain floats, JSON-ready).
 
@@ -402,30 +417,29 @@ def report(
     flight_momentum_change: the same RMS over each phase's mean |L̄| (its own momentum; RMS over
     the phases' frames): 0.05 is "constant within 5 %";
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
-    against ``source`` divided by the stature.
+    against ``source`` divided by the stature (``source`` the motion, or its world joint positions (T, J, 3),
+    scene units, from a caller that reports many motions against one source).
     """
     a = analysis
     sup = a.support
-    q2 = to_ground(a.zmp, sup.basis)
-    inside, signed, _ = sup.query(q2)
-    contact = sup.any & ~a.free_fall
+    share, contact, signed = zmp_inside(a)
     ratios = torque_ratios(a.torques, body)
     worst = np.unravel_index(np.argmax(ratios), ratios.shape) if ratios.size else (0, 0)
     phases = flights(sup.any, a.free_fall, min_flight)
     flight_err, drift, change = [], [], []
     for start, stop in phases:
         com = a.com[start:stop]
-        flight_err.append(np.linalg.norm(com - ballistic_fit(com, motion.fps, body.up), axis=1))
+        flight_err.append(quat.length(com - ballistic_fit(com, motion.fps, body.up)))
         phase_drift, phase_change = flight_momentum_change(a, body, start, stop)
         drift.append(phase_drift)
         change.append(phase_change)
     pos = a.kin.joint_pos
-    jerk = np.linalg.norm(np.diff(pos, 3, axis=0), axis=-1) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
+    jerk = quat.length(np.diff(pos, 3, axis=0)) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
     out = {
         "frames": int(motion.n_frames),
         "contact_frames": int(contact.sum()),
         "free_fall_contact_frames": int((sup.any & a.free_fall).sum()),
-        "zmp_inside_share": float(inside[contact].mean()) if contact.any() else 1.0,
+        "zmp_inside_share": share,
         "zmp_outside_mean_m": float(np.maximum(signed[contact], 0).mean() * body.unit) if contact.any() else 0.0,
         "torque_violations": int((ratios > 1.0).sum()),
         "torque_violation_frames": int((ratios > 1.0).any(axis=1).sum()),
@@ -441,6 +455,7 @@ def report(
         "jerk_m_s3": float(jerk.mean()),
     }
     if source is not None:
-        err = np.linalg.norm(source.world_positions() - motion.world_positions(), axis=-1).mean()
+        reference = source.world_positions() if isinstance(source, Motion) else source
+        err = quat.length(reference - motion.world_positions()).mean()
         out["deviation"] = float(err * body.unit / body.height)
     return out

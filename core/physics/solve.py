@@ -177,7 +177,7 @@ from ..motion import Motion
 from .balance import BalancePlan, Measures, PlanGoals, SolverOptions, plan_balance
 from .body import BodyModel, G
 from .derivatives import window_half
-from .displacement import bspline_basis, displace, displacement_curve, n_controls
+from .displacement import bspline_rows, displace, displacement_curve, evaluate_rows, n_controls
 from .dynamics import FREE_FALL, body_torques, inverse_dynamics, phase_momentum, torque_ratios
 from .errors import PhysicsError
 from .feasibility import landing_bound
@@ -194,6 +194,7 @@ from .metrics import (
     report,
     torque_causes,
     torque_regressions,
+    zmp_inside,
 )
 from .metrics import series as physics_series
 from .progress import as_progress
@@ -563,11 +564,13 @@ class _Batch:
         """kin: the reference's :class:`~.dynamics.Kinematics` (for :meth:`turned`), when known."""
         self.ref, self.root, self.feet, self.plant = ref, root, feet, plant
         t = ref.n_frames
-        self.basis = bspline_basis(np.arange(t), n_controls(t, spacing), spacing) if t else None
+        self.rows = bspline_rows(np.arange(t), n_controls(t, spacing), spacing)  # the shift's sparse basis
         self.ground = basis
         parent = ref.skeleton.parents[root]
         self.world = forward_kinematics(ref.skeleton, ref.translations, ref.rotations)
         self.moves = ref.skeleton.subtree(root)  # the joints a shift of the placement joint moves
+        if len(self.moves) == ref.skeleton.n_joints:  # all of them (the root): a slice, not a gather and scatter
+            self.moves = slice(None)
         self.to_local = None  # world → the placement joint's parent frame
         if parent >= 0:
             self.to_local = quat.conjugate(self.world[1][:, parent])
@@ -581,13 +584,14 @@ class _Batch:
         in ``world`` (of E realised plans) are the reference's on every frame (planting turns the legs alone)."""
         if self.kin is None:
             return None
-        rot = world[1].reshape(e, self.ref.n_frames, *self.world[1].shape[1:])
-        return self.kin, np.all(rot == self.world[1][None], axis=(0, 1, 3))
+        j = self.world[1].shape[1]
+        same = (world[1].reshape(e, self.ref.n_frames, j, 4) == self.world[1][None]).reshape(-1, j * 4)
+        return self.kin, same.all(axis=0).reshape(j, 4).all(axis=1)  # rows first: 3× faster than over axes (0, 1, 3)
 
     def realise(self, controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
         """The motion (E·T frames) of plans ``controls`` (E, n, D) and its forward kinematics."""
         ref, e, t, g = self.ref, len(controls), self.ref.n_frames, self.gap
-        moved_world = np.einsum("tn,end->etd", self.basis, controls) @ self.ground  # (E, T, 3) world
+        moved_world = evaluate_rows(self.rows, controls) @ self.ground  # (E, T, 3) world
         shift = moved_world if self.to_local is None else quat.rotate(self.to_local[None], moved_world)
         span = t + g
         trans = np.empty((e, span, *ref.translations.shape[1:]))
@@ -780,9 +784,9 @@ class _Filter:
     def _torque_rows(self, t: int, pos: np.ndarray, com_parts: np.ndarray, rows) -> None:
         g, u = self.goals, self.body.unit
         tau = (
-            np.einsum("aj,sjc->sac", g.mask, np.cross(com_parts * u, g.forces[t]))
+            np.einsum("aj,sjc->sac", g.mask, quat.cross(com_parts * u, g.forces[t]))
             + g.tau_b[t]
-            - np.cross(pos[:, g.tau_joints] * u, g.tau_a[t])
+            - quat.cross(pos[:, g.tau_joints] * u, g.tau_a[t])
         )
         norm = np.linalg.norm(tau[0], axis=-1)
         over = norm > (1.0 - self.opts.torque_margin) * g.tau_limits
@@ -798,7 +802,7 @@ class _Filter:
         r = quat.to_matrix(rot)
         inertia = r @ body.inertia_local @ np.swapaxes(r, -1, -2)
         spin = np.einsum("sjab,jb->sa", inertia, g.omega[t])
-        return np.einsum("j,sjc->sc", body.masses, np.cross(arms, v)) + spin
+        return np.einsum("j,sjc->sc", body.masses, quat.cross(arms, v)) + spin
 
 
 def _keys(n_frames: int, fps: float, rate: float) -> tuple[np.ndarray, int]:
@@ -937,7 +941,7 @@ def _guard_torques(
     level = np.zeros(t)
     best, best_an = motion, an
     worse = torque_regressions(before, an, body)
-    inside = report(an, body, motion)["zmp_inside_share"]
+    inside = zmp_inside(an)[0]
     base = None  # (the planting of ``motion`` that the trials' windowed plantings splice into, its analysis)
     for _ in range(opts.torque_guard):
         if not worse:
@@ -957,7 +961,7 @@ def _guard_torques(
         else:
             trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
-        trial_inside = report(trial_an, body, trial)["zmp_inside_share"]
+        trial_inside = zmp_inside(trial_an)[0]
         if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9:
             best, best_an, worse = trial, trial_an, trial_worse
         else:
@@ -1014,12 +1018,13 @@ def _repair_torques(
         plan_jerk=opts.repair_jerk, plan_iterations=opts.repair_iterations, plan_spacing=opts.repair_spacing,
     )  # fmt: skip
     source_jerk = report(before, body, source)["jerk_m_s3"]
-    current = report(an, body, motion, source=source)
+    source_pos = source.world_positions()  # what every trial's deviation is measured against (its FK made once)
+    current = report(an, body, motion, source=source_pos)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: dict = {}
     base = None  # (motion, its planting, that one's analysis and report) for the windowed planting of the trials
     if opts.plant and replanted is not None and replanted[0] is motion:
-        base = (*replanted, report(replanted[2], body, replanted[1], source=source))
+        base = (*replanted, report(replanted[2], body, replanted[1], source=source_pos))
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1067,14 +1072,14 @@ def _repair_torques(
                 if opts.plant:
                     if base is None or base[0] is not motion:
                         base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
-                        base = (*base, report(base[2], body, base[1], source=source))
+                        base = (*base, report(base[2], body, base[1], source=source_pos))
                     trial = _plant_span(trial, feet, base[1], lo, hi)
                     trial_an = analyse_changed(
                         trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure
                     )
                 else:
                     trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
-                now = report(trial_an, body, trial, source=source)
+                now = report(trial_an, body, trial, source=source_pos)
                 w_new = torque_ratios(trial_an.torques, body).max(axis=1)
                 count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
                 excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
@@ -1407,7 +1412,7 @@ def physics_retarget(
         # frames stayed at 4 %: no shift near the motion brings it back was not true of its input)
         hold, unexplained_spans = unexplained(before, body, motion.fps, reach=np.inf)
         step(0.01)
-        report_body, body = body, solver_body(body, before, report(before, body, motion)["zmp_inside_share"], opts)
+        report_body, body = body, solver_body(body, before, zmp_inside(before)[0], opts)
         measure["ground"] = before.support.ground
         keys, stride = _keys(motion.n_frames, motion.fps, opts.key_rate)
         out, an = motion, before
@@ -1450,7 +1455,7 @@ def physics_retarget(
                 out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost, hold=fixed, toward=back
             )
             an = analyse(out, contacts, body, **measure)
-            if opts.balance and report(an, body, out)["zmp_inside_share"] < opts.zmp_target:
+            if opts.balance and zmp_inside(an)[0] < opts.zmp_target:
                 # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
                 again, _ = _balance(
                     out,

@@ -78,10 +78,10 @@ def hull_lines(points: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.n
     end, valid = hull_chain(points, hull_edges(points, active))
     e = end - points
     n = np.stack((e[..., 1], -e[..., 0]), axis=-1)
-    size = np.linalg.norm(n, axis=-1, keepdims=True)
+    size = quat.length(n)[..., None]
     valid = valid & (size[..., 0] > 1e-12)
     n = np.where(valid[..., None], n / np.where(size > 1e-12, size, 1.0), 0.0)
-    return n, np.sum(n * points, axis=-1), valid
+    return n, quat.inner(n, points), valid
 
 
 def hull_constraints(
@@ -90,7 +90,7 @@ def hull_constraints(
     """Rows C (N, P, 3) and bounds d (N, P) of C·x ≤ d that keep one leg's centre of pressure in its
     hull, given as lines (:func:`hull_lines`, metres), the ZMP zmp2 (N, 2) metres (module notes;
     rows of points that start no edge are 0 ≤ 1)."""
-    gap = offsets - np.sum(normals * zmp2[:, None], axis=-1)  # c − n·p: how far p is inside that line
+    gap = offsets - quat.inner(normals, zmp2[:, None])  # c − n·p: how far p is inside that line
     sign = 1.0 if left else -1.0
     rows = np.concatenate((-sign * gap[..., None], sign * SCALE * normals), axis=-1)
     bound = np.zeros_like(gap) if left else gap
@@ -129,7 +129,7 @@ def least_worst_split(
     m = k + c.shape[1]
     btb = 2.0 * np.swapaxes(b, -1, -2) @ b  # (N, K, 3, 3): the Hessians of the squared ratios
     y = np.zeros((n_frames, 4))
-    y[:, 3] = np.sum(a * a, axis=-1).max(axis=1) + 1.0
+    y[:, 3] = quat.inner(a, a).max(axis=1) + 1.0
     jac = np.zeros((n_frames, m, 4))
     jac[:, :k, 3] = -1.0
     jac[:, k:, :3] = c
@@ -145,7 +145,7 @@ def least_worst_split(
 
     for _ in range(iterations):
         v = a + (b @ y[:, None, :3, None])[..., 0]  # (N, K, 3)
-        g[:, :k] = np.sum(v * v, axis=-1) - y[:, 3:]
+        g[:, :k] = quat.inner(v, v) - y[:, 3:]
         g[:, k:] = (c @ y[:, :3, None])[..., 0] - d
         jac[:, :k, :3] = 2.0 * (np.swapaxes(b, -1, -2) @ v[..., None])[..., 0]
         jt = np.swapaxes(jac, 1, 2)  # (N, 4, M)
@@ -213,4 +213,4 @@ def cholesky_solve(low: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def split_torque_ratios(a: np.ndarray, b: np.ndarray, limits: np.ndarray, x: np.ndarray) -> np.ndarray:
     """|aⱼ + Bⱼx| / Lⱼ (N, K) of a split x (N, 3)."""
-    return np.linalg.norm(a + np.einsum("nkij,nj->nki", b, x), axis=-1) / limits
+    return quat.length(a + np.einsum("nkij,nj->nki", b, x)) / limits

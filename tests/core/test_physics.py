@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from scipy.interpolate import make_lsq_spline
+from scipy.interpolate import BSpline, make_lsq_spline
 from scipy.signal import savgol_filter
 from scipy.spatial import ConvexHull
 
@@ -16,9 +16,11 @@ from core.physics.body import BodyModel, G, body_model
 from core.physics.derivatives import savgol
 from core.physics.displacement import (
     bspline_basis,
+    bspline_rows,
     displace,
     displacement_between,
     displacement_curve,
+    evaluate_rows,
     fit_controls,
     knots,
 )
@@ -260,6 +262,19 @@ def test_bspline_basis_matches_scipy_least_squares():
     controls = fit_controls(x, y, n, spacing, smoothness=0.0)
     np.testing.assert_allclose(controls, ref.c, atol=1e-8)
     np.testing.assert_allclose(bspline_basis(x, len(controls), spacing, 2) @ controls, ref(x, 2), atol=1e-8)
+
+
+def test_spline_on_sparse_rows_equals_the_dense_basis_product():
+    """evaluate_rows (four controls a frame) gives the spline of every plan in a batch (E, n, D) as the dense
+    basis does, at the clip's ends too (where the last controls act), and scipy's spline through those controls."""
+    n_frames, spacing = 61, 4.0
+    frames = np.arange(n_frames)
+    rows = bspline_rows(frames, 18, spacing)
+    controls = np.random.default_rng(5).normal(size=(3, 18, 2))
+    dense = np.einsum("tn,end->etd", bspline_basis(frames, 18, spacing), controls)
+    np.testing.assert_allclose(evaluate_rows(rows, controls), dense, rtol=1e-13, atol=1e-13)
+    ref = BSpline(knots(n_frames, spacing), controls[1], 3)(frames)
+    np.testing.assert_allclose(evaluate_rows(rows, controls[1]), ref, atol=1e-10)
 
 
 def test_displacement_interpolates_sparse_offsets_and_is_smooth():

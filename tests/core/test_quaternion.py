@@ -158,3 +158,13 @@ def test_cross_is_numpys_vector_product(shapes):
     a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
     assert np.array_equal(quat.cross(a, b), np.cross(a, b))
     assert np.allclose(np.einsum("...c,...c->...", quat.cross(a, b), np.broadcast_to(a, quat.cross(a, b).shape)), 0)
+
+
+@pytest.mark.parametrize("shapes", [((5, 3), (5, 3)), ((3,), (7, 3)), ((4, 6, 2), (4, 6, 2)), ((2, 1, 4), (1, 5, 4))])
+def test_length_and_inner_are_numpys_norm_and_dot(shapes):
+    """Summed component by component in numpy's own order: the same values, broadcast as numpy broadcasts."""
+    rng = np.random.default_rng(len(shapes[0]) + shapes[0][-1])
+    a, b = rng.normal(size=shapes[0]) * 1e3, rng.normal(size=shapes[1])
+    assert np.array_equal(quat.inner(a, b), np.sum(a * b, axis=-1))
+    assert np.array_equal(quat.length(a), np.linalg.norm(a, axis=-1))
+    assert np.array_equal(quat.length(a[..., ::-1]), np.linalg.norm(a[..., ::-1], axis=-1))  # strided
