@@ -110,6 +110,17 @@ def turn(motion: Motion, start: int, end: int, degrees: float = 90.0) -> Motion:
     return m
 
 
+def with_sliding(motion: Motion, amplitude: float) -> Motion:
+    """A copy of ``motion`` whose ``Hips`` drift sideways (0.7 Hz) and back and forth (1.1 Hz) by ``amplitude``
+    (the motion's length unit), so planted feet slide: the one foot-skating case the IK test and benchmark share."""
+    out = motion.copy()
+    t = np.arange(motion.n_frames) / motion.fps
+    hips = motion.skeleton.index("Hips")
+    out.translations[:, hips, 0] += amplitude * np.sin(2 * np.pi * 0.7 * t)
+    out.translations[:, hips, 2] += amplitude * np.sin(2 * np.pi * 1.1 * t + 1.0)
+    return out
+
+
 def jump(n_frames: int = 120, fps: float = 60.0, height: float = 0.4, skeleton: Skeleton | None = None) -> Motion:
     """A standing jump: crouch, take-off, ballistic flight, landing, recovery."""
     skeleton = skeleton or humanoid()

@@ -35,15 +35,6 @@ def timed(fn, *args, **kwargs):
     return out, time.perf_counter() - start
 
 
-def with_sliding(motion, amplitude):
-    out = motion.copy()
-    t = np.arange(motion.n_frames) / motion.fps
-    hips = motion.skeleton.index("Hips")
-    out.translations[:, hips, 0] += amplitude * np.sin(2 * np.pi * 0.7 * t)
-    out.translations[:, hips, 2] += amplitude * np.sin(2 * np.pi * 1.1 * t + 1.0)
-    return out
-
-
 def bench_two_link(walk, rng):
     sk = walk.skeleton
     upper, mid, end = (sk.index(n) for n in ("LeftUpLeg", "LeftLeg", "LeftFoot"))
@@ -85,7 +76,7 @@ def bench_jacobian(walk, rng, n_frames=2000):
 
 
 def bench_contacts_and_planting(motion, amplitude):
-    slid = with_sliding(motion, amplitude)
+    slid = synthetic.with_sliding(motion, amplitude)
     contacts, t_detect = timed(detect_contacts, slid)
     before = foot_skating(slid, contacts)
     report = {

@@ -309,16 +309,6 @@ def test_jacobian_two_effectors_on_the_humanoid(walk):
 # --- foot planting ---------------------------------------------------------------------------
 
 
-def with_sliding(motion, amplitude):
-    """The motion with the body drifting sideways and back-and-forth (feet slide while down)."""
-    out = motion.copy()
-    t = np.arange(motion.n_frames) / motion.fps
-    hips = motion.skeleton.index("Hips")
-    out.translations[:, hips, 0] += amplitude * np.sin(2 * np.pi * 0.7 * t)
-    out.translations[:, hips, 2] += amplitude * np.sin(2 * np.pi * 1.1 * t + 1.0)
-    return out
-
-
 def joint_speed_and_acceleration(motion, joints):
     pos = motion.world_positions()[:, joints]
     speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1) * motion.fps
@@ -362,7 +352,7 @@ def assert_no_pops(before, after, contacts):
 
 
 def test_planting_removes_sliding_on_the_procedural_walk():
-    walk = with_sliding(synthetic.walk(), 0.05)
+    walk = synthetic.with_sliding(synthetic.walk(), 0.05)
     size = walk.skeleton.size()
     contacts = detect_contacts(walk)
     before = foot_skating(walk, contacts)
@@ -401,7 +391,7 @@ def test_planting_without_contacts_changes_nothing():
 def test_planting_on_a_real_cmu_walk_with_added_sliding():
     m = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh"))
     size = m.skeleton.size()
-    slid = with_sliding(m, 0.03 * size)
+    slid = synthetic.with_sliding(m, 0.03 * size)
     contacts = detect_contacts(slid)
     before = foot_skating(slid, contacts)
     planted = plant_feet(slid, contacts)
