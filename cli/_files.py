@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._arguments import UsageError
+from ._arguments import UsageError, fail
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -133,6 +133,18 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 def write_json(path: str | os.PathLike, data) -> Path:
     """Write ``data`` as indented JSON to ``path`` atomically."""
     return write_text(path, json.dumps(data, indent=2, default=float))
+
+
+def finish_batch(prog: str, out: Path, results: list[dict], failures: int) -> int:
+    """Write a batch's ``summary.json`` in ``out`` and print its tally; the exit code (1 if any file failed,
+    or the summary could not be written): how every per-file batch of the scripts ends."""
+    summary = {"processed": len(results) - failures, "failed": failures, "results": results}
+    try:
+        write_json(out / "summary.json", summary)
+    except OSError as exc:
+        return fail(prog, f"cannot write the summary: {exc}", 1)
+    print(f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}")  # fmt: skip
+    return 1 if failures else 0
 
 
 def save_motion(motion, path: str | os.PathLike, force: bool = False) -> list[Path]:

@@ -146,14 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         line += f", worst rotation {a['angle_worst_bone']} {a['angle_max']:.3g}°"
         print(line + f", {report['seconds']:.2f} s")
     if batch:
-        summary = {"processed": len(results) - failures, "failed": failures, "results": results}
-        try:
-            _files.write_json(out / "summary.json", summary)
-        except OSError as exc:
-            return _arguments.fail("extract_keyframes.py", f"cannot write the summary: {exc}", 1)
-        print(
-            f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}"
-        )
+        return _files.finish_batch("extract_keyframes.py", out, results, failures)
     return 1 if failures else 0
 
 

@@ -193,12 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         for note in report["notes"]:
             print(f"warning: {Path(source).name}: {note}", file=sys.stderr)
     if batch:
-        summary = {"processed": len(results) - failures, "failed": failures, "results": results}
-        try:
-            _files.write_json(out / "summary.json", summary)
-        except OSError as exc:
-            return A.fail("retarget.py", f"cannot write the summary: {exc}", 1)
-        print(f"Processed {len(results) - failures} of {len(results)} files, {failures} failed; summary in {out / 'summary.json'}")  # fmt: skip
+        return _files.finish_batch("retarget.py", out, results, failures)
     return 1 if failures else 0
 
 
