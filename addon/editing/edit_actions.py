@@ -167,6 +167,15 @@ def _timed(start: float, report: EditReport) -> EditReport:
     return report
 
 
+def _new_action_report(
+    start: float, channels: Any, operation: str, sources: list[str], figures: dict, lines: list[str]
+) -> EditReport:
+    """Record ``operation`` on the edit's new action and report it (``lines``, then the action's name), timed
+    from ``start``: how every edit that writes a new action ends."""
+    _record(channels.action, operation, sources, figures)
+    return _timed(start, EditReport([*lines, f"new action '{channels.action.name}'"], channels.action.name, figures))
+
+
 # --- Rotate ------------------------------------------------------------------------------------
 
 
@@ -189,13 +198,11 @@ def rotate_action(obj: Any, angle: float, pivot: str = "FIRST_FRAME", cursor: An
     world = to_world(obj, point)
     world = np.round(world, 6) + 0.0  # no -0 or rounding noise in the report
     figures = {"frames": motion.n_frames, "degrees": degrees, "pivot": world.tolist()}
-    _record(channels.action, "rotate", [_name(clip)], figures)
     lines = [
         f"Rotated {motion.n_frames} frames of '{_name(clip)}' by {degrees:.4g}° about the vertical "
         f"through ({length(bpy.context.scene, world[0])}, {length(bpy.context.scene, world[1])})",
-        f"new action '{channels.action.name}'",
     ]
-    return _timed(start, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(start, channels, "rotate", [_name(clip)], figures, lines)
 
 
 # --- Transition --------------------------------------------------------------------------------
@@ -381,15 +388,13 @@ def blend_actions(
         "mean_degrees": float(turned.mean()) if turned.size else 0.0,
         "max_degrees": float(turned.max()) if turned.size else 0.0,
     }
-    _record(channels.action, "blend", [_name(a), _name(b)], figures)
     lines = [
         f"Blended '{bone}' and {below} bones below it from '{_name(b)}' (weight {weight:.3g}, offset {offset}) "
         f"into {motion.n_frames} frames of '{_name(a)}'",
         f"{figures['bones']} bones turned {figures['mean_degrees']:.3g}° "
         f"on average, at most {figures['max_degrees']:.3g}°",
-        f"new action '{channels.action.name}'",
     ]
-    return _timed(start, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(start, channels, "blend", [_name(a), _name(b)], figures, lines)
 
 
 # --- Interpolate -------------------------------------------------------------------------------
@@ -417,16 +422,14 @@ def interpolate_actions(obj: Any, action_b: Any, coefficient: float = 0.5, speed
         "frames": res.motion.n_frames,
         "pelvis_speeds": speeds,
     }
-    _record(channels.action, "interpolate", [_name(a), _name(b)], figures)
     lines = [
         f"Interpolated '{_name(a)}' and '{_name(b)}' at {coefficient:.3g}, speed ×{speed:.3g}: "
         f"{len(events_a)} key events matched (foot strikes at frames {_frames_text(events_a)} "
         f"and {_frames_text(events_b)})",
         f"{res.motion.n_frames} frames, pelvis speed "
         f"{' / '.join(armature_speed(obj, s) for s in speeds)} (A / result / B)",
-        f"new action '{channels.action.name}'",
     ]
-    return _timed(start, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(start, channels, "interpolate", [_name(a), _name(b)], figures, lines)
 
 
 # --- PCA synthesis -----------------------------------------------------------------------------
@@ -486,7 +489,6 @@ def pca_actions(
         "frames": out.n_frames,
         "generated_speed": _pelvis_speed(out, up),
     }
-    _record(channels.action, "pca", [_name(c) for c in clips], figures)
     shares = ", ".join(f"{100 * s:.0f}" for s in explained[:4]) + (", …" if len(explained) > 4 else "")
     name = "speed" if parameter == "SPEED" else f"'{property_name}'"
 
@@ -498,9 +500,8 @@ def pca_actions(
         f"components ({figures['components_for_90_percent']} for 90 %, {used} used)",
         f"{name} {shown(target)} (cycles {shown(lo)}–{shown(hi)}, fit R² {model.parameter_r2:.2f})",
         f"{cycles} cycles, {out.n_frames} frames",
-        f"new action '{channels.action.name}'",
     ]
-    return _timed(start, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(start, channels, "pca", [_name(c) for c in clips], figures, lines)
 
 
 # --- Smoothed pose edit ------------------------------------------------------------------------
@@ -624,9 +625,9 @@ def reverse_action(obj: Any, start: int | None = None, end: int | None = None) -
     out = _replace_range(clip.motion, s, e, ed.reverse, up)
     channels = write_action(obj, out, _first(clip), f"{_name(clip)}_reversed")
     figures = {"range": [_first(clip) + s, _first(clip) + e - 1], "frames": out.n_frames}
-    _record(channels.action, "reverse", [_name(clip)], figures)
-    lines = [f"Reversed {_range_text(clip, s, e)} of '{_name(clip)}'", f"new action '{channels.action.name}'"]
-    return _timed(t0, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(
+        t0, channels, "reverse", [_name(clip)], figures, [f"Reversed {_range_text(clip, s, e)} of '{_name(clip)}'"]
+    )
 
 
 def time_scale_action(
@@ -650,9 +651,9 @@ def time_scale_action(
         what = f"Time-scaled {_range_text(clip, s, e)} of '{_name(clip)}' ×{exact:.4g}"
     channels = write_action(obj, out, _first(clip), f"{_name(clip)}_scaled")
     figures = {"frames_before": motion.n_frames, "frames": out.n_frames, "fps": float(fps or motion.fps)}
-    _record(channels.action, "time_scale", [_name(clip)], figures)
-    lines = [f"{what}: {motion.n_frames} → {out.n_frames} frames", f"new action '{channels.action.name}'"]
-    return _timed(t0, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(
+        t0, channels, "time_scale", [_name(clip)], figures, [f"{what}: {motion.n_frames} → {out.n_frames} frames"]
+    )
 
 
 def cut_range(obj: Any, start: int, end: int) -> EditReport:
@@ -667,13 +668,11 @@ def cut_range(obj: Any, start: int, end: int) -> EditReport:
     jump = _seam_jump(out, s, [clip.motion])
     figures = {"range": [_first(clip) + s, _first(clip) + e - 1], "removed": e - s, "frames": out.n_frames,
                "root_jump_ratio": jump}  # fmt: skip
-    _record(channels.action, "cut", [_name(clip)], figures)
     lines = [
         f"Cut {_range_text(clip, s, e)} ({e - s} frames) out of '{_name(clip)}': {out.n_frames} frames left, "
         f"root velocity jump at the seam {_figure(jump)}× the clip's own",
-        f"new action '{channels.action.name}'",
     ]
-    return _timed(t0, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(t0, channels, "cut", [_name(clip)], figures, lines)
 
 
 def paste_range(obj: Any, source: Any, frame: int, start: int | None = None, end: int | None = None) -> EditReport:
@@ -692,11 +691,9 @@ def paste_range(obj: Any, source: Any, frame: int, start: int | None = None, end
     jumps = [_seam_jump(out, at, references), _seam_jump(out, at + e - s, references)]
     figures = {"range": [_first(src) + s, _first(src) + e - 1], "at": _first(target) + at,
                "frames": out.n_frames, "root_jump_ratios": jumps}  # fmt: skip
-    _record(channels.action, "paste", [_name(target), _name(src)], figures)
     lines = [
         f"Pasted {_range_text(src, s, e)} of '{_name(src)}' ({e - s} frames) before frame {_first(target) + at} "
         f"of '{_name(target)}': {out.n_frames} frames, root velocity jumps at the seams "
         f"{_figure(jumps[0])}× and {_figure(jumps[1])}× the clips' own",
-        f"new action '{channels.action.name}'",
     ]
-    return _timed(t0, EditReport(lines, channels.action.name, figures))
+    return _new_action_report(t0, channels, "paste", [_name(target), _name(src)], figures, lines)
