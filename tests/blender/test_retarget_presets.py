@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.blender.conftest import PACKAGE
-from tests.blender.test_jobs import Driven, event, run_modal, stand_in_context
+from tests.blender.test_jobs import Driven, event, key_snapshot_of, run_modal, stand_in_context
 from tests.blender.test_retarget import select_pair
 from tests.conftest import shared_file
 
@@ -181,17 +181,6 @@ def test_json_file_is_the_same_document(short_captures, tmp_path):
 # --- batch ------------------------------------------------------------------------------------
 
 
-def keys_of(action):
-    """Every key (frame, value) of an action, by channel."""
-    out = {}
-    for curves in animdata.curve_lists(action):
-        for fc in curves:
-            keys = np.empty(2 * len(fc.keyframe_points))
-            fc.keyframe_points.foreach_get("co", keys)
-            out[(fc.data_path, fc.array_index)] = keys
-    return out
-
-
 def cmu_sources(short_captures):
     """Three CMU captures (one bone naming): the first is the source armature, all three its actions."""
     return [import_bvh(short_captures[name]) for name in ("02_01", "05_01", "05_06")]
@@ -212,7 +201,7 @@ def test_batch_of_actions_makes_one_new_action_each_as_retarget_would(short_capt
     made = {n: bpy.data.actions.get(f"{n}_{target.name}") for n in names}
     assert all(made.values()), made
     for name, src in zip(names, sources):
-        keys = keys_of(made[name])
+        keys = key_snapshot_of(made[name])
         assert any(path.startswith('pose.bones["mixamorig7:LeftUpLeg"]') for path, _ in keys)
         start, end = src.animation_data.action.frame_range
         limbs = [
@@ -225,10 +214,10 @@ def test_batch_of_actions_makes_one_new_action_each_as_retarget_would(short_capt
     assert report[0].startswith(f"Retargeted 3 of 3 sources onto '{target.name}'")
     assert all(any(f"'{made[n].name}'" in row and "bones mapped" in row for row in report) for n in names)
     # The same keys as Retarget on that action alone (the first source's own action).
-    batch_keys = keys_of(made[names[0]])
+    batch_keys = key_snapshot_of(made[names[0]])
     made[names[0]].name = "batch result"
     assert bpy.ops.mocap.retarget() == {"FINISHED"}
-    single = keys_of(bpy.data.actions[f"{names[0]}_{target.name}"])
+    single = key_snapshot_of(bpy.data.actions[f"{names[0]}_{target.name}"])
     assert single.keys() == batch_keys.keys()
     assert all(np.allclose(single[k], batch_keys[k], atol=1e-5) for k in single)
 
@@ -324,7 +313,7 @@ def test_batch_of_a_folder_names_the_actions_after_the_files_and_leaves_no_impor
     made = {a.name for a in set(bpy.data.actions) - before}
     assert made == {f"{n}_{target.name}" for n in ("02_01", "05_01", "01_01", "05_06")}
     for name in made:  # the files lack LeftHip: each mapped automatically, the core body and more
-        assert len(keys_of(bpy.data.actions[name])) > 50
+        assert len(key_snapshot_of(bpy.data.actions[name])) > 50
         assert bpy.data.actions[name]["mocap_workbench"]["retarget"]["mapped_bones"] > 20
     assert set(bpy.data.objects) == objects and set(bpy.data.meshes) == meshes
     assert bpy.context.scene.render.fps == fps
@@ -367,7 +356,7 @@ def test_cancelling_a_batch_leaves_the_file_as_it_was(short_captures, tmp_path, 
     make_pair(sources[0], target)
     for name in ("02_01", "05_01"):
         (tmp_path / f"{name}.bvh").write_bytes(short_captures[name].read_bytes())
-    before, keys = data_state(), {a.name: keys_of(a) for a in bpy.data.actions}
+    before, keys = data_state(), {a.name: key_snapshot_of(a) for a in bpy.data.actions}
     go, work = threading.Event(), retarget_action.PreparedRetarget.work
     monkeypatch.setattr(retarget_action.PreparedRetarget, "work", lambda self, p=None: go.wait(60) and work(self, p))
     context = stand_in_context()
@@ -377,7 +366,7 @@ def test_cancelling_a_batch_leaves_the_file_as_it_was(short_captures, tmp_path, 
     go.set()
     assert results[-1] == {"CANCELLED"} and op._job.wait(120) and op._job.cancelled
     assert data_state() == before
-    assert {a.name: keys_of(a).keys() for a in bpy.data.actions} == {n: k.keys() for n, k in keys.items()}
+    assert {a.name: key_snapshot_of(a).keys() for a in bpy.data.actions} == {n: k.keys() for n, k in keys.items()}
     label = "Reading and retargeting 2 files" if kind == "FILES" else "Retargeting 3 actions"
     assert op.reports == [("WARNING", f"{label} cancelled: nothing changed")]
 
