@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +21,17 @@ def shared_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"real capture not available here: {path}")
     return path
+
+
+def blend_json(path: Path, expression: str, open_options: str = ""):
+    """``expression`` (Python over ``bpy``) evaluated on the .blend ``path`` opened in a fresh Python
+    (``open_options``: more arguments of ``open_mainfile``), read back as JSON: how tests see a saved file."""
+    code = (
+        f"import bpy, json, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1]{open_options}); "
+        f"print(json.dumps({expression}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(autouse=True)

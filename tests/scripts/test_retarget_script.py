@@ -10,7 +10,7 @@ import pytest
 from core import synthetic
 from core.io.bvh import read_bvh, write_bvh
 from core.motion import Motion
-from tests.conftest import ROOT, shared_file
+from tests.conftest import ROOT, blend_json, shared_file
 
 SCRIPT = ROOT / "scripts" / "retarget.py"
 # Plain Python without Blender, even where the bpy module is installed: hide it.
@@ -81,14 +81,12 @@ def test_batch_folder_survives_a_bad_file(files, tmp_path):
 
 def blend_contents(path):
     """Armatures, their actions and key counts in a .blend, read by Blender in a subprocess."""
-    code = (
-        "import bpy, json, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1]); "
-        "print(json.dumps({o.name: [o.animation_data.action.name, "
+    return blend_json(
+        path,
+        "{o.name: [o.animation_data.action.name, "
         "len(o.animation_data.action.fcurves) if hasattr(o.animation_data.action, 'fcurves') else -1] "
-        "for o in bpy.data.objects if o.type == 'ARMATURE' and o.animation_data and o.animation_data.action}))"
+        "for o in bpy.data.objects if o.type == 'ARMATURE' and o.animation_data and o.animation_data.action}",
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.blender

@@ -16,7 +16,7 @@ from core import synthetic
 from core.io.asf_amc import write_asf_amc
 from core.io.bvh import write_bvh
 from core.motion import Motion
-from tests.conftest import ROOT
+from tests.conftest import ROOT, blend_json
 
 SCRIPTS = ROOT / "scripts"
 sys.path.insert(0, str(SCRIPTS))
@@ -306,14 +306,13 @@ def hostile(tmp_path_factory) -> tuple[Path, Path]:
 
 def blend_scripts(path: Path) -> dict:
     """Registered state of the Text blocks and the driver expressions of a .blend, read with scripts disabled."""
-    code = (
-        "import bpy, json, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1], load_ui=False, use_scripts=False); "
-        "print(json.dumps({'texts': {t.name: t.use_module for t in bpy.data.texts}, "
+    return blend_json(
+        path,
+        "{'texts': {t.name: t.use_module for t in bpy.data.texts}, "
         "'drivers': sorted(d.driver.expression for o in bpy.data.objects if o.animation_data "
-        "for d in o.animation_data.drivers)}))"
+        "for d in o.animation_data.drivers)}",
+        open_options=", load_ui=False, use_scripts=False",
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def assert_not_run(proc: subprocess.CompletedProcess, markers: Path, text: bool = True) -> None:
