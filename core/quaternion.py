@@ -469,7 +469,8 @@ def inner(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def length(v: np.ndarray) -> np.ndarray:
     """Euclidean lengths (...,) of vectors v (..., C): the same values as ``np.linalg.norm(v, axis=-1)``
-    (:func:`inner`'s order), about 5× faster on (..., 2) and (..., 3) arrays."""
+    (:func:`inner`'s order), 1.5–3× faster on (..., 2) and (..., 3) arrays of 500 to 75,000 values (CPU time; on a
+    single vector numpy's is faster)."""
     return np.sqrt(inner(v, v))
 
 
