@@ -456,17 +456,21 @@ def rotate_parts(q: tuple, v: tuple) -> tuple:
 def inner(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Dot products (...,) of vectors a, b (..., C) (broadcast), the products summed component by component in
     order: the same values as ``np.sum(a * b, axis=-1)``, several times faster on the (..., 2) and (..., 3) arrays
-    of the hot loops (no reduction over a short axis)."""
+    of the hot loops (no reduction over a short axis). Vectors of no components, or a component axis broadcast
+    (C = 1 against C > 1), take numpy's sum itself."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape[-1] != b.shape[-1] or a.shape[-1] == 0:
+        return np.sum(a * b, axis=-1)
     total = a[..., 0] * b[..., 0]
-    for c in range(1, max(a.shape[-1], b.shape[-1])):
+    for c in range(1, a.shape[-1]):
         total += a[..., c] * b[..., c]
     return total
 
 
 def length(v: np.ndarray) -> np.ndarray:
     """Euclidean lengths (...,) of vectors v (..., C): the same values as ``np.linalg.norm(v, axis=-1)``
-    (:func:`inner`'s order), about 5× faster on (..., 2) and (..., 3) arrays."""
+    (:func:`inner`'s order), 1.5–3× faster on (..., 2) and (..., 3) arrays of 500 to 75,000 values (CPU time; on a
+    single vector numpy's is faster)."""
     return np.sqrt(inner(v, v))
 
 

@@ -66,7 +66,7 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
 
 
-HULL_CHUNK = 64  # frames per block of :func:`hull_edges` (its (block, P, P, P) arrays stay in cache)
+HULL_CHUNK = 64  # frames per block of :func:`hull_edges` (its (block, P, P) arrays stay in cache)
 
 
 def hull_edges(points: np.ndarray, active: np.ndarray) -> np.ndarray:
@@ -74,7 +74,8 @@ def hull_edges(points: np.ndarray, active: np.ndarray) -> np.ndarray:
 
     points: (..., P, 2); active: (..., P) bool. Collinear and duplicate points may add
     redundant edges along the same boundary line, which no test here minds. Computed in blocks
-    of ``HULL_CHUNK`` frames (1.5× faster on 800 frames of 16 points than all at once).
+    of ``HULL_CHUNK`` frames (800 frames of 16 points, all active: 14–16 ms of CPU against 32–33 ms at once; with
+    5 % of the points inactive about the same, 14–15 ms against 13–14).
     """
     p = points.shape[-2]
     flat, flags = points.reshape(-1, p, 2), active.reshape(-1, p)
@@ -98,7 +99,7 @@ def _hull_edges(points: np.ndarray, active: np.ndarray, scale: np.ndarray | None
     # (P_j − P_i) × (P_k − P_i) = C[i, j] + C[j, k] + C[k, i] with C[a, b] = P_a × P_b: two sums per triple instead
     # of two products and a difference (exactly 0 where two of i, j, k coincide; else within a few ulps of |P|²,
     # far under the tolerance EPS·scale² below); one third point k at a time (the (..., i, j) arrays stay small:
-    # 10× faster on 16 points than the whole (..., i, j, k) array)
+    # a block of 64 frames of 16 points 0.9–1.1 ms of CPU against 3.9–4.3 ms for the whole (..., i, j, k) array)
     c = _cross(points[..., :, None, :], points[..., None, :, :])  # (..., a, b)
     if scale is None:
         scale = np.maximum(np.abs(points).max(axis=(-1, -2)), 1.0)

@@ -168,3 +168,14 @@ def test_length_and_inner_are_numpys_norm_and_dot(shapes):
     assert np.array_equal(quat.inner(a, b), np.sum(a * b, axis=-1))
     assert np.array_equal(quat.length(a), np.linalg.norm(a, axis=-1))
     assert np.array_equal(quat.length(a[..., ::-1]), np.linalg.norm(a[..., ::-1], axis=-1))  # strided
+
+
+@pytest.mark.parametrize("shapes", [((5, 1), (5, 3)), ((2, 3), (1,)), ((4, 0), (4, 0)), ((0, 3), (0, 3))])
+def test_inner_and_length_at_the_edges_of_numpys_broadcast(shapes):
+    """A component axis broadcast (one component against three), vectors of no components and no vectors at all:
+    numpy's dot products and norms, as the docstring promises."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    assert np.array_equal(quat.inner(a, b), np.sum(a * b, axis=-1))
+    assert np.array_equal(quat.inner(b, a), np.sum(b * a, axis=-1))
+    assert np.array_equal(quat.length(a), np.linalg.norm(a, axis=-1))
