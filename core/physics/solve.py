@@ -306,7 +306,13 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     where the leg is near the cap and left frames worse than the input on Bandai's punch at each w tried (0.015, 0.03:
     2 → 6 and 16 frames over a limit), CMU 06_14 0 → 9 at w = 0.03; capped at 0.99 instead, the punch 17; eased only within 0.2 s of a
     contact's ends (the least lift mid-stance), Mixamo ×1.032, Bandai ×1.074 and the punch 19 (13 worse than the
-    input). Not kept."""
+    input). Not kept. The lift's amount smoothed in time instead (:func:`~core.ik.plant.upper_envelope` over
+    ±0.05 / ±0.1 s, never less lift than the cap asks): Mixamo ×1.050 / ×1.026, Bandai walk ×1.049 / ×1.040, tired
+    walk ×1.063 / ×1.047, but more lift bends loaded knees too: the punch 2 → 15 / 16 frames over a limit, 06_14
+    0 → 7 / 9, the tired walk 0 → 2 / 1. Its lower envelope (never more lift than the cap asks, the knee briefly
+    straighter): Mixamo ×1.083 / ×1.033, tired walk ×1.045 / ×1.047 (ZMP inside 98.4 → 99.6 %, 0 frames over), but
+    the Bandai walk ×1.065 / ×1.067 with 0 → 2 / 1 frames over a limit, the punch 2 → 3 / 5 and 06_14's deviation
+    1.41 → 1.52 % at ±0.1 s. Not kept either."""
     return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world)
 
 
