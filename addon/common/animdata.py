@@ -356,11 +356,6 @@ def add_strip(obj: Any, track_name: str, start: int, channels: Channels) -> Any:
     return strip
 
 
-_SPLICED = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
-            ("interpolation", 1, np.int32), ("type", 1, np.int32),
-            ("handle_left_type", 1, np.int32), ("handle_right_type", 1, np.int32))  # fmt: skip
-
-
 def _key_arrays(points: Any, properties: tuple) -> dict[str, np.ndarray]:
     """Every key's ``properties`` ((name, width, dtype) each) read in bulk: name → (n, width)."""
     n = len(points)
@@ -387,9 +382,9 @@ def _write_spliced(fcurve: Any, old: dict, keep: np.ndarray, new: dict, properti
 
 def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
     """Replace the keys of an F-curve from ``frames[0]`` to ``frames[-1]`` with LINEAR keys
-    (frames, values); keys outside keep everything (values, handles, interpolation, type)."""
+    (frames, values); keys outside keep everything (values, handles, interpolation, easing, type)."""
     points = fcurve.keyframe_points
-    old = _key_arrays(points, _SPLICED)
+    old = _key_arrays(points, _KEY_PROPERTIES)
     keep = (old["co"][:, 0] < frames[0] - 1e-3) | (old["co"][:, 0] > frames[-1] + 1e-3)
     m = len(frames)
     new = {
@@ -397,11 +392,12 @@ def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
         "handle_left": np.stack((frames - 1.0 / 3.0, values), axis=1),
         "handle_right": np.stack((frames + 1.0 / 3.0, values), axis=1),
         "interpolation": np.full((m, 1), INTERPOLATION["LINEAR"]),
+        "easing": np.zeros((m, 1)),  # AUTO
         "type": np.zeros((m, 1)),  # KEYFRAME
         "handle_left_type": np.full((m, 1), 4),  # AUTO_CLAMPED
         "handle_right_type": np.full((m, 1), 4),
     }
-    _write_spliced(fcurve, old, keep, new, _SPLICED)
+    _write_spliced(fcurve, old, keep, new, _KEY_PROPERTIES)
 
 
 def replace_span_keys(
