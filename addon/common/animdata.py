@@ -367,15 +367,15 @@ def _key_arrays(points: Any, properties: tuple) -> dict[str, np.ndarray]:
     return out
 
 
-def _write_spliced(fcurve: Any, old: dict, keep: np.ndarray, new: dict, properties: tuple) -> None:
-    """Rewrite ``fcurve``'s keys as the ``keep`` rows of ``old`` plus ``new`` (name → (n, width) each), in
-    frame order, in bulk: the one write both splices end with."""
+def _write_spliced(fcurve: Any, old: dict, keep: np.ndarray, new: dict) -> None:
+    """Rewrite ``fcurve``'s keys as the ``keep`` rows of ``old`` plus ``new`` (:data:`_KEY_PROPERTIES`' name →
+    (n, width) each), in frame order, in bulk: the one write both splices end with."""
     points = fcurve.keyframe_points
-    merged = {name: np.concatenate((old[name][keep], new[name].astype(dtype))) for name, _, dtype in properties}
+    merged = {name: np.concatenate((old[name][keep], new[name].astype(dtype))) for name, _, dtype in _KEY_PROPERTIES}
     order = np.argsort(merged["co"][:, 0], kind="stable")
     points.clear()
     points.add(len(order))
-    for name, _, dtype in properties:
+    for name, _, dtype in _KEY_PROPERTIES:
         points.foreach_set(name, np.ascontiguousarray(merged[name][order], dtype=dtype).ravel())
     fcurve.update()
 
@@ -397,7 +397,7 @@ def splice_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
         "handle_left_type": np.full((m, 1), 4),  # AUTO_CLAMPED
         "handle_right_type": np.full((m, 1), 4),
     }
-    _write_spliced(fcurve, old, keep, new, _KEY_PROPERTIES)
+    _write_spliced(fcurve, old, keep, new)
 
 
 def replace_span_keys(
@@ -439,7 +439,7 @@ def replace_span_keys(
         new["interpolation"][-1] = old["interpolation"][last[0]]
     elif len(before):
         new["interpolation"][-1] = old["interpolation"][before[-1]]
-    _write_spliced(fcurve, old, keep, new, _KEY_PROPERTIES)
+    _write_spliced(fcurve, old, keep, new)
 
 
 def curve_lists(action: Any) -> list[Any]:
