@@ -185,14 +185,14 @@ def sampled_bounds(
     rates: Rates,
     gaps: list[int],
     samples: int = SAMPLES,
-    count: int | None = None,
+    starts: list[np.ndarray] | None = None,
 ) -> list[np.ndarray]:
-    """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for every
-    a of :func:`feasible_starts` (every a < T−g when ``count`` is None), from ``samples`` exactly rebuilt
-    frames each (see the module notes). One flat batch for all the gaps."""
+    """For each gap g ≥ 2 of ``gaps``: lower bounds of the cost of the segments (a, a+g) for every a of
+    ``starts`` (one array a gap, e.g. :func:`feasible_starts`; default every a < T−g), from ``samples`` exactly
+    rebuilt frames each (see the module notes). One flat batch for all the gaps."""
     n = errors.n_frames
     offsets = [_offsets(g, samples) for g in gaps]
-    starts = [feasible_starts(n, g, count) for g in gaps]
+    starts = [np.arange(n - g) for g in gaps] if starts is None else starts
     a = np.concatenate([np.repeat(s, len(o)) for s, o in zip(starts, offsets)])
     b = np.concatenate([np.repeat(s + g, len(o)) for s, o, g in zip(starts, offsets, gaps)])
     t = np.concatenate([(s[:, None] + o).ravel() for s, o in zip(starts, offsets)])
@@ -359,10 +359,10 @@ def _exact_keys(
     per = max(1, BATCH // n)  # gaps per flat batch
     for first in range(band + 1, longest + 1, per):  # one sample each: most long segments exceed U at once
         gaps = list(range(first, min(first + per, longest + 1)))
-        for g, lb in zip(gaps, sampled_bounds(errors, rates, gaps, samples=1, count=count)):
-            starts = feasible_starts(n, g, count)
-            table[starts, g] = np.where(lb > limit, np.inf, lb)
-            rebuilt += len(starts)
+        starts = [feasible_starts(n, g, count) for g in gaps]
+        for g, a, lb in zip(gaps, starts, sampled_bounds(errors, rates, gaps, samples=1, starts=starts)):
+            table[a, g] = np.where(lb > limit, np.inf, lb)
+            rebuilt += len(a)
         report(0.5 + 0.15 * (gaps[-1] - band) / max(longest - band, 1))
     stages = {"sampled": int(np.isfinite(table[:, band + 1 :]).sum())}  # long segments left after one sample each
     hermite = HermiteBounds(motion)
