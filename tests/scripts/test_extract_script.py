@@ -177,8 +177,8 @@ def test_bounds_take_the_hybrid_by_default_with_and_without_blender(tmp_path, ta
         figure = report["error"]["angle_max" if kind == "max_angle" else "position_max"]
         assert 0.3 * bound < figure <= bound
     # the same code on the same target; Blender holds the demo's keys in float32, so near-equal choices
-    # of the greedy channel pass and of the bound's repair may go the other way (the README's "not
-    # bit-identical"): both meet the bound, with about as many keys
+    # of the greedy channel pass and of the bound's repair may go the other way (so the two are
+    # not bit-identical): both meet the bound, with about as many keys
     assert core["params"]["stored_keys"] == pytest.approx(blender["params"]["stored_keys"], rel=0.2)
     played = blender["error"]["playback"]["angle_max" if kind == "max_angle" else "position_max"]
     assert played <= bound * (1 + 1e-4)  # Blender's float32 playback
