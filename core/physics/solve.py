@@ -204,6 +204,7 @@ from .unexplained import unexplained
 
 LEASH = 0.06  # stature shares a foot may slide from its contact's anchor before planting lets the anchor follow
 HOLD = 1e4  # deviation weight factor on frames the plans leave alone (the repair's pin at a window's ends)
+HELD = 0.001  # of the stature: a toe moving less over a release is held by the input (:func:`held_toes`)
 MIN_EASE = 6  # frames at least over which planting eases a contact's anchor in and out (``plant_ease``)
 MIN_PLAN_SPACING = 2.0  # frames at least between a plan's control points (at 30 fps 1/30 s would be every frame)
 # A control every frame lets a plan's shift turn at the frame rate, where the measures' derivative
@@ -432,11 +433,63 @@ def planting_anchors(
     (mostly free fall, :func:`airborne`) keeping their pins eased the stretches held off the floor too, and
     cost elsewhere (the benchmark: CMU 01_14 286 → 320 frames over a limit, 05_18 130 → 137, Bandai's run
     1 → 6)."""
-    feet = leash_anchors(feet, motion.world_positions(), LEASH * body.height / body.unit)
+    world = motion.world_positions()
+    feet = leash_anchors(feet, world, LEASH * body.height / body.unit)
     unsupported = np.zeros(motion.n_frames, dtype=bool)
     for a, b in flight_phases(before.support.any):
         unsupported[a:b] = True
-    return eased_anchors(motion, feet, opts.plant_ease, ~unsupported)
+    feet = eased_anchors(motion, feet, opts.plant_ease, ~unsupported)
+    return held_toes(feet, motion, world, opts.plant_ease, ~unsupported, HELD * body.height / body.unit)
+
+
+def held_toes(
+    feet: Contacts, motion: Motion, world: np.ndarray, seconds: float, supported: np.ndarray, still: float
+) -> Contacts:
+    """``feet`` (ankle contacts eased by :func:`eased_anchors`) that keep a toe the motion already holds still.
+
+    Where a toe in contact stays within ``still`` (scene units) of one place from before an ankle's eased
+    release (its last ``seconds``) until after it, the ankle follows ``ankle(t) + toe(s) − toe(t)`` (s: the
+    hold's first frame; the ankle that leaves the toe where it was, with the motion's foot orientation) plus
+    the anchor's offset from it at s, eased away over the ease's length, until the toe moves or is released.
+
+    Planting keeps each foot's world orientation, so an ankle eased off its anchor while the heel rises over a
+    toe still down drags that toe, and once let go the plans' shift of the hips carries it. An input already
+    planted (Retarget with its feet planted, toes included) had its toes slide again: CMU 02_01 retargeted 1.4×
+    then Physics, 0.56 and 0.81 units/s (3–5 cm/s on the 1.99 m body) over the last 0.1–0.2 s of each step.
+    Held only where the input holds the toe: on raw captures the toe's own jitter went into the legs (the
+    benchmark's Mixamo walk ×1.096 → ×1.207, the Bandai walk ×1.110 → ×1.234). world: (T, J, 3) positions of
+    ``motion``; seconds, supported: the ease of :func:`eased_anchors`."""
+    toes = with_toes(motion, feet)
+    n = int(round(seconds * motion.fps))
+    if len(toes.joints) == len(feet.joints) or n < 1:
+        return feet
+    n = max(n, MIN_EASE)
+    side = {foot: toe for foot, toe in find_feet(motion.skeleton, feet.up).values() if toe is not None}
+    column = {int(j): i for i, j in enumerate(toes.joints)}
+    t, m = motion.n_frames, max(1, round(PLANT_BLEND * motion.fps))
+    flags, anchors = feet.flags.copy(), feet.anchors.copy()
+    for i, ankle in enumerate(feet.joints):
+        toe = side.get(int(ankle))
+        if toe not in column:
+            continue
+        for a, b in contact_spans(feet.flags[:, i]):
+            k = min(n, (b - a) // 2)
+            if k < 1 or not supported[b : b + m].all():  # (a span the clip ends in: from k frames before its end)
+                continue
+            s = b - k
+            near = toes.flags[a:, column[toe]] & (np.linalg.norm(world[a:, toe] - world[s, toe], axis=-1) <= still)
+            e = s + (int(np.argmin(near[s - a :])) if not near[s - a :].all() else t - s)  # the toe's release or slip
+            if e < b:
+                continue
+            while s > a and near[s - 1 - a]:  # held since before the release's ease: from there
+                s -= 1
+            f = slice(s, e)
+            implied = world[f, ankle] + world[s, toe] - world[f, toe]
+            w = np.ones((e - s, 1))
+            w[:k] = smoothstep_bump(k)[:k, None]
+            anchors[f, i] = implied + (1.0 - w) * (anchors[s, i] - implied[0])
+            flags[b:e, i] = True
+    return replace(feet, flags=flags, anchors=anchors)
 
 
 def state_joints(body: BodyModel, spine_joints: int = 2) -> tuple[int, list[int]]:
