@@ -363,15 +363,13 @@ def eased_anchors(motion: Motion, contacts: Contacts, seconds: float, supported:
     flight, and an ankle pinned to its anchor up to that release and let go at once was most of planting's
     jerk on the clean 3ds Max captures (131_01's first 3 s, 1.4× onto 90 kg: planting ×1.087 → ×1.018 of the input's).
 
-    The ease costs the toes: planting keeps each foot's world orientation, so an ankle eased off its anchor
-    while the heel rises over a toe still down drags that toe. CMU 02_01 retargeted 1.4× with its feet (toes
-    included) planted, then Physics: toes slide 0.56 and 0.81 units/s (3–5 cm/s on the 1.99 m body) over the
-    last 0.1–0.2 s of each step; ankles 0. Tried: from the ease's start the ankle where the toe stays put
-    (``ankle(t) + toe(s) − toe(t)``, the anchor's offset eased away) until the toe's release: toes 0.35 / 0.22
-    units/s, the six first rows' bars kept, but on the benchmark's unplanted captures the toe's own jitter
-    went into the legs: the Mixamo rig's walk ×1.096 → ×1.207, the Bandai walk ×1.110 → ×1.234 with 0 → 2
-    frames over a limit, shoot 06_14 0 → 7, 131_01's ZMP inside 96.1 → 89.6 %. Pinning the ankle to its path
-    wherever the toe alone is down: the jumps 0 → 8 frames over a limit, the dance 0 → 6. Not kept."""
+    The ease cost the toes of an input that holds them (:func:`held_toes`, which keeps them since). Tried first
+    on every toe: from the ease's start the ankle where the toe stays put until the toe's release took 02_01's
+    toes (retarget planted, then Physics) from 0.56 / 0.81 to 0.35 / 0.22 units/s, but on the benchmark's raw
+    captures the toe's own jitter went into the legs: the Mixamo rig's walk ×1.096 → ×1.207, the Bandai walk
+    ×1.110 → ×1.234 with 0 → 2 frames over a limit, shoot 06_14 0 → 7, 131_01's ZMP inside 96.1 → 89.6 %.
+    Pinning the ankle to its path wherever the toe alone is down: the jumps 0 → 8 frames over a limit, the
+    dance 0 → 6."""
     n = int(round(seconds * motion.fps))
     if n < 1:
         return contacts
