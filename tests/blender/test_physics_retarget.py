@@ -86,6 +86,8 @@ def test_physics_operator_on_a_real_walk_onto_a_taller_heavier_copy():
     assert "physics (90 kg, 1.99 m): ZMP inside" in summary and "torque-limit frames" in summary
     physics = result["mocap_workbench"]["physics"].to_dict()
     before, after = physics["before"], physics["after"]
+    skating = result["mocap_workbench"]["retarget"].to_dict()  # the feet the retarget planted stay planted
+    assert skating["skating_after"] < 0.03 * skating["skating_before"]  # 0.11 of it with the toes let go
     parts = summary.splitlines()  # the sidebar shows one line a row
     assert "no flight" in parts and any(part.startswith("deviation ") for part in parts)
     assert f"torque-limit frames {before['torque_violation_frames']} → {after['torque_violation_frames']}" in parts
