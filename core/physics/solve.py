@@ -321,9 +321,9 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     Not kept (nor m = 0.5 or 1.2, the hard-planted pose's load, both knees', soft only from mid-stance to mid-swing).
     Those rows sit at the solve's noise floor, though: the hard cap alone moved by ±0.1–0.2 % of the reach (at most
     3 mm of joint motion in the first planting) takes the punch 2 → 1–15 frames (its final plan's ZMP inside 47–79 %),
-    06_14 0 → 0–15, the jumps to 1 frame or 1.53 % deviation; over those five caps the punch's median is 4 frames
-    hard, 24 soft (w = 0.03 everywhere), 8 load-gated, 06_14's 2, 2, 0. The soft lift raises no knee's ratio by more
-    than 0.06–0.10 in the planting itself. No lift tried took a clean walk but Mixamo's under ×1.05 (best: the Bandai
+    06_14 0 → 0–15, the jumps 0 → 0–8 frames with deviation 1.43 → 1.49–1.58 %; over those five caps the punch's
+    median is 4 frames hard, 24 soft (w = 0.03 everywhere), 8 load-gated, 06_14's 2, 2, 0. The soft lift raises no
+    knee's ratio by more than 0.06–0.10 in the planting itself. No lift tried took a clean walk but Mixamo's under ×1.05 (best: the Bandai
     walk ×1.055, tired ×1.085, 131_01 ×1.109)."""
     return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world)
 
