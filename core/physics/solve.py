@@ -313,7 +313,19 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     0 → 7 / 9, the tired walk 0 → 2 / 1. Its lower envelope (never more lift than the cap asks, the knee briefly
     straighter): Mixamo ×1.083 / ×1.033, tired walk ×1.045 / ×1.047 (ZMP inside 98.4 → 99.6 %, 0 frames over), but
     the Bandai walk ×1.065 / ×1.067 with 0 → 2 / 1 frames over a limit, the punch 2 → 3 / 5 and 06_14's deviation
-    1.41 → 1.52 % at ±0.1 s. Not kept either."""
+    1.41 → 1.52 % at ±0.1 s. Not kept either.
+
+    A lift that knows the knee's load (the soft lift's width w·clip(1 − r/m, 0, 1) per frame and leg, r the knee's
+    |τ|/limit in the input, upper envelope over ±0.1 s; w = 0.03, m = 0.8): Mixamo ×1.024–1.031, Bandai walk
+    ×1.078–1.087, tired walk ×1.085–1.096, 131_01 ×1.114–1.133, but the punch 5–13 frames over a limit (worst about
+    1.7: the left knee 2–3 frames after its stamping touch-downs), the jumps 1 frame, the dance's ZMP inside 98.0 %.
+    Not kept (nor m = 0.5 or 1.2, the hard-planted pose's load, both knees', soft only from mid-stance to mid-swing).
+    Those rows sit at the solve's noise floor, though: the hard cap alone moved by ±0.1–0.2 % of the reach (at most
+    3 mm of joint motion in the first planting) takes the punch 2 → 1–15 frames (its final plan's ZMP inside 47–79 %),
+    06_14 0 → 0–15, the jumps 0 → 0–8 frames with deviation 1.43 → 1.49–1.58 %; over those five caps the punch's
+    median is 4 frames hard, 24 soft (w = 0.03 everywhere), 8 load-gated, 06_14's 2, 2, 0. The soft lift raises no
+    knee's ratio by more than 0.06–0.10 in the planting itself. No lift tried took a clean walk but Mixamo's under ×1.05 (best: the Bandai
+    walk ×1.055, tired ×1.085, 131_01 ×1.109)."""
     return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world)
 
 
