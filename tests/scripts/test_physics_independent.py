@@ -125,3 +125,75 @@ def test_a_report_of_another_motion_is_caught(runs, name):
     found = ref.disagreements(physics["after"], other)
     assert any(d.startswith("ZMP inside") for d in found), found
     assert any(d.startswith(("frames over", "worst")) for d in found), found
+
+
+# The measure itself, on cases computed by hand (no project physics involved).
+
+
+def _still(skeleton, n_frames: int, fps: float) -> Motion:
+    return Motion.rest(skeleton, n_frames, fps)
+
+
+def test_reference_zmp_of_a_still_body_is_under_its_centre_of_mass():
+    """Standing still: no acceleration, so the ZMP is the ground projection of Σ mᵢcᵢ / Σ mᵢ (the rest pose's
+    segment CoMs, joint position plus the body model's offset)."""
+    motion = _still(synthetic.humanoid(), 30, 60.0)
+    body = body_model(motion.skeleton, 70.0, unit=1.0, up=np.array([0.0, 1.0, 0.0]))
+    pos, rot = ref.world_pose(motion)
+    axes = ref.ground_axes(body.up)
+    p, free = ref.zmp(ref.kinematics(pos, rot, body, motion.fps), body, 0.0, axes)
+    com = (body.masses[:, None] * (pos[0] + body.com_local)).sum(axis=0) / body.masses.sum()
+    assert not free.any()
+    np.testing.assert_allclose(p, np.broadcast_to(com @ axes[:2].T, p.shape), atol=1e-9)
+
+
+def test_reference_zmp_of_an_accelerating_body_leans_back_by_a_h_over_g():
+    """The whole body sliding forward with a constant acceleration a (a rigid cart-table): the ZMP lies a·h/g
+    behind the CoM, h its height above the ground (the Savitzky–Golay derivatives of a quadratic are exact)."""
+    motion = _still(synthetic.humanoid(), 60, 60.0)
+    a = 2.0
+    t = np.arange(motion.n_frames) / motion.fps
+    motion.translations[:, 0, 2] += 0.5 * a * t**2  # forward is +Z, up +Y
+    body = body_model(motion.skeleton, 70.0, unit=1.0, up=np.array([0.0, 1.0, 0.0]))
+    pos, rot = ref.world_pose(motion)
+    axes = ref.ground_axes(body.up)
+    p, _ = ref.zmp(ref.kinematics(pos, rot, body, motion.fps), body, 0.0, axes)
+    com = np.einsum("j,tjc->tc", body.masses, pos + body.com_local) / body.masses.sum()
+    expected = com - np.array([0.0, 0.0, a * com[0, 1] / ref.G])  # CoM height is constant
+    np.testing.assert_allclose(p, expected @ axes[:2].T, atol=1e-9)
+
+
+def test_reference_torque_of_a_still_arm_is_the_moment_of_its_weight():
+    """The shoulder of a still T-pose holds the moment of the arm's weight: Σ (cₖ − p) × mₖ g·up over the upper
+    arm, forearm and hand (and their children), summed here by hand."""
+    motion = _still(synthetic.humanoid(), 30, 60.0)
+    body = body_model(motion.skeleton, 70.0, unit=1.0, up=np.array([0.0, 1.0, 0.0]))
+    pos, rot = ref.world_pose(motion)
+    torques = ref.newton_euler(ref.kinematics(pos, rot, body, motion.fps), body, motion.skeleton.parents)
+    names = motion.skeleton.names
+    shoulder = names.index("LeftArm")
+    arm = [names.index(n) for n in ("LeftArm", "LeftForeArm", "LeftHand")]
+    centres = pos[0, arm] + body.com_local[arm]
+    expected = np.cross(centres - pos[0, shoulder], body.masses[arm, None] * ref.G * body.up).sum(axis=0)
+    np.testing.assert_allclose(torques[:, shoulder], np.broadcast_to(expected, (30, 3)), atol=1e-9)
+    assert np.linalg.norm(expected) > 5.0  # N·m: an arm held out is a real load
+
+
+@pytest.mark.parametrize("g", [9.81, 9.0])
+def test_reference_flight_fit_measures_a_wrong_gravity(g):
+    """A rigid body thrown on a parabola with gravity g: with g = 9.81 the ballistic fit is exact and the angular
+    momentum zero; with 9.0 the CoM departs from the 9.81 parabola by Δg/2 times the largest residual of t² from
+    its least-squares line over the phase's samples (about T²/6 at the ends: 17 mm over 0.5 s), and the free
+    fit finds g."""
+    motion = _still(synthetic.humanoid(), 31, 60.0)
+    t = np.arange(motion.n_frames) / motion.fps
+    motion.translations[:, 0, 1] += 2.0 * t - 0.5 * g * t**2
+    motion.translations[:, 0, 2] += 1.5 * t
+    body = body_model(motion.skeleton, 70.0, unit=1.0, up=np.array([0.0, 1.0, 0.0]))
+    pos, rot = ref.world_pose(motion)
+    phase = ref.flight_phase(pos, rot, body, motion.fps, 0.2)
+    line = np.polyval(np.polyfit(t, t**2, 1), t)
+    expected = 1000 * 0.5 * (9.81 - g) * np.abs(t**2 - line).max()
+    assert phase["max_mm"] == pytest.approx(expected, abs=1e-6)
+    assert phase["g_fit"] == pytest.approx(g, rel=1e-9)
+    assert np.linalg.norm(phase["momentum_start"]) < 1e-9 and np.linalg.norm(phase["momentum_end"]) < 1e-9
