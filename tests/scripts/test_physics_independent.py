@@ -92,7 +92,8 @@ def runs(tmp_path_factory):
                 source = _synthetic(name)
             physics, written = retarget_with_physics(source, tmp_path_factory.mktemp(name))
             body = body_of(written, physics)
-            cache[name] = physics, written, body, ref.measure(written, body, physics["stretches"])
+            window = physics["derivative_window_s"]  # the span the report differentiated with
+            cache[name] = physics, written, body, ref.measure(written, body, physics["stretches"], smooth=window)
         return cache[name]
 
     return get
@@ -129,7 +130,7 @@ def test_a_report_of_another_motion_is_caught(runs, name):
     """The report checked against a written file whose root sways 5 cm sideways at 1.5 Hz (about 0.45 g of
     lateral acceleration): the ZMP leaves the feet and the torques rise, and the check must say so."""
     physics, written, body, _measured = runs(name)
-    other = ref.measure(_swayed(written, 0.05 / body.unit), body, physics["stretches"])
+    other = ref.measure(_swayed(written, 0.05 / body.unit), body, physics["stretches"], physics["derivative_window_s"])
     found = ref.disagreements(physics["after"], other)
     assert any(d.startswith("ZMP inside") for d in found), found
     assert any(d.startswith(("frames over", "worst")) for d in found), found
