@@ -15,7 +15,8 @@ section and ``scripts/retarget.py --physics`` share it).
   named in the notes. The figures combine the stretches (:func:`.metrics.combine_reports`).
 - **Figures** (:func:`summary` gives the line users read): ZMP-inside share of the contact
   frames, torque-limit frames, worst torque ratio, CoM flight-path error, deviation from the
-  retargeted clip (mean joint error / stature), before → after; JSON-ready.
+  retargeted clip (mean joint error / stature), before → after; JSON-ready; with the derivatives'
+  Savitzky–Golay span (``derivative_window_s``) that a re-measure of the written motion needs.
 """
 
 from __future__ import annotations
@@ -197,6 +198,7 @@ def apply_physics(
         "torques": bool(settings.torques),
         "momentum": bool(settings.momentum),
         "stiffness": float(settings.stiffness),
+        "derivative_window_s": float(opts.smooth),  # Savitzky–Golay span of every velocity and acceleration
         "frames": int(motion.n_frames),
         "frames_solved": int(total),
         "stretches": [[int(a), int(b)] for a, b in solved],
