@@ -40,3 +40,23 @@ def test_physics_on_a_retargeted_rig_has_human_units_and_keeps_balance(walk, rig
     assert f["after"]["zmp_inside_share"] >= f["before"]["zmp_inside_share"]
     assert f["after"]["deviation"] < 0.05
     assert np.all(np.isfinite(outcome.motion.translations)) and np.all(np.isfinite(outcome.motion.rotations))
+
+
+@pytest.mark.parametrize("rig", ["synthetic", "mixamo/Walk-In-Circle.bvh", "iclone_cc/005_06.bvh"])
+def test_a_rig_whose_names_say_nothing_gets_the_same_body(rig):
+    """Bones named ``bone0`` … (a custom rig mapped by hand): the arms found from the hierarchy as the legs
+    are, so the body model is the named rig's, joint for joint. Before, the hands were looked for by name
+    only: the six arm segments were missing and their mass went to the trunk and legs."""
+    import dataclasses
+
+    from core import synthetic
+
+    named = synthetic.walk(2).skeleton if rig == "synthetic" else read_bvh(shared_file(rig)).skeleton
+    generic = dataclasses.replace(named, names=tuple(f"bone{j}" for j in range(named.n_joints)))
+    up = np.array([0.0, 1.0, 0.0])
+    a, b = (body_model(sk, MASS, unit=0.01, up=up) for sk in (named, generic))
+    assert not a.missing and not b.missing
+    assert np.allclose(a.masses, b.masses) and np.allclose(a.com_local, b.com_local)
+    assert np.allclose(a.inertia_local, b.inertia_local) and np.array_equal(a.torque_limits, b.torque_limits)
+    arms = [a.segments[f"{s}_{side}"] for s in ("upper_arm", "forearm", "hand") for side in "LR"]
+    assert sorted(b.segments[f"{s}_{side}"] for s in ("upper_arm", "forearm", "hand") for side in "AB") == sorted(arms)
