@@ -250,7 +250,8 @@ def _physics_args(source: Any, target: Any, clip: Any, units: tuple, notes: list
 def _physics(motion: Any, result: Any, settings: PhysicsSettings, args: dict, step) -> Any:
     """The core's physics on the retargeted motion (module notes); its errors are PhysicsError ("Physics: …")."""
     try:
-        return apply_physics(result.motion, settings, up=result.up, source=motion, progress=step, **args)
+        return apply_physics(result.motion, settings, up=result.up, source=motion, progress=step,
+                             labels=result.target_labels, **args)  # fmt: skip
     except ValueError as exc:
         raise PhysicsError(f"Physics: {exc}") from exc
 

@@ -30,7 +30,7 @@ from ..keyframes.distance import PoseMetric
 from ..keyframes.jumps import jump_steps
 from ..limbs import standing_height
 from ..motion import Motion
-from .body import body_model
+from .body import BodyModel, body_model
 from .errors import PhysicsError
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
@@ -120,6 +120,7 @@ def apply_physics(
     first_frame: int = 0,
     min_seconds: float = 0.5,
     progress: Callable[[float], None] | None = None,
+    labels: dict[str, int] | None = None,
 ) -> PhysicsOutcome:
     """Physically plausible version of a retargeted ``motion`` (module notes).
 
@@ -128,8 +129,11 @@ def apply_physics(
     unit: metres per scene unit of ``motion``, used when ``settings.target_height`` is None;
     source: the source clip (same frames) for reference figures, measured on its own body:
     ``source_unit`` metres per source unit (default ``unit``, whatever the target height); first_frame: number of the first frame in notes;
-    progress: called with the share done (0–1). Raises :class:`.errors.PhysicsError` when the
-    settings are out of range, the skeleton has no feet or no stretch is long enough.
+    progress: called with the share done (0–1); labels: the retarget's canonical body map of
+    ``motion``'s skeleton (canonical joint → joint, :attr:`core.retarget.RetargetResult.target_labels`),
+    which the body model's legs must agree with (:func:`check_legs`). Raises :class:`.errors.PhysicsError`
+    when the settings are out of range, the skeleton has no feet, the body map no legs, or no stretch is
+    long enough.
     """
     step = progress or (lambda _x: None)
     notes: list[str] = []
@@ -143,6 +147,8 @@ def apply_physics(
     if not measured:
         unit = settings.target_height / stand
     body = body_model(sk, settings.target_mass, unit=unit, sex=settings.sex, up=up)
+    if labels is not None:
+        check_legs(body, labels)
     fix = "give the target height (its masses and torque limits follow it)"
     warning = height_warning("target", body.height, f"{unit:.3g} m a unit", fix) if measured else None
     if warning:
@@ -221,6 +227,30 @@ def apply_physics(
     step(1.0)
     series = {"before": stitch_series(before, motion.n_frames), "after": stitch_series(after, motion.n_frames)}
     return PhysicsOutcome(out, figures, series, notes)
+
+
+LEG_ROLES = {"upper_leg": "hip", "lower_leg": "knee", "foot": "ankle"}  # canonical joint → body-model role
+
+
+def check_legs(body: BodyModel, labels: dict[str, int]) -> None:
+    """Refuse (:class:`.errors.PhysicsError`, naming what is missing) a body whose legs the canonical
+    body map ``labels`` (canonical joint → joint of ``body.skeleton``) does not hold, or holds on other
+    joints than the body model found: the balance, the contacts and the hip, knee and ankle torques all
+    stand on them. An upper-body rig retargeted with Force Partial had its hands taken for feet (the two
+    lowest leaf chains): a 0.92 m body, held off the floor on every frame, reported as ZMP inside 100 %."""
+    names = body.skeleton.names
+    unmapped = [f"{'left' if s == 'L' else 'right'} {c.replace('_', ' ')}" for s in "LR" for c in LEG_ROLES
+                if f"{c}.{s}" not in labels]  # fmt: skip
+    if unmapped:
+        raise PhysicsError(f"the bone map leaves the legs unmapped ({', '.join(unmapped)}): physics needs the "
+                           "hips, knees and feet of both legs")  # fmt: skip
+    for canonical, role in LEG_ROLES.items():
+        mapped = sorted(labels[f"{canonical}.{s}"] for s in "LR")
+        found = sorted(body.roles.get(role, []))
+        if found != mapped:
+            raise PhysicsError(f"the body model's {role} joints ({', '.join(repr(names[j]) for j in found) or 'none'}) "
+                               f"are not the bone map's ({', '.join(repr(names[j]) for j in mapped)}): physics "
+                               "needs a body whose legs it finds")  # fmt: skip
 
 
 def _feet(clip: Motion, up: np.ndarray | None = None) -> Contacts:
