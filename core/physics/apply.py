@@ -209,6 +209,7 @@ def apply_physics(
         "unexplained": [
             {"start": int(lo), "stop": int(hi), "kind": u["kind"], "reason": u["reason"]} for lo, hi, u in unexplained
         ],
+        "contact_frames": int(sum(r["before"]["contact_frames"] for r in reports)),  # the ZMP share's frames
         "before": _pick(combine_reports([r["before"] for r in reports])),
         "after": _pick(combine_reports([r["after"] for r in reports])),
         "seconds": float(sum(r["seconds"] for r in reports)),
@@ -285,10 +286,12 @@ def summary_lines(figures: dict, kilograms=None, metres=None) -> list[str]:
     kilograms = kilograms or (lambda kg: f"{kg:.3g} kg")
     flight = metres or (lambda m: f"{100 * m:.2g} cm")
     metres = metres or (lambda m: f"{m:.3g} m")
+    zmp = f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames"
+    if figures.get("contact_frames") == 0:  # its share is 1 by convention (metrics.zmp_inside): say so
+        zmp = "no contact frames: balance not measured"
     parts = [
         f"physics ({kilograms(figures['target_mass_kg'])}, {metres(figures['target_height_m'])}"
-        f"{' measured' if figures['target_height_measured'] else ''}): "
-        f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames",
+        f"{' measured' if figures['target_height_measured'] else ''}): {zmp}",
         f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}",
     ]
     if a["flight_frames"] or b["flight_frames"]:

@@ -163,3 +163,27 @@ def test_report_plot(solved, tmp_path):
     assert available()
     path = plot_report(tmp_path / "report.png", "walk", rep["series"]["before"], rep["series"]["after"])
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("frames", [1, 2, 5, 12])
+def test_a_clip_shorter_than_the_shortest_stretch_is_a_physics_error(walk, frames):
+    """One frame, fewer frames than a derivative window, or under 0.5 s: a PhysicsError that says why."""
+    with pytest.raises(PhysicsError, match="no stretch of at least 0.5 s"):
+        apply_physics(walk.frames(slice(0, frames)), PhysicsSettings(), unit=1.0)
+
+
+def test_a_clip_without_contact_reads_as_such(walk):
+    """The walk thrown upwards (root on a parabola, no foot ever on a floor): no contact frame, so the ZMP share
+    (1 by convention without contact frames) is not given as "ZMP inside 100.0% → 100.0% of contact frames",
+    as it was; every figure finite."""
+    thrown = walk.copy()
+    t = np.arange(walk.n_frames) / walk.fps
+    thrown.translations[:, 0, 1] += 2.0 + 5.0 * t - 0.5 * 9.81 * t**2
+    out = apply_physics(thrown, PhysicsSettings(), unit=1.0)
+    f = out.figures
+    assert f["contact_frames"] == 0 and f["before"]["flight_frames"] == walk.n_frames
+    line = summary(f)
+    assert "no contact frames: balance not measured" in line and "ZMP inside" not in line
+    numbers = [v for side in ("before", "after") for v in f[side].values() if isinstance(v, float)]
+    assert np.isfinite(numbers).all() and np.isfinite(out.motion.rotations).all()
+    assert "ZMP inside" in summary(apply_physics(walk, PhysicsSettings(balance=False, torques=False), unit=1.0).figures)
