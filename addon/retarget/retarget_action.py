@@ -40,7 +40,7 @@ from ..common import animdata, jobs, record, units
 from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
-from ..common.spaces import metres_per_unit, object_alignment
+from ..common.spaces import metres_per_unit, object_alignment, vertical
 from . import control_rigs
 
 
@@ -198,15 +198,20 @@ def _record(action: Any, source: Any, source_action: str, result: Any, figures: 
         record.write(action, "physics", physics)
 
 
+def _standing_height(obj: Any, skeleton: Any) -> float:
+    """Standing height of ``skeleton`` (``obj``'s, or its control rig's body) in armature units, upright
+    along the world's up axis as the retarget's physics stands it: the rest pose's own up axis made a
+    Character Creator BVH (rest pose folded along one axis) 133-135 units tall instead of its 177."""
+    from ...core.physics.body import standing_height
+
+    return standing_height(skeleton, vertical(obj))
+
+
 def measured_height(obj: Any) -> float | None:
     """Standing height of an armature in metres (armature units × :func:`metres_per_unit`), or
     None when it is not a humanoid the body model understands."""
-    from ...core.limbs import detect_up
-    from ...core.physics.body import standing_height
-
     try:
-        skeleton = skeleton_from_armature(obj)
-        return standing_height(skeleton, detect_up(skeleton)) * metres_per_unit(obj)
+        return _standing_height(obj, skeleton_from_armature(obj)) * metres_per_unit(obj)
     except (ValueError, IndexError, StopIteration):
         return None
 
@@ -216,14 +221,11 @@ def _body_unit(obj: Any, what: str, notes: list[str]) -> float:
     (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says (a BVH in
     centimetres or CMU's units imported at scale 1, :func:`core.physics.units.likely_unit`), noted.
     what: "source" or "target" (a target's height, when given, sets its unit in the core instead)."""
-    from ...core.limbs import detect_up
-    from ...core.physics.body import standing_height
     from ...core.physics.units import likely_unit, plausible
 
     unit = metres_per_unit(obj)
     try:
-        skeleton = target_skeleton(obj) if what == "target" else skeleton_from_armature(obj)
-        height = standing_height(skeleton, detect_up(skeleton))
+        height = _standing_height(obj, target_skeleton(obj) if what == "target" else skeleton_from_armature(obj))
     except (ValueError, IndexError, StopIteration):
         return unit
     found = likely_unit(height)

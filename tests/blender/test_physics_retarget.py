@@ -274,3 +274,18 @@ def test_physics_that_cannot_run_writes_nothing():
     assert set(bpy.data.actions) == actions and target.animation_data is None
     with pytest.raises(ValueError, match="^Physics: no stretch of at least 0.5 s"):
         retarget_addon.retarget_armatures(source, target, physics=apply.PhysicsSettings())
+
+
+def test_the_measured_height_is_the_one_the_physics_uses_on_a_folded_rest_pose():
+    """The Character Creator BVH's rest pose lies folded along one axis: the panel measured it upright along that
+    axis (1.35 m at scale 0.01) while the physics stands it along the world's up (1.77 m, the CC base body's)."""
+    source = import_walk()
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    bpy.ops.import_anim.bvh(filepath=str(shared_file("iclone_cc/005_06.bvh")), global_scale=0.01)
+    target = bpy.context.active_object
+    select_pair(source, target)
+    measured = retarget_addon.measured_height(target)
+    assert 1.7 < measured < 1.85
+    quick = apply.PhysicsSettings(balance=False, torques=False, momentum=False)
+    report = retarget_addon.retarget_armatures(source, target, physics=quick)
+    assert report.physics["target_height_m"] == pytest.approx(measured, rel=1e-6)
