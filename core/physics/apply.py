@@ -161,19 +161,28 @@ def apply_physics(
     if kept:
         notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
                      "cut them off")  # fmt: skip
+    feet_of = [_feet(motion.frames(slice(a, b)), up) if contacts is None else contacts_frames(contacts, a, b)
+               for a, b in solved]  # fmt: skip
+    airborne = [s for s, f in zip(solved, feet_of) if not f.flags.any()]
+    if len(airborne) == len(solved):
+        raise PhysicsError("no foot touches the floor on any frame (a clip all in flight, or a floor the feet never "
+                           "reach): nothing to balance on")  # fmt: skip
+    if airborne:  # the solve has no take-off or landing to bridge there: it added jerk and changed nothing else
+        notes.append(f"frames {_frames_text(airborne, first_frame)} kept as retargeted: no foot touches the floor "
+                     "in them")  # fmt: skip
+        solved, feet_of = map(list, zip(*[(s, f) for s, f in zip(solved, feet_of) if f.flags.any()]))
     out = motion.copy()
     opts = settings.options()
     reports, before, after = [], [], []
     total = sum(b - a for a, b in solved)
     done = 0
-    for a, b in solved:
+    for (a, b), feet in zip(solved, feet_of):
         share = (b - a) / total
 
         def part(x: float, d=done / total, w=share) -> None:
             step(0.9 * (d + w * x))
 
         clip = motion.frames(slice(a, b))
-        feet = _feet(clip, up) if contacts is None else contacts_frames(contacts, a, b)
         result, rep = physics_retarget(clip, feet, body, opts, progress=part, series=True)
         out.translations[a:b], out.rotations[a:b] = result.translations, result.rotations
         reports.append(rep)
