@@ -208,10 +208,11 @@ def _standing_height(obj: Any, skeleton: Any) -> float:
 
 
 def measured_height(obj: Any) -> float | None:
-    """Standing height of an armature in metres (armature units × :func:`metres_per_unit`), or
-    None when it is not a humanoid the body model understands."""
+    """Standing height of a target armature in metres (armature units × :func:`metres_per_unit`), of the body
+    the physics stands (:func:`target_skeleton`: a Rigify rig's ORG bones, 1.976 m, not its controls, 1.980 m),
+    or None when it is not a humanoid the body model understands."""
     try:
-        return _standing_height(obj, skeleton_from_armature(obj)) * metres_per_unit(obj)
+        return _standing_height(obj, target_skeleton(obj)) * metres_per_unit(obj)
     except (ValueError, IndexError, StopIteration):
         return None
 

@@ -260,6 +260,8 @@ def test_physics_on_the_generated_rig(retargeted):
     physics = rig.animation_data.action["mocap_workbench"]["physics"].to_dict()
     before, after = physics["before"], physics["after"]
     assert physics["target_height_measured"] and 1.9 < physics["target_height_m"] < 2.05
+    measured = import_module(PACKAGE + ".addon.retarget.retarget_action").measured_height(rig)  # the panel's
+    assert measured == pytest.approx(physics["target_height_m"], rel=1e-6)  # was 1.980 m: the controls too
     assert physics["unit_m"] == pytest.approx(1.0) and physics["frames_solved"] == 343
     body = import_module(PACKAGE + ".core.physics.body").body_model(control_rigs.read_control_rig(rig).skeleton, 75.0)
     assert not body.missing and all(n.startswith("ORG-") for n in np.array(body.skeleton.names)[body.masses > 0])
