@@ -12,7 +12,11 @@ section and ``scripts/retarget.py --physics`` share it).
   meaningless (the ZMP flies off, a "flight" appears). The clip is cut at every jump
   (:func:`core.keyframes.jumps.jump_steps`); stretches of at least ``min_seconds`` go through
   :func:`.retarget.physics_retarget` one by one, shorter ones are kept as retargeted and
-  named in the notes. The figures combine the stretches (:func:`.metrics.combine_reports`).
+  named in the notes, so are stretches where no foot touches the floor (a clip with nothing
+  else is a PhysicsError). The figures combine the stretches (:func:`.metrics.combine_reports`).
+- **Body map**: on a retargeted clip the body model's legs must be the retarget's canonical
+  body map's (:func:`check_legs`); a map without legs, or a body that finds other joints for
+  them, is a PhysicsError naming them.
 - **Figures** (:func:`summary` gives the line users read): ZMP-inside share of the contact
   frames, torque-limit frames, worst torque ratio, CoM flight-path error, deviation from the
   retargeted clip (mean joint error / stature), before → after; JSON-ready.
