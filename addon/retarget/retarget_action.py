@@ -217,25 +217,36 @@ def measured_height(obj: Any) -> float | None:
         return None
 
 
-def _body_unit(obj: Any, what: str, notes: list[str]) -> float:
-    """Metres per unit of an armature for its body model: the scene's Unit Scale times its scale
-    (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says (a BVH in
-    centimetres or CMU's units imported at scale 1, :func:`core.physics.units.likely_unit`), noted.
-    what: "source" or "target" (a target's height, when given, sets its unit in the core instead)."""
+def size_unit(obj: Any, what: str = "target") -> tuple[float, str, float] | None:
+    """(metres per unit, unit name, height in metres) the physics reads an armature in when the scene's Unit
+    Scale times its scale (:func:`metres_per_unit`) makes it no human size but a unit of
+    :func:`core.physics.units.likely_unit` does (a BVH in centimetres or CMU's units imported at scale 1);
+    else None. what: "source" or "target" (:func:`target_skeleton`: a control rig's body)."""
     from ...core.physics.units import likely_unit, plausible
 
-    unit = metres_per_unit(obj)
     try:
         height = _standing_height(obj, target_skeleton(obj) if what == "target" else skeleton_from_armature(obj))
     except (ValueError, IndexError, StopIteration):
-        return unit
+        return None
     found = likely_unit(height)
-    if plausible(height * unit) or found is None:
+    if plausible(height * metres_per_unit(obj)) or found is None:
+        return None
+    return found[0], found[1], height * found[0]
+
+
+def _body_unit(obj: Any, what: str, notes: list[str]) -> float:
+    """Metres per unit of an armature for its body model: the scene's Unit Scale times its scale
+    (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says (:func:`size_unit`),
+    noted. what: "source" or "target" (a target's height, when given, sets its unit in the core instead)."""
+    unit = metres_per_unit(obj)
+    read = size_unit(obj, what)
+    if read is None:
         return unit
+    metres, name, height = read
     fix = "; give the target height to set it" if what == "target" else ""
-    notes.append(f"{what} height measured as {height * unit:.3g} m in the scene ('{obj.name}'), not human-sized: "
-                 f"its physics takes its units as {found[1]} ({height * found[0]:.3g} m){fix}")  # fmt: skip
-    return found[0]
+    notes.append(f"{what} height measured as {height / metres * unit:.3g} m in the scene ('{obj.name}'), not "
+                 f"human-sized: its physics takes its units as {name} ({height:.3g} m){fix}")  # fmt: skip
+    return metres
 
 
 def _physics_args(source: Any, target: Any, clip: Any, units: tuple, notes: list[str], settings: Any) -> dict:

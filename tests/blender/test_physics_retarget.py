@@ -227,6 +227,7 @@ def test_physics_panel_draws_its_options_and_the_measured_height():
     calls.clear()
     operators.draw_physics_options(PanelLayout(calls), settings, target)
     assert ("label", "Measured: 34.8 m (not human-sized: set the height)") in calls
+    assert ("label", "Physics reads it in metres: 1.74 m") in calls  # what Retarget takes: the armature units
 
 
 def test_redo_panel_has_a_physics_section():
