@@ -334,7 +334,7 @@ def _run_core(args: argparse.Namespace, source: str, out: Path, preset: dict | N
             file_unit(motion.skeleton, up_of(motion), result.notes, "source"),
         )
         outcome = apply_physics(result.motion, args.physics_settings, up=result.up, unit=target_unit or 1.0,
-                                source=motion, source_unit=source_unit)  # fmt: skip
+                                source=motion, source_unit=source_unit, labels=result.target_labels)  # fmt: skip
         result.motion = outcome.motion
         result.notes.extend(outcome.notes)
         extra["physics"], series = outcome.figures, outcome.series

@@ -223,10 +223,10 @@ def _feet_or_none(skeleton, up: np.ndarray) -> list[int]:
 
 
 def detect_hand_contacts(motion: Motion, **options) -> Contacts:
-    """Contacts of both hands (names via :func:`core.limbs.find_hands`), same rule and options."""
+    """Contacts of both hands (:func:`core.limbs.find_hands`: by name, else by topology), same rule and options."""
     hands = find_hands(motion.skeleton)
     if not hands:
-        raise ValueError("no hand joints recognised by name; pass joints= to detect_contacts")
+        raise ValueError("no hand joints recognised by name or topology; pass joints= to detect_contacts")
     return detect_contacts(motion, joints=list(hands.values()), **options)
 
 

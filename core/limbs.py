@@ -180,8 +180,23 @@ def find_feet(skeleton: Skeleton, up: np.ndarray | None = None) -> dict[str, tup
 
 
 def find_hands(skeleton: Skeleton) -> dict[str, int]:
-    """Hand (wrist) joint per side found by name; empty when the names are not recognised."""
-    return find_by_base(skeleton, HAND_BASES)
+    """Hand (wrist) joint per side, by name, else by topology (sides "A", "B", as :func:`find_feet`);
+    what the names give (one side, or none) when the topology finds no arms either.
+
+    A rig whose names say nothing (``bone17``; a custom rig mapped by hand) had its arms left out of
+    the physics' body model: their 10 % of the mass spread over the trunk and legs."""
+    hands = find_by_base(skeleton, HAND_BASES)
+    if len(hands) == 2:
+        return hands
+    from .retarget.topology import topology_labels  # the body's structure (it imports this module)
+
+    try:
+        labels = topology_labels(skeleton)
+    except ValueError:
+        return hands
+    if all(f"hand.{s}" in labels for s in "LR"):
+        return {a: labels[f"hand.{s}"] for a, s in zip("AB", "LR")}
+    return hands
 
 
 def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:

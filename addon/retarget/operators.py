@@ -615,7 +615,7 @@ def draw_physics_options(layout, settings, target=None) -> None:
     if settings.target_height == 0.0 and target is not None and target.type == "ARMATURE":
         from ...core.physics.units import plausible
         from ..common.units import metres
-        from .retarget_action import measured_height
+        from .retarget_action import measured_height, size_unit
 
         height = measured_height(target)
         text = (
@@ -624,6 +624,9 @@ def draw_physics_options(layout, settings, target=None) -> None:
         warn = height is None or not plausible(height)
         column.label(text=text + (" (not human-sized: set the height)" if height and warn else ""),
                      icon="ERROR" if warn else "INFO")  # fmt: skip
+        read = size_unit(target) if height and warn else None
+        if read is not None:  # what Retarget then takes (a BVH in centimetres imported at scale 1)
+            column.label(text=f"Physics reads it in {read[1]}: {metres(bpy.context.scene, read[2])}", icon="INFO")
     column.prop(settings, "source_mass")
     column.prop(settings, "body_model")
     column = layout.column(heading="Constraints")

@@ -10,7 +10,11 @@ rig built in Blender line up with no setting.
 Physics (optional, :mod:`core.physics.apply`): runs on the retargeted motion before it is
 written, so the new action holds the physically plausible result and the retarget figures are
 measured on it. Metres per armature unit: the scene's Unit Scale times the object's scale
-(or the target height the user gives). The figures go on the new action as a custom property
+(or the target height the user gives); an armature that this makes no human size is read in the
+unit its size says, noted (a Mixamo or Character Creator BVH imported at scale 1 is 200 units
+tall: in a metre scene its physics took the body as 200 m tall and did nothing, ZMP inside 12 %
+→ 12 % of contact frames on CMU 02_01, 343 → 343 frames over a torque limit; read in
+centimetres, 99.4 % → 100 %, 0 → 0, as at scale 0.01). The figures go on the new action as a custom property
 (``mocap_workbench`` › ``physics``); the plot (when matplotlib is importable in Blender's
 Python) becomes an image datablock "Physics Report – <action>", packed into the file.
 """
@@ -36,7 +40,7 @@ from ..common import animdata, jobs, record, units
 from ..common.armature import BoneCurves, channel_layout, skeleton_from_armature, write_values
 from ..common.clip import ArmatureClip, read_clip
 from ..common.library import refuse_linked
-from ..common.spaces import metres_per_unit, object_alignment
+from ..common.spaces import metres_per_unit, object_alignment, vertical
 from . import control_rigs
 
 
@@ -194,55 +198,74 @@ def _record(action: Any, source: Any, source_action: str, result: Any, figures: 
         record.write(action, "physics", physics)
 
 
-def measured_height(obj: Any) -> float | None:
-    """Standing height of an armature in metres (armature units × :func:`metres_per_unit`), or
-    None when it is not a humanoid the body model understands."""
-    from ...core.limbs import detect_up
+def _standing_height(obj: Any, skeleton: Any) -> float:
+    """Standing height of ``skeleton`` (``obj``'s, or its control rig's body) in armature units, upright
+    along the world's up axis as the retarget's physics stands it: the rest pose's own up axis made a
+    Character Creator BVH (rest pose folded along one axis) 133-135 units tall instead of its 177."""
     from ...core.physics.body import standing_height
 
+    return standing_height(skeleton, vertical(obj))
+
+
+def measured_height(obj: Any) -> float | None:
+    """Standing height of a target armature in metres (armature units × :func:`metres_per_unit`), of the body
+    the physics stands (:func:`target_skeleton`: a Rigify rig's ORG bones, 1.976 m, not its controls, 1.980 m),
+    or None when it is not a humanoid the body model understands."""
     try:
-        skeleton = skeleton_from_armature(obj)
-        return standing_height(skeleton, detect_up(skeleton)) * metres_per_unit(obj)
+        return _standing_height(obj, target_skeleton(obj)) * metres_per_unit(obj)
     except (ValueError, IndexError, StopIteration):
         return None
 
 
-def _source_unit(source: Any, notes: list[str]) -> float:
-    """Metres per unit of the source armature for its physics figures: the scene's Unit Scale times
-    its scale (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says
-    (a BVH in centimetres or CMU's units imported at scale 1, :func:`core.physics.units.likely_unit`),
-    noted; the source has no height setting."""
-    from ...core.limbs import detect_up
-    from ...core.physics.body import standing_height
+def size_unit(obj: Any, what: str = "target") -> tuple[float, str, float] | None:
+    """(metres per unit, unit name, height in metres) the physics reads an armature in when the scene's Unit
+    Scale times its scale (:func:`metres_per_unit`) makes it no human size but a unit of
+    :func:`core.physics.units.likely_unit` does (a BVH in centimetres or CMU's units imported at scale 1);
+    else None. what: "source" or "target" (:func:`target_skeleton`: a control rig's body)."""
     from ...core.physics.units import likely_unit, plausible
 
-    unit = metres_per_unit(source)
     try:
-        skeleton = skeleton_from_armature(source)
-        height = standing_height(skeleton, detect_up(skeleton))
+        height = _standing_height(obj, target_skeleton(obj) if what == "target" else skeleton_from_armature(obj))
     except (ValueError, IndexError, StopIteration):
-        return unit
+        return None
     found = likely_unit(height)
-    if plausible(height * unit) or found is None:
+    if plausible(height * metres_per_unit(obj)) or found is None:
+        return None
+    return found[0], found[1], height * found[0]
+
+
+def _body_unit(obj: Any, what: str, notes: list[str]) -> float:
+    """Metres per unit of an armature for its body model: the scene's Unit Scale times its scale
+    (:func:`metres_per_unit`) when that makes it human-sized, else the unit its size says (:func:`size_unit`),
+    noted. what: "source" or "target" (a target's height, when given, sets its unit in the core instead)."""
+    unit = metres_per_unit(obj)
+    read = size_unit(obj, what)
+    if read is None:
         return unit
-    notes.append(f"source '{source.name}' is {height * unit:.3g} m tall in the scene: its physics figures take "
-                 f"its units as {found[1]} ({height * found[0]:.3g} m)")  # fmt: skip
-    return found[0]
+    metres, name, height = read
+    fix = "; give the target height to set it" if what == "target" else ""
+    notes.append(f"{what} height measured as {height / metres * unit:.3g} m in the scene ('{obj.name}'), not "
+                 f"human-sized: its physics takes its units as {name} ({height:.3g} m){fix}")  # fmt: skip
+    return metres
 
 
-def _physics_args(source: Any, target: Any, clip: Any, units: tuple, notes: list[str]) -> dict:
+def _physics_args(source: Any, target: Any, clip: Any, units: tuple, notes: list[str], settings: Any) -> dict:
     """What the core's physics reads from Blender: the metres per unit of the target and of the
-    source (units: (source, target) given by the caller, None: :func:`metres_per_unit`, and for
-    the source :func:`_source_unit`), the first frame (module notes)."""
-    source_unit = _source_unit(source, notes) if units[0] is None else units[0]
-    target_unit = metres_per_unit(target) if units[1] is None else units[1]
+    source (units: (source, target) given by the caller, None: :func:`_body_unit`; the target's is
+    the scene's when its height is given), the first frame (module notes)."""
+    source_unit = _body_unit(source, "source", notes) if units[0] is None else units[0]
+    target_unit = units[1]
+    if target_unit is None:
+        given = settings.target_height is not None
+        target_unit = metres_per_unit(target) if given else _body_unit(target, "target", notes)
     return {"unit": target_unit, "source_unit": source_unit, "first_frame": int(clip.frames[0])}
 
 
 def _physics(motion: Any, result: Any, settings: PhysicsSettings, args: dict, step) -> Any:
     """The core's physics on the retargeted motion (module notes); its errors are PhysicsError ("Physics: …")."""
     try:
-        return apply_physics(result.motion, settings, up=result.up, source=motion, progress=step, **args)
+        return apply_physics(result.motion, settings, up=result.up, source=motion, progress=step,
+                             labels=result.target_labels, **args)  # fmt: skip
     except ValueError as exc:
         raise PhysicsError(f"Physics: {exc}") from exc
 
@@ -426,7 +449,7 @@ def prepare_retarget(
     mapping = mapping if controls is None else control_rigs.body_map(mapping, controls)
     alignment = object_alignment(source, target)
     notes: list[str] = []
-    physics_args = _physics_args(source, target, clip, (source_unit, target_unit), notes) if physics else {}
+    physics_args = _physics_args(source, target, clip, (source_unit, target_unit), notes, physics) if physics else {}
     prepared = PreparedRetarget(source, target, clip, skeleton, mapping, options, alignment, physics, physics_args,
                                 extract, plot, start, notes=notes, controls=controls,
                                 driven=control_rigs.driving_constraints(target))  # fmt: skip
@@ -454,8 +477,8 @@ def retarget_armatures(
     key on every frame); physics: make the result physically plausible (module notes); plot:
     also make the physics report image (:func:`physics_image`); source_unit, target_unit: metres
     per unit of the two armatures for the physics (default the scene's Unit Scale times the
-    object's scale, :func:`metres_per_unit`; for the source, the unit its size says when that is
-    not human-sized; the scripts give the units of the files they came from). Raises ValueError before
+    object's scale, :func:`metres_per_unit`, or the unit its size says when that is not
+    human-sized, :func:`_body_unit`; the scripts give the units of the files they came from). Raises ValueError before
     anything is written when the retarget or the physics cannot run. The three steps (read,
     core, write) are :func:`prepare_retarget`, :meth:`PreparedRetarget.work` and
     :meth:`PreparedRetarget.write`, which the operator runs apart (:mod:`..common.jobs`).

@@ -12,21 +12,30 @@ import numpy as np
 from ..motion import Motion
 from .distance import PoseMetric
 
+JUMP_RATE = 120.0  # frames/s of the captures ``jump_steps``' factor was measured on (CMU's)
+
 
 def jump_steps(motion: Motion, metric: PoseMetric, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
     """Frames t (0-based, sorted) where the step t → t+1 is a jump.
 
     A step is a jump when its pose distance exceeds ``factor`` × the clip's median step and
     ``isolation`` × the largest of the two steps before and after it (fast but smooth motion
-    has neighbours of similar size). On the CMU captures the added T-pose is 19–70× the median
-    and ≥ 10× its neighbours; the fastest real moves reach 26× the median but no more than
+    has neighbours of similar size). On the CMU captures (120 fps) the added T-pose is 19–70× the
+    median and ≥ 10× its neighbours; the fastest real moves reach 26× the median but no more than
     2.5× their neighbours, except isolated single-frame glitches.
+
+    Below :data:`JUMP_RATE` the factor shrinks with the frame rate: a smooth step grows as 1/fps
+    while a jump keeps its size, so the T-pose of the same captures resampled to 24 fps is only
+    4.5–19× the median (8 of 9 under 15×) while still ≥ 5.8× its neighbours. With the factor at
+    15 × fps/120 the T-pose is found at 24, 30, 50 and 120 fps on the nine CMU walks and dances, and
+    nothing else on Bandai Namco's seven 30 fps captures, Mixamo's and Character Creator's
+    (60 fps) at their own rates and resampled to 24, 30 and 50 fps.
     """
     if motion.n_frames < 3:
         return np.zeros(0, dtype=int)
     rot, trans = motion.rotations, motion.translations
     step = metric(rot[1:], trans[1:], rot[:-1], trans[:-1])
-    return np.flatnonzero(isolated_steps(step, factor, isolation))
+    return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation))
 
 
 def isolated_steps(

@@ -12,7 +12,11 @@ section and ``scripts/retarget.py --physics`` share it).
   meaningless (the ZMP flies off, a "flight" appears). The clip is cut at every jump
   (:func:`core.keyframes.jumps.jump_steps`); stretches of at least ``min_seconds`` go through
   :func:`.retarget.physics_retarget` one by one, shorter ones are kept as retargeted and
-  named in the notes. The figures combine the stretches (:func:`.metrics.combine_reports`).
+  named in the notes, so are stretches where no foot touches the floor (a clip with nothing
+  else is a PhysicsError). The figures combine the stretches (:func:`.metrics.combine_reports`).
+- **Body map**: on a retargeted clip the body model's legs must be the retarget's canonical
+  body map's (:func:`check_legs`); a map without legs, or a body that finds other joints for
+  them, is a PhysicsError naming them.
 - **Figures** (:func:`summary` gives the line users read): ZMP-inside share of the contact
   frames, torque-limit frames, worst torque ratio, CoM flight-path error, deviation from the
   retargeted clip (mean joint error / stature), before → after; JSON-ready; with the derivatives'
@@ -31,7 +35,7 @@ from ..keyframes.distance import PoseMetric
 from ..keyframes.jumps import jump_steps
 from ..limbs import standing_height
 from ..motion import Motion
-from .body import body_model
+from .body import BodyModel, body_model
 from .errors import PhysicsError
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
@@ -121,6 +125,7 @@ def apply_physics(
     first_frame: int = 0,
     min_seconds: float = 0.5,
     progress: Callable[[float], None] | None = None,
+    labels: dict[str, int] | None = None,
 ) -> PhysicsOutcome:
     """Physically plausible version of a retargeted ``motion`` (module notes).
 
@@ -129,8 +134,11 @@ def apply_physics(
     unit: metres per scene unit of ``motion``, used when ``settings.target_height`` is None;
     source: the source clip (same frames) for reference figures, measured on its own body:
     ``source_unit`` metres per source unit (default ``unit``, whatever the target height); first_frame: number of the first frame in notes;
-    progress: called with the share done (0–1). Raises :class:`.errors.PhysicsError` when the
-    settings are out of range, the skeleton has no feet or no stretch is long enough.
+    progress: called with the share done (0–1); labels: the retarget's canonical body map of
+    ``motion``'s skeleton (canonical joint → joint, :attr:`core.retarget.RetargetResult.target_labels`),
+    which the body model's legs must agree with (:func:`check_legs`). Raises :class:`.errors.PhysicsError`
+    when the settings are out of range, the skeleton has no feet, the body map no legs, or no stretch is
+    long enough.
     """
     step = progress or (lambda _x: None)
     notes: list[str] = []
@@ -144,6 +152,8 @@ def apply_physics(
     if not measured:
         unit = settings.target_height / stand
     body = body_model(sk, settings.target_mass, unit=unit, sex=settings.sex, up=up)
+    if labels is not None:
+        check_legs(body, labels)
     fix = "give the target height (its masses and torque limits follow it)"
     warning = height_warning("target", body.height, f"{unit:.3g} m a unit", fix) if measured else None
     if warning:
@@ -156,19 +166,28 @@ def apply_physics(
     if kept:
         notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
                      "cut them off")  # fmt: skip
+    feet_of = [_feet(motion.frames(slice(a, b)), up) if contacts is None else contacts_frames(contacts, a, b)
+               for a, b in solved]  # fmt: skip
+    airborne = [s for s, f in zip(solved, feet_of) if not f.flags.any()]
+    if len(airborne) == len(solved):
+        raise PhysicsError("no foot touches the floor on any frame (a clip all in flight, or a floor the feet never "
+                           "reach): nothing to balance on")  # fmt: skip
+    if airborne:  # the solve has no take-off or landing to bridge there: it added jerk and changed nothing else
+        notes.append(f"frames {_frames_text(airborne, first_frame)} kept as retargeted: no foot touches the floor "
+                     "in them")  # fmt: skip
+        solved, feet_of = map(list, zip(*[(s, f) for s, f in zip(solved, feet_of) if f.flags.any()]))
     out = motion.copy()
     opts = settings.options()
     reports, before, after = [], [], []
     total = sum(b - a for a, b in solved)
     done = 0
-    for a, b in solved:
+    for (a, b), feet in zip(solved, feet_of):
         share = (b - a) / total
 
         def part(x: float, d=done / total, w=share) -> None:
             step(0.9 * (d + w * x))
 
         clip = motion.frames(slice(a, b))
-        feet = _feet(clip, up) if contacts is None else contacts_frames(contacts, a, b)
         result, rep = physics_retarget(clip, feet, body, opts, progress=part, series=True)
         out.translations[a:b], out.rotations[a:b] = result.translations, result.rotations
         reports.append(rep)
@@ -205,6 +224,7 @@ def apply_physics(
         "unexplained": [
             {"start": int(lo), "stop": int(hi), "kind": u["kind"], "reason": u["reason"]} for lo, hi, u in unexplained
         ],
+        "contact_frames": int(sum(r["before"]["contact_frames"] for r in reports)),  # the ZMP share's frames
         "before": _pick(combine_reports([r["before"] for r in reports])),
         "after": _pick(combine_reports([r["after"] for r in reports])),
         "seconds": float(sum(r["seconds"] for r in reports)),
@@ -223,6 +243,30 @@ def apply_physics(
     step(1.0)
     series = {"before": stitch_series(before, motion.n_frames), "after": stitch_series(after, motion.n_frames)}
     return PhysicsOutcome(out, figures, series, notes)
+
+
+LEG_ROLES = {"upper_leg": "hip", "lower_leg": "knee", "foot": "ankle"}  # canonical joint → body-model role
+
+
+def check_legs(body: BodyModel, labels: dict[str, int]) -> None:
+    """Refuse (:class:`.errors.PhysicsError`, naming what is missing) a body whose legs the canonical
+    body map ``labels`` (canonical joint → joint of ``body.skeleton``) does not hold, or holds on other
+    joints than the body model found: the balance, the contacts and the hip, knee and ankle torques all
+    stand on them. An upper-body rig retargeted with Force Partial had its hands taken for feet (the two
+    lowest leaf chains): a 0.92 m body, held off the floor on every frame, reported as ZMP inside 100 %."""
+    names = body.skeleton.names
+    unmapped = [f"{'left' if s == 'L' else 'right'} {c.replace('_', ' ')}" for s in "LR" for c in LEG_ROLES
+                if f"{c}.{s}" not in labels]  # fmt: skip
+    if unmapped:
+        raise PhysicsError(f"the bone map leaves the legs unmapped ({', '.join(unmapped)}): physics needs the "
+                           "hips, knees and feet of both legs")  # fmt: skip
+    for canonical, role in LEG_ROLES.items():
+        mapped = sorted(labels[f"{canonical}.{s}"] for s in "LR")
+        found = sorted(body.roles.get(role, []))
+        if found != mapped:
+            raise PhysicsError(f"the body model's {role} joints ({', '.join(repr(names[j]) for j in found) or 'none'}) "
+                               f"are not the bone map's ({', '.join(repr(names[j]) for j in mapped)}): physics "
+                               "needs a body whose legs it finds")  # fmt: skip
 
 
 def _feet(clip: Motion, up: np.ndarray | None = None) -> Contacts:
@@ -257,10 +301,12 @@ def summary_lines(figures: dict, kilograms=None, metres=None) -> list[str]:
     kilograms = kilograms or (lambda kg: f"{kg:.3g} kg")
     flight = metres or (lambda m: f"{100 * m:.2g} cm")
     metres = metres or (lambda m: f"{m:.3g} m")
+    zmp = f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames"
+    if figures.get("contact_frames") == 0:  # its share is 1 by convention (metrics.zmp_inside): say so
+        zmp = "no contact frames: balance not measured"
     parts = [
         f"physics ({kilograms(figures['target_mass_kg'])}, {metres(figures['target_height_m'])}"
-        f"{' measured' if figures['target_height_measured'] else ''}): "
-        f"ZMP inside {100 * b['zmp_inside_share']:.1f}% → {100 * a['zmp_inside_share']:.1f}% of contact frames",
+        f"{' measured' if figures['target_height_measured'] else ''}): {zmp}",
         f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}",
     ]
     if a["flight_frames"] or b["flight_frames"]:

@@ -206,7 +206,7 @@ def _limb_segments(skeleton, rest, rest_rot, table, sex, up) -> tuple[list[_Segm
     for side in ("L", "R"):
         if not feet:
             missing += [f"thigh_{side}", f"shank_{side}", f"foot_{side}"]
-        if side not in hands:
+        if side not in hands and len(hands) < 2:  # found by topology: sides "A", "B"
             missing += [f"upper_arm_{side}", f"forearm_{side}", f"hand_{side}"]
     return segs, missing, roles
 

@@ -141,3 +141,25 @@ def test_a_giant_is_a_warning_in_the_operator_report(scene_pair, capfd):
     printed = out.out + out.err  # Blender prints an operator's reports when it runs without a window
     warnings = [line for line in printed.splitlines() if line.startswith("Warning")]
     assert any("target height measured as" in t and "not human-sized" in t for t in warnings), printed[-2000:]
+
+
+def test_a_centimetre_rig_at_scale_one_is_read_in_centimetres(scene_pair):
+    """A rig in centimetres whose object is not scaled (a Mixamo, Character Creator or Unreal BVH imported at
+    scale 1: 170 units tall in a metre scene) gets the physics of the same rig scaled 0.01: its units read
+    from its size, as the source's are, and noted. Before, the body was taken as 170 m tall: the figures
+    (torques thousands of times the limits, CMU 02_01 onto the Mixamo rig ZMP inside 12 % → 12 %, 343 → 343
+    frames over a torque limit) said nothing and the solve moved nothing."""
+    source, _ = scene_pair
+    settings = apply_mod.PhysicsSettings(target_mass=80.0, torques=False, momentum=False)  # balance: the quickest solve
+    reports = [retarget_addon.retarget_armatures(source, centimetre_rig(s), physics=settings) for s in (0.01, 1.0)]
+    scaled, unscaled = (r.physics for r in reports)
+    assert unscaled["unit_m"] == pytest.approx(0.01) and unscaled["target_height_m"] == pytest.approx(
+        scaled["target_height_m"])  # fmt: skip
+    for when in ("before", "after"):
+        for key in ("zmp_inside_share", "torque_violation_frames", "torque_worst_ratio", "deviation", "jerk_m_s3"):
+            if key in scaled[when]:
+                assert unscaled[when][key] == pytest.approx(scaled[when][key], rel=1e-3, abs=1e-6), (when, key)
+    assert scaled["after"]["deviation"] > 0  # the solve moved the body in both
+    notes = [n for n in reports[1].notes if n.startswith("target height measured as")]
+    assert len(notes) == 1 and "its physics takes its units as centimetres (1." in notes[0], reports[1].notes
+    assert not [n for n in reports[0].notes if "not human-sized" in n]

@@ -229,6 +229,7 @@ def test_physics_panel_draws_its_options_and_the_measured_height():
     calls.clear()
     operators.draw_physics_options(PanelLayout(calls), settings, target)
     assert ("label", "Measured: 34.8 m (not human-sized: set the height)") in calls
+    assert ("label", "Physics reads it in metres: 1.74 m") in calls  # what Retarget takes: the armature units
 
 
 def test_redo_panel_has_a_physics_section():
@@ -276,3 +277,41 @@ def test_physics_that_cannot_run_writes_nothing():
     assert set(bpy.data.actions) == actions and target.animation_data is None
     with pytest.raises(ValueError, match="^Physics: no stretch of at least 0.5 s"):
         retarget_addon.retarget_armatures(source, target, physics=apply.PhysicsSettings())
+
+
+def test_the_measured_height_is_the_one_the_physics_uses_on_a_folded_rest_pose():
+    """The Character Creator BVH's rest pose lies folded along one axis: the panel measured it upright along that
+    axis (1.35 m at scale 0.01) while the physics stands it along the world's up (1.77 m, the CC base body's)."""
+    source = import_walk()
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    bpy.ops.import_anim.bvh(filepath=str(shared_file("iclone_cc/005_06.bvh")), global_scale=0.01)
+    target = bpy.context.active_object
+    select_pair(source, target)
+    measured = retarget_addon.measured_height(target)
+    assert 1.7 < measured < 1.85
+    quick = apply.PhysicsSettings(balance=False, torques=False, momentum=False)
+    report = retarget_addon.retarget_armatures(source, target, physics=quick)
+    assert report.physics["target_height_m"] == pytest.approx(measured, rel=1e-6)
+
+
+def test_physics_on_a_walk_imported_into_a_24_fps_scene():
+    """CMU 02_01 imported with the BVH importer's Scale FPS into a 24 fps scene (70 frames, its T-pose the
+    first) onto the Mixamo rig: the T-pose step is cut off and the walk balanced within the torque limits.
+    Before, the T-pose went undetected below 60 fps and the 5-frame derivative window extrapolated at the clip
+    ends: ZMP inside 94.1 % -> 92.6 % of contact frames, torque-limit frames 6 -> 6, worst 3.55 -> 3.53 (30 fps:
+    98.8 % -> 88.1 %, 3 -> 3; 25 fps: 97.2 % -> 78.9 %, 5 -> 4, deviation 3.1 %); now 95.7 % -> 100 %, 2 -> 0,
+    worst 1.13 -> 0.92 (30 fps: 100 %, 0 -> 0; 25 fps: 100 %, 2 -> 0, deviation 0.25 %)."""
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 24, 1.0
+    options = {"rotate_mode": "QUATERNION", "use_fps_scale": True}
+    bpy.ops.import_anim.bvh(filepath=str(shared_file("mixamo/Walk-In-Circle.bvh")), global_scale=0.01, **options)
+    target = bpy.context.active_object
+    bpy.ops.import_anim.bvh(filepath=str(shared_file(WALK)), update_scene_duration=True, **options)
+    select_pair(bpy.context.active_object, target)
+    assert bpy.ops.mocap.retarget(use_physics=True, target_mass=90.0, plot_physics=False) == {"FINISHED"}
+    physics = target.animation_data.action["mocap_workbench"]["physics"].to_dict()
+    assert physics["frames"] == 70 and physics["frames_solved"] == 69  # the T-pose kept as retargeted
+    after = physics["after"]
+    assert after["torque_violation_frames"] == 0 and after["torque_worst_ratio"] < 1.0
+    assert after["zmp_inside_share"] > 0.99 and after["deviation"] < 0.015

@@ -247,6 +247,61 @@ def test_esc_during_the_control_fit_leaves_the_rig_as_it_was(retargeted):
     assert all(b.matrix_basis == m for b, m in zip(rig.pose.bones, pose))
 
 
+def test_physics_on_the_generated_rig(retargeted):
+    """Retarget with Physics onto the generated rig: the body model is found on its ORG bones (every de Leva
+    segment, the legs the bone map's), in metres (1.98 m measured: the head's tail), and the controls are
+    keyed to play the physics result (measured: ZMP inside 46.6 % -> 100 % of contact frames, torque-limit
+    frames 0 -> 0, worst 0.85 -> 0.68, deviation 0.74 % of height; the same walk onto the Mixamo rig, 90 kg:
+    99.4 % -> 100 %, 0 -> 0, 0.83 -> 0.79, 0.25 %; the controls within 0.032 % of height of the result)."""
+    source, rig = retargeted["source"], retargeted["rig"]
+    select_pair(source, rig)
+    assert bpy.ops.mocap.retarget(use_physics=True, target_mass=75.0, plot_physics=False) == {"FINISHED"}
+    summary = bpy.context.scene.mocap_workbench.retarget.last_report
+    physics = rig.animation_data.action["mocap_workbench"]["physics"].to_dict()
+    before, after = physics["before"], physics["after"]
+    assert physics["target_height_measured"] and 1.9 < physics["target_height_m"] < 2.05
+    measured = import_module(PACKAGE + ".addon.retarget.retarget_action").measured_height(rig)  # the panel's
+    assert measured == pytest.approx(physics["target_height_m"], rel=1e-6)  # was 1.980 m: the controls too
+    assert physics["unit_m"] == pytest.approx(1.0) and physics["frames_solved"] == 343
+    body = import_module(PACKAGE + ".core.physics.body").body_model(control_rigs.read_control_rig(rig).skeleton, 75.0)
+    assert not body.missing and all(n.startswith("ORG-") for n in np.array(body.skeleton.names)[body.masses > 0])
+    assert after["zmp_inside_share"] > 0.99 and after["zmp_inside_share"] >= before["zmp_inside_share"]
+    assert after["torque_violation_frames"] == 0 and after["torque_worst_ratio"] <= before["torque_worst_ratio"]
+    assert after["deviation"] < 0.015 and after["jerk_m_s3"] < 1.05 * before["jerk_m_s3"]
+    assert "physics (75 kg, 1.98 m measured)" in summary and "body segments not found" not in summary
+    residual = float(re.search(r"bones within ([0-9.e-]+)% of height of the retarget", summary).group(1))
+    assert residual < 0.1  # the rig's controls play the physics result
+
+
+def test_esc_during_the_physics_leaves_the_rig_as_it_was(retargeted):
+    """Modal with Physics: Esc while the physics solves in the worker ends the job, the worker stops at its next
+    progress call, and the rig's action and pose, the file's actions and images, the frame and the selection
+    are as they were."""
+    from tests.blender.test_jobs import Driven, event, same_state, scene_state, stand_in_context
+
+    source, rig, scene = retargeted["source"], retargeted["rig"], bpy.context.scene
+    select_pair(source, rig)
+    scene.frame_set(23)
+    context, before = stand_in_context(), scene_state(rig, source)
+    selected = {o.name for o in bpy.context.selected_objects}
+    pose = [b.matrix_basis.copy() for b in rig.pose.bones]
+    op = Driven(bpy.types.MOCAP_OT_retarget, use_physics=True, target_mass=75.0, plot_physics=False)
+    assert op.start_job(context) == {"RUNNING_MODAL"}
+    low, high = op._job._span
+    solving = low + 0.35 * (high - low)  # the work's physics is its 0.3-0.9 (retarget_action.PreparedRetarget)
+    while op._job.fraction < solving and not op._job.done:
+        op._job.wait(0.01)
+        assert op.modal(context, event("TIMER")) == {"RUNNING_MODAL"}
+    assert not op._job.done and op._job.fraction < low + 0.9 * (high - low)
+    assert op.modal(context, event("ESC", "PRESS")) == {"CANCELLED"} and "cancelled" in op.reports[-1][1]
+    assert op._job.wait(60)
+    op._job.thread.join(10)
+    assert not op._job.thread.is_alive()
+    assert same_state(before, scene_state(rig, source)) and scene.frame_current == 23
+    assert {o.name for o in bpy.context.selected_objects} == selected and bpy.context.active_object == rig
+    assert all(b.matrix_basis == m for b, m in zip(rig.pose.bones, pose))
+
+
 def test_script_applies_a_preset_to_the_rigs_body(retargeted, tmp_path, capsys):
     """The script's --map preset on a Rigify target pairs its body as the panel does (last: the script
     loads files into this session): Rigify's convention maps the ORG bones; CMU's finds none of its

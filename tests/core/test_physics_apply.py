@@ -163,3 +163,26 @@ def test_report_plot(solved, tmp_path):
     assert available()
     path = plot_report(tmp_path / "report.png", "walk", rep["series"]["before"], rep["series"]["after"])
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("frames", [1, 2, 5, 12])
+def test_a_clip_shorter_than_the_shortest_stretch_is_a_physics_error(walk, frames):
+    """One frame, fewer frames than a derivative window, or under 0.5 s: a PhysicsError that says why."""
+    with pytest.raises(PhysicsError, match="no stretch of at least 0.5 s"):
+        apply_physics(walk.frames(slice(0, frames)), PhysicsSettings(), unit=1.0)
+
+
+def test_a_clip_without_contact_is_a_physics_error_and_its_figures_say_so(walk):
+    """The walk thrown upwards (root on a parabola, no foot ever on a floor): nothing to balance on. It ran, the
+    solve (no take-off or landing to bridge) took the jerk 87 -> 126 m/s^3 and left the flight error at 1.8 cm,
+    and the report read "ZMP inside 100.0% → 100.0% of contact frames" (the share's value without any)."""
+    thrown = walk.copy()
+    t = np.arange(walk.n_frames) / walk.fps
+    thrown.translations[:, 0, 1] += 2.0 + 5.0 * t - 0.5 * 9.81 * t**2
+    with pytest.raises(PhysicsError, match="no foot touches the floor on any frame"):
+        apply_physics(thrown, PhysicsSettings(), unit=1.0)
+    figures = apply_physics(walk, PhysicsSettings(balance=False, torques=False), unit=1.0).figures
+    assert figures["contact_frames"] > 100 and "ZMP inside" in summary(figures)
+    assert summary(dict(figures, contact_frames=0)).startswith(
+        "physics (70 kg, 1.7 m measured): no contact frames: balance not measured; torque-limit frames"
+    )
