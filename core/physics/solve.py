@@ -1361,7 +1361,7 @@ def _do_no_harm(
         trial = _blend_back(motion, source, level)
         if opts.plant:
             trial = _blend_back(_plant(trial, feet), trial, level)
-        return trial, analyse(trial, contacts, body, **measure)
+        return trial, analyse(trial, bearing(contacts, trial.world_positions()), body, **measure)
 
     level = np.zeros(t)
     best, best_an = motion, an
@@ -1581,7 +1581,10 @@ def physics_retarget(
         searched: dict = {}
         if opts.torques and opts.repair_rounds:
             out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
-        out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
+        # judged as the report judges (by the contacts each motion's own feet bear, :func:`core.contacts.bearing`)
+        an = analyse(out, bearing(contacts, out.world_positions()), body, **measure)
+        judged = analyse(motion, bearing(contacts, motion.world_positions()), body, **measure)
+        out, an = _do_no_harm(out, an, motion, judged, contacts, feet, body, opts, measure, hold)
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
