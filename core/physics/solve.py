@@ -240,6 +240,9 @@ class PhysicsOptions:
     torque_guard: int = 4  # rounds of the torque guard (0: none): worse frames blended back to the input
     guard_width: float = 0.3  # seconds of the guard's blend around such a frame
     polish_boost: float = 5.0  # … times this on the joint-frames the solve made worse than the input
+    retry_boost: float = (
+        1.0  # a result missing a bar: the final stages again with this polish_boost, the better kept (0: no)
+    )
     polish_back: bool = True  # … whose deviation term measures the shift from the way back to the input
     polish_deviation: float = 0.3  # … with this weight (the plan's ``plan_deviation``)
     repair_rounds: int = 2  # rounds of the torque repair (0: none): local plans around the frames still over a limit
@@ -1467,6 +1470,77 @@ def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: Physic
     return replace(body, torque_limits=body.torque_limits * worst)
 
 
+def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, stage):
+    """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result."""
+    if polish:  # the filter and the planting move what the plan set: plan again on the result
+        final = replace(
+            opts,
+            plan_iterations=opts.polish_iterations,
+            plan_torque_weight=opts.polish_torque_weight,
+            plan_deviation=opts.polish_deviation,
+        )
+        limited = np.isfinite(body.torque_limits)
+        ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
+        worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
+        boost = 1.0 + (opts.polish_boost - 1.0) * worse
+        fixed = hold | _flying(an)  # the final flight set the flights: the final plan leaves them as they are
+        root = state_joints(body, opts.spine_joints)[0]
+        back = (before.kin.joint_pos[:, root] - an.kin.joint_pos[:, root]) / body.unit if opts.polish_back else None
+        out, last = _balance(
+            out, an, contacts, feet, body, final, measure, stage.span(0.0, 0.8), boost, hold=fixed, toward=back
+        )
+        an = analyse(out, contacts, body, **measure)
+        if opts.balance and zmp_inside(an)[0] < opts.zmp_target:
+            # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
+            again, _ = _balance(
+                out,
+                an,
+                contacts,
+                feet,
+                body,
+                final,
+                measure,
+                stage.span(0.8, 1.0),
+                boost,
+                last.jacobian,
+                hold=fixed,
+            )
+            again_an = analyse(again, contacts, body, **measure)
+            was, now = report(an, body, out), report(again_an, body, again)
+            if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(
+                was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
+            ):
+                out, an = again, again_an
+    replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
+    if opts.torques and opts.torque_guard:
+        out, an, replanted = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
+    searched: dict = {}
+    if opts.torques and opts.repair_rounds:
+        out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
+    out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
+    return out, an, searched
+
+
+def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict, source: Motion | None = None) -> dict:
+    """Issue 16's figures of ``motion`` (:func:`.metrics.report`) judged as the solve's report judges them: by
+    the contacts its own feet can bear (:func:`core.contacts.bearing`)."""
+    an = analyse(motion, bearing(contacts, motion.world_positions()), body, **measure)
+    return report(an, body, motion, source=source)
+
+
+def _bar_score(after: dict, before: dict) -> tuple:
+    """Order of two results by issue 16's bars: fewer bars missed, then fewer frames over a limit, then more
+    ZMP inside, then less deviation."""
+    missed = (
+        (after["zmp_inside_share"] < 0.99)
+        + (after["torque_violation_frames"] > 0)
+        + (after["torque_worst_ratio"] > max(before["torque_worst_ratio"], 1.0))
+        + (after["jerk_m_s3"] > 1.05 * before["jerk_m_s3"])
+        + (after["deviation"] > 0.015)
+    )
+    return (int(missed), after["torque_violation_frames"], -after["zmp_inside_share"], after["deviation"])
+
+
 def physics_retarget(
     motion: Motion,
     contacts: Contacts,
@@ -1536,52 +1610,23 @@ def physics_retarget(
             out, an = _final_flight(out, an, contacts, feet, body, opts, measure)
         else:
             an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
-        if polish:  # the filter and the planting move what the plan set: plan again on the result
-            final = replace(
-                opts,
-                plan_iterations=opts.polish_iterations,
-                plan_torque_weight=opts.polish_torque_weight,
-                plan_deviation=opts.polish_deviation,
-            )
-            limited = np.isfinite(body.torque_limits)
-            ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
-            worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
-            boost = 1.0 + (opts.polish_boost - 1.0) * worse
-            fixed = hold | _flying(an)  # the final flight set the flights: the final plan leaves them as they are
-            root = state_joints(body, opts.spine_joints)[0]
-            back = (before.kin.joint_pos[:, root] - an.kin.joint_pos[:, root]) / body.unit if opts.polish_back else None
-            out, last = _balance(
-                out, an, contacts, feet, body, final, measure, step.span(end, 0.95), boost, hold=fixed, toward=back
-            )
-            an = analyse(out, contacts, body, **measure)
-            if opts.balance and zmp_inside(an)[0] < opts.zmp_target:
-                # Balance not yet where it must be: one more final plan from where the last one ended, on its Jacobian (no fresh one), kept if better.
-                again, _ = _balance(
-                    out,
-                    an,
-                    contacts,
-                    feet,
-                    body,
-                    final,
-                    measure,
-                    step.span(0.95, 0.99),
-                    boost,
-                    last.jacobian,
-                    hold=fixed,
+        first_in = (out, an)
+        args = (motion, before, planted, contacts, feet, body, measure, hold, polish)
+        first = _finish(out, an, opts, *args, step.span(end, 0.99))
+        out, an, searched = first
+        if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
+            was = _judged(motion, contacts, report_body, measure)
+            score = _bar_score(_judged(out, contacts, report_body, measure, motion), was)
+            if score[0]:  # a bar missed: the final stages again with the other weighing of the worse joint-frames
+                second = _finish(
+                    first_in[0],
+                    first_in[1],
+                    replace(opts, polish_boost=opts.retry_boost),
+                    *args,
+                    step.span(0.99, 0.995),
                 )
-                again_an = analyse(again, contacts, body, **measure)
-                was, now = report(an, body, out), report(again_an, body, again)
-                if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(
-                    was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
-                ):
-                    out, an = again, again_an
-        replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
-        if opts.torques and opts.torque_guard:
-            out, an, replanted = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
-        searched: dict = {}
-        if opts.torques and opts.repair_rounds:
-            out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
-        out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
+                if _bar_score(_judged(second[0], contacts, report_body, measure, motion), was) < score:
+                    out, an, searched = second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
