@@ -1470,8 +1470,13 @@ def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: Physic
     return replace(body, torque_limits=body.torque_limits * worst)
 
 
-def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, stage):
-    """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result."""
+def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, stage, jacobian=None):
+    """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result: (motion,
+    analysis, the repair's searched frames, the final plan's Jacobian). jacobian: the final plan's of an earlier
+    finish from the same motion (its measures' Jacobian does not depend on the plan's weights: with the
+    defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is the same as
+    with a fresh one, without its cost)."""
+    last = None
     if polish:  # the filter and the planting move what the plan set: plan again on the result
         final = replace(
             opts,
@@ -1487,7 +1492,18 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
         root = state_joints(body, opts.spine_joints)[0]
         back = (before.kin.joint_pos[:, root] - an.kin.joint_pos[:, root]) / body.unit if opts.polish_back else None
         out, last = _balance(
-            out, an, contacts, feet, body, final, measure, stage.span(0.0, 0.8), boost, hold=fixed, toward=back
+            out,
+            an,
+            contacts,
+            feet,
+            body,
+            final,
+            measure,
+            stage.span(0.0, 0.8),
+            boost,
+            jacobian,
+            hold=fixed,
+            toward=back,
         )
         an = analyse(out, contacts, body, **measure)
         if opts.balance and zmp_inside(an)[0] < opts.zmp_target:
@@ -1518,7 +1534,7 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
     if opts.torques and opts.repair_rounds:
         out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
     out, an = _do_no_harm(out, an, motion, before, contacts, feet, body, opts, measure, hold)
-    return out, an, searched
+    return out, an, searched, None if last is None else last.jacobian
 
 
 def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict, source: Motion | None = None) -> dict:
@@ -1613,7 +1629,7 @@ def physics_retarget(
         first_in = (out, an)
         args = (motion, before, planted, contacts, feet, body, measure, hold, polish)
         first = _finish(out, an, opts, *args, step.span(end, 0.99))
-        out, an, searched = first
+        out, an, searched, jacobian = first
         if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
             was = _judged(motion, contacts, report_body, measure)
             score = _bar_score(_judged(out, contacts, report_body, measure, motion), was)
@@ -1624,9 +1640,10 @@ def physics_retarget(
                     replace(opts, polish_boost=opts.retry_boost),
                     *args,
                     step.span(0.99, 0.995),
+                    jacobian,
                 )
                 if _bar_score(_judged(second[0], contacts, report_body, measure, motion), was) < score:
-                    out, an, searched = second
+                    out, an, searched, _ = second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start

@@ -66,7 +66,7 @@ def test_a_result_missing_a_bar_is_solved_again_and_the_better_by_the_bars_kept(
     finish = solve._finish
 
     def spy(out, an, opts, *args):
-        result = finish(out, an, opts, *args)
+        result = finish(out, an, opts, *args)  # the retry passes the first's Jacobian on
         finished.append(result[0]), boosts.append(opts.polish_boost)
         return result
 
