@@ -115,7 +115,7 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    leash instead (:func:`core.contacts.leash_anchors`; on CMU 06_12 planting dragged a foot 36 cm).
 
 10. Retry (``retry_boost``, :func:`_finish`): a result that still misses one of issue 16's bars, judged as the
-   report judges it (:func:`_judged`: ZMP inside on ≥ 99 % of the contact frames, no frame over a limit, the worst
+   report judges it (:func:`_judged`, the contacts its feet bear: ZMP inside on ≥ 99 % of the contact frames, no frame over a limit, the worst
    ratio not above the input's, jerk ≤ ×1.05, deviation ≤ 1.5 %), runs steps 6–9 again from the passes' result with
    the final plan weighing the joint-frames the solve made worse like the others (``polish_boost`` 5 → 1), and the
    better by the bars is kept (:func:`_bar_score`: fewer bars missed, then fewer frames over a limit, more ZMP
@@ -1564,11 +1564,13 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
     return out, an, searched, None if last is None else last.jacobian
 
 
-def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict, source: Motion | None = None) -> dict:
-    """Issue 16's figures of ``motion`` (:func:`.metrics.report`) judged as the solve's report judges them: by
-    the contacts its own feet can bear (:func:`core.contacts.bearing`)."""
-    an = analyse(motion, bearing(contacts, motion.world_positions()), body, **measure)
-    return report(an, body, motion, source=source)
+def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict) -> Analysis:
+    """The analysis of ``motion`` the solve's report judges it by: with the contacts its own feet can bear
+    (:func:`core.contacts.bearing`; the solve moves the feet, and a contact of the input held over a foot the
+    solve lifted gave the ground a grip on a foot in the air: an independent re-measure of the written file,
+    tests/physics_reference.py, found the report's CMU 131_03 flight 33 frames long where the written feet are
+    off the floor for 43)."""
+    return analyse(motion, bearing(contacts, motion.world_positions()), body, **measure)
 
 
 def _bar_score(after: dict, before: dict) -> tuple:
@@ -1657,9 +1659,13 @@ def physics_retarget(
         args = (motion, before, planted, contacts, feet, body, measure, hold, polish)
         first = _finish(out, an, opts, *args, step.span(end, 0.99))
         out, an, searched, jacobian = first
+        judged_in, judged = (
+            _judged(motion, contacts, report_body, measure),
+            _judged(out, contacts, report_body, measure),
+        )
         if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
-            was = _judged(motion, contacts, report_body, measure)
-            score = _bar_score(_judged(out, contacts, report_body, measure, motion), was)
+            was = report(judged_in, report_body, motion)
+            score = _bar_score(report(judged, report_body, out, source=motion), was)
             if score[0]:  # a bar missed: the final stages again with the other weighing of the worse joint-frames
                 second = _finish(
                     first_in[0],
@@ -1669,18 +1675,14 @@ def physics_retarget(
                     step.span(0.99, 0.995),
                     jacobian,
                 )
-                if _bar_score(_judged(second[0], contacts, report_body, measure, motion), was) < score:
-                    out, an, searched, _ = second
+                judged_second = _judged(second[0], contacts, report_body, measure)
+                if _bar_score(report(judged_second, report_body, second[0], source=motion), was) < score:
+                    (out, an, searched, _), judged = second, judged_second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
     body = report_body
-    # the figures judge each motion by the contacts its own feet can bear (:func:`core.contacts.bearing`): the
-    # solve moves the feet, and a contact of the input held over a foot the solve lifted gave the ground a
-    # grip on a foot in the air (an independent re-measure of the written file, tests/physics_reference.py,
-    # found the report's CMU 131_03 flight 33 frames long where the written feet are off the floor for 43)
-    before = analyse(motion, bearing(contacts, motion.world_positions()), body, **measure)
-    after = analyse(out, bearing(contacts, out.world_positions()), body, **measure)
+    before, after = judged_in, judged  # each motion judged by the contacts its own feet can bear (:func:`_judged`)
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
