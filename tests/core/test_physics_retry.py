@@ -15,7 +15,14 @@ from core.physics.units import likely_unit
 from tests.conftest import shared_file
 
 BEFORE = {"zmp_inside_share": 0.7, "torque_violation_frames": 9, "torque_worst_ratio": 1.3, "jerk_m_s3": 100.0}
-HELD = {"zmp_inside_share": 0.995, "torque_violation_frames": 0, "torque_worst_ratio": 0.98, "jerk_m_s3": 101.0}
+HELD = {
+    "zmp_inside_share": 0.995,
+    "torque_violation_frames": 0,
+    "torque_worst_ratio": 0.98,
+    "jerk_m_s3": 101.0,
+    "flight_error_m": 0.0008,
+    "flight_momentum_change": 0.03,
+}
 
 
 def figures(**changes) -> dict:
@@ -25,12 +32,15 @@ def figures(**changes) -> dict:
 def test_bar_score_counts_the_bars_missed_first():
     held = _bar_score(figures(), BEFORE)
     assert held[0] == 0
-    # each bar missed on its own, each by a little (one frame, 0.3 % of ZMP, 2 % of jerk, 0.05 % of deviation)
+    # each bar missed on its own, each by a little (one frame, 0.3 % of ZMP, 2 % of jerk, 0.05 % of deviation,
+    # 0.3 mm of the flight CoM, 1 % of its angular momentum)
     one_each = [
         figures(zmp_inside_share=0.987),
         figures(torque_violation_frames=1, torque_worst_ratio=1.02),
         figures(jerk_m_s3=107.0),
         figures(deviation=0.0155),
+        figures(flight_error_m=0.0013),
+        figures(flight_momentum_change=0.06),
     ]
     for f in one_each:
         assert _bar_score(f, BEFORE)[0] == 1 + (f["torque_violation_frames"] > 0 and f["torque_worst_ratio"] > 1.3)
