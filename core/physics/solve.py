@@ -129,7 +129,8 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    worst 1.08 [0.92–1.43] → 0.99 [0.92–1.12], ZMP 97.9 [94.1–99.6] → 99.4 [99.2–100.0] %, deviation 1.34
    [1.22–1.55] → 1.29 [1.20–1.41] %, bars 1 → 4 of 7; Bandai's punch (no run holds its bars: deviation 3.5–5.7 %)
    frames 6 [1–15] → 6 [1–12], ZMP 77.7 [51.8–84.8] → 79.5 [71.0–86.2] %. Walks 02_01 and 05_01, the dance,
-   Mixamo and CC hold every bar in 7 of 7 runs before and after (no retry runs on them). Where the runs part:
+   Mixamo and CC hold every bar in 7 of 7 runs before and after (no retry runs on them); CMU 131_01 is steady
+   and no retry wins there (55 [53–58] frames over a limit, ZMP 95.8 [95.0–96.0] %, before and after). Where the runs part:
    traced on the punch at four caps, the passes end within 35–40 frames over a limit and ZMP 39–42 %, the first
    final plan at ZMP 47–56 % and deviation 3.5–5.6 % (Gauss–Newton full steps taken on any decrease of the merit
    on active sets that only grow; the first step alone moves the shift 8–11 units), and the extra final plan is
