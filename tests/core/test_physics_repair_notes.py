@@ -25,9 +25,15 @@ def stop_of_131_01():
     return motion, contacts, body_model(motion.skeleton, 90.0, unit=unit, up=contacts.up)
 
 
+# the repair's notes of one finish: without the retry (``retry_boost``), whose second finish on this stop keeps a
+# result whose repair refused nothing (frames over a limit 25 -> 12, ZMP inside 91.3 -> 96.2 %, deviation 1.24 ->
+# 1.44 %: no local plan left fewer frames over)
+ONE_FINISH = solve.PhysicsOptions(retry_boost=0.0)
+
+
 def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
     motion, contacts, body = stop_of_131_01()
-    out, rep = solve.physics_retarget(motion, contacts, body)
+    out, rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
     causes = rep["torque_causes"]
     assert causes and all(c["searched"] and c["repair"] for c in causes)  # every frame still over: searched, why
     notes = dict.fromkeys(c["repair"] for c in causes)
@@ -48,7 +54,7 @@ def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
     assert not any(k in bars for k in ("ZMP", "flight", "worse than the input"))
     monkeypatch.setattr(solve, "REPAIR_DEVIATION", np.inf)
     monkeypatch.setattr(solve, "JERK_BAR", np.inf)
-    lifted, lifted_rep = solve.physics_retarget(motion, contacts, body)
+    lifted, lifted_rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
     # the repair's search is adaptive (a window kept changes the next ones), so the lifted run need not find that
     # very motion again; what the note claims is that those bars, not the search, kept most of the window over
     kept = sum(lo <= c["frame"] <= hi for c in causes)
@@ -70,7 +76,7 @@ def test_the_repair_measures_its_bars_on_the_replanted_motion_its_trials_are_spl
     motion = capture.scaled(1.4)
     contacts = detect_contacts(motion)
     body = body_model(motion.skeleton, 90.0, unit=unit, up=contacts.up)
-    out, rep = solve.physics_retarget(motion, contacts, body)
+    out, rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
     assert rep["torque_worse"] == []
     assert rep["after"]["torque_violation_frames"] <= rep["before"]["torque_violation_frames"] // 10
     assert rep["after"]["torque_worst_ratio"] < rep["before"]["torque_worst_ratio"]
