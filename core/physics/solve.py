@@ -464,9 +464,10 @@ def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
 
 
 def planting_anchors(
-    motion: Motion, feet: Contacts, before: Analysis, body: BodyModel, opts: PhysicsOptions
+    motion: Motion, feet: Contacts, toes: Contacts, before: Analysis, body: BodyModel, opts: PhysicsOptions
 ) -> Contacts:
-    """The anchors planting pins the feet (``feet``, the motion's foot contacts) to: on a leash of ``LEASH`` of the
+    """The anchors planting pins the feet (``feet``, the motion's foot contacts; ``toes``, the same with the toes'
+    own, :func:`with_toes`) to: on a leash of ``LEASH`` of the
     stature (:func:`core.contacts.leash_anchors`), eased in and out over ``plant_ease`` seconds
     (:func:`eased_anchors`) except next to a stretch without support at least as long as a flight phase
     (:func:`.metrics.flight_phases`, 3 frames; ``before``: the input's analysis, its support with the toes). A
@@ -483,11 +484,17 @@ def planting_anchors(
     for a, b in flight_phases(before.support.any):
         unsupported[a:b] = True
     feet = eased_anchors(motion, feet, opts.plant_ease, ~unsupported)
-    return held_toes(feet, motion, world, opts.plant_ease, ~unsupported, HELD * body.height / body.unit)
+    return held_toes(feet, toes, motion, world, opts.plant_ease, ~unsupported, HELD * body.height / body.unit)
 
 
 def held_toes(
-    feet: Contacts, motion: Motion, world: np.ndarray, seconds: float, supported: np.ndarray, still: float
+    feet: Contacts,
+    toes: Contacts,
+    motion: Motion,
+    world: np.ndarray,
+    seconds: float,
+    supported: np.ndarray,
+    still: float,
 ) -> Contacts:
     """``feet`` (ankle contacts eased by :func:`eased_anchors`) that keep a toe the motion already holds still.
 
@@ -505,9 +512,8 @@ def held_toes(
     rows are as they were; the two rows retargeted onto rigs gained (jerk ×1.003 → ×0.999, ×1.010 → ×1.003),
     and the Bandai captures, whose toes stand still, moved: the dance 349 → 347 frames over a limit, the kick
     3 → 4, the 24-frame run given back whole by the do-no-harm guard (1 → 8 frames over, as captured; it had
-    ended 10.6 % from the capture at ×1.705 jerk). world: (T, J, 3) positions of ``motion``; seconds, supported:
-    the ease of :func:`eased_anchors`."""
-    toes = with_toes(motion, feet)
+    ended 10.6 % from the capture at ×1.705 jerk). toes: ``motion``'s foot and toe contacts (:func:`with_toes`);
+    world: (T, J, 3) positions of ``motion``; seconds, supported: the ease of :func:`eased_anchors`."""
     n = int(round(seconds * motion.fps))
     if len(toes.joints) == len(feet.joints) or n < 1:
         return feet
@@ -1399,7 +1405,7 @@ def _do_no_harm(
         trial = _blend_back(motion, source, level)
         if opts.plant:
             trial = _blend_back(_plant(trial, feet), trial, level)
-        return trial, analyse(trial, bearing(contacts, trial.world_positions()), body, **measure)
+        return trial, _judged(trial, contacts, body, measure)
 
     level = np.zeros(t)
     best, best_an = motion, an
@@ -1635,11 +1641,11 @@ def physics_retarget(
     step = as_progress(progress)
     start = time.perf_counter()
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
-        feet = contacts
-        contacts = with_toes(motion, contacts) if opts.toes else contacts
+        feet, toes = contacts, with_toes(motion, contacts)
+        contacts = toes if opts.toes else feet
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
-        feet = planting_anchors(motion, feet, before, body, opts)
+        feet = planting_anchors(motion, feet, toes, before, body, opts)
         # the plans hold the stretches held off the floor; a ZMP far beyond the feet is named after the
         # solve where it still is (held by the plans, a synthetic walk the solve balances on 79 % of its
         # frames stayed at 4 %: no shift near the motion brings it back was not true of its input)

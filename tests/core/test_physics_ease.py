@@ -125,7 +125,7 @@ def test_a_frame_lost_between_two_steps_is_no_flight():
     assert toes.flags[701].any() and not toes.flags[702].any() and toes.flags[703].any()  # one frame lost
     before = analyse(motion, toes, body)
     assert not len(airborne(before))  # no flight in this walk
-    feet = planting_anchors(motion, contacts, before, body, PhysicsOptions())
+    feet = planting_anchors(motion, contacts, toes, before, body, PhysicsOptions())
     planted = _plant(motion, feet, hinge=True)
     ankle = contacts.joints[np.flatnonzero(contacts.flags[703])[0]]
     moved = np.linalg.norm(planted.world_positions()[703, ankle] - motion.world_positions()[703, ankle]) * unit
