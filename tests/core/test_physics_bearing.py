@@ -5,7 +5,8 @@ input's contacts, so where the solve lifted a foot the ground still pushed on it
 740-879, 1.4x taller, 90 kg) the report counted, on 11 frames, a foot beyond the detector's own thresholds
 for leaving a contact, and gave a 32-frame flight with a 0.55 mm CoM error; judged by the feet of the
 result, the flight is 42 frames long and 1.43 mm off its parabola (on the whole clip 33 -> 40 frames,
-0.86 -> 1.23 mm, angular momentum change 5.8 % -> 37.9 %, worst |tau|/limit 1.47 -> 1.83).
+0.86 -> 1.23 mm, angular momentum change 5.8 % -> 37.9 %, worst |tau|/limit 1.47 -> 1.83). Since the final
+flight works on the feet's flights too (core.physics.solve._final_flight), this window's is 37 frames long.
 """
 
 from __future__ import annotations
@@ -58,4 +59,5 @@ def test_the_after_figures_count_no_support_under_a_lifted_foot():
     names = [motion.skeleton.names[j] for j in toes.joints]
     order = [names.index(n) for n in ("LeftAnkle", "LeftToe", "RightAnkle", "RightToe")]
     assert not (boxes & beyond[:, order]).any()
-    assert rep["after"]["flight_frames"] >= 40  # the result's feet are off the floor that long
+    aloft = beyond.all(axis=1).sum()  # frames the result's feet are all off the floor (one flight here)
+    assert aloft >= 30 and rep["after"]["flight_frames"] >= aloft  # the report's flight is at least that long
