@@ -156,19 +156,53 @@ def height_and_speed(positions: np.ndarray, up: np.ndarray, fps: float, smooth: 
     return p @ up, speed
 
 
-def bearing(contacts: Contacts, positions: np.ndarray, hysteresis: float = 1.5, smooth: float = 0.05) -> Contacts:
-    """``contacts`` without the frames where their joint, at ``positions`` (T, J, 3) scene units, is beyond the
-    thresholds at which :func:`detect_contacts` ends a contact (above floor + ``hysteresis`` · (height_threshold
-    − floor), or faster than ``hysteresis`` · speed_threshold; positions smoothed over ``smooth`` seconds as
-    there): on the motion they were detected on nothing changes; on another motion (physics moves the feet,
-    most near a flight) a foot it has lifted off the floor bears no weight (CMU 131_03 on a 1.4x taller
-    body after physics: a toe 2.5-3.6 cm above the floor and rising at take-off, still flagged from the
-    input, gave the report a 33-frame flight where the written feet are off the floor for 40-43 frames)."""
-    height, speed = height_and_speed(np.asarray(positions, dtype=float)[:, contacts.joints], contacts.up,
-                                     contacts.fps, smooth)  # fmt: skip
-    floor = np.asarray(contacts.floor, dtype=float)
+BEARING_REACH = 1.0 / 30.0  # seconds either side of a frame over which bearing() measures a joint's velocity
+
+
+def velocity(positions: np.ndarray, fps: float, reach: float = BEARING_REACH) -> np.ndarray:
+    """Velocity (T, ..., 3) scene units/s of positions (T, ..., 3): the central difference over ``reach`` seconds
+    either side (at least one frame; one-sided at the clip's ends). The same span in seconds at every frame rate
+    (24 fps: ±1 frame, 30: ±1, 60: ±2, 120: ±4), so a capture glitch or a lift is seen as far ahead at any rate;
+    a moving average of ``round(smooth · fps)`` frames followed by a per-frame gradient reaches 0.04 s at
+    24 fps, 0.1 s at 30 and 0.058 s at 120, and spread a 2-frame toe flip on a still toe over ±4 frames."""
+    p = np.asarray(positions, dtype=float)
+    t, k = len(p), max(1, int(round(reach * fps)))
+    if t < 2:
+        return np.zeros_like(p)
+    ahead, behind = np.minimum(np.arange(t) + k, t - 1), np.maximum(np.arange(t) - k, 0)
+    span = ((ahead - behind) / fps).reshape(-1, *([1] * (p.ndim - 1)))
+    return (p[ahead] - p[behind]) / span
+
+
+def bearing(
+    contacts: Contacts,
+    positions: np.ndarray,
+    hysteresis: float = 1.5,
+    smooth: float = 0.05,
+    reach: float = BEARING_REACH,
+) -> Contacts:
+    """``contacts`` on the frames where their joint, at ``positions`` (T, J, 3) scene units, is on the floor:
+    within the thresholds at which :func:`detect_contacts` ends a contact (not above floor + ``hysteresis`` ·
+    (height_threshold − floor) nor faster than ``hysteresis`` · speed_threshold, positions smoothed over
+    ``smooth`` seconds as there), and neither leaving the floor nor coming down onto it faster than
+    speed_threshold, the speed at which a contact may begin (vertical velocity over ``reach`` seconds either side,
+    :func:`velocity`: the same span at every frame rate). All thresholds are the contact's own, in body sizes
+    and body sizes per second, so the rule holds in any unit.
+
+    Why: physics moves the feet (most near a flight), and a contact of the input held over a foot it lifted gave
+    the ground a grip on a foot in the air (CMU 131_03 on a 1.4x taller body: a toe 2.5-3.6 cm above the floor
+    and rising at take-off gave the report a 33-frame flight where the written feet are off the floor for 40-43
+    frames). The vertical test: the detector's hysteresis holds a contact up to 1.5x its thresholds, and a foot
+    rising there is leaving (CMU 05_02 after physics, frames 829-834: a left ankle 5-11 cm up and rising at
+    1.1-1.4 m/s, its toe rising too, still bore the body; the independent re-measure,
+    tests/physics_reference.py, found the right knee at 1.10-1.15 of its limit there, the report 0.76-0.83);
+    a heel rising while its toe stays down leaves the toe's forefoot box to bear."""
+    p = np.asarray(positions, dtype=float)[:, contacts.joints]
+    height, speed = height_and_speed(p, contacts.up, contacts.fps, smooth)
+    floor, limit = np.asarray(contacts.floor, dtype=float), contacts.speed_threshold
     low = height <= floor + hysteresis * (np.asarray(contacts.height_threshold) - floor)
-    return replace(contacts, flags=contacts.flags & low & (speed <= hysteresis * contacts.speed_threshold))
+    settled = np.abs(velocity(p, contacts.fps, reach) @ contacts.up) <= limit
+    return replace(contacts, flags=contacts.flags & low & (speed <= hysteresis * limit) & settled)
 
 
 def detect_contacts(
