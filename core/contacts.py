@@ -156,19 +156,59 @@ def height_and_speed(positions: np.ndarray, up: np.ndarray, fps: float, smooth: 
     return p @ up, speed
 
 
-def bearing(contacts: Contacts, positions: np.ndarray, hysteresis: float = 1.5, smooth: float = 0.05) -> Contacts:
-    """``contacts`` without the frames where their joint, at ``positions`` (T, J, 3) scene units, is beyond the
-    thresholds at which :func:`detect_contacts` ends a contact (above floor + ``hysteresis`` · (height_threshold
-    − floor), or faster than ``hysteresis`` · speed_threshold; positions smoothed over ``smooth`` seconds as
-    there): on the motion they were detected on nothing changes; on another motion (physics moves the feet,
-    most near a flight) a foot it has lifted off the floor bears no weight (CMU 131_03 on a 1.4x taller
-    body after physics: a toe 2.5-3.6 cm above the floor and rising at take-off, still flagged from the
-    input, gave the report a 33-frame flight where the written feet are off the floor for 40-43 frames)."""
-    height, speed = height_and_speed(np.asarray(positions, dtype=float)[:, contacts.joints], contacts.up,
-                                     contacts.fps, smooth)  # fmt: skip
-    floor = np.asarray(contacts.floor, dtype=float)
+BEARING_REACH = 1.0 / 30.0  # seconds before and after a frame over which bearing() measures a joint's rise
+
+
+def height_rates(heights: np.ndarray, fps: float, reach: float = BEARING_REACH) -> tuple[np.ndarray, np.ndarray]:
+    """How fast heights (T, ...) scene units rose over the last ``reach`` seconds and will rise over the next
+    (two (T, ...) arrays, scene units/s; at least one frame, shorter at the clip's ends, 0 at its first and last
+    frame). The same span in seconds at every frame rate (24 fps: 1 frame, 30: 1, 60: 2, 120: 4). One-sided, so
+    a foot on the floor on the frame it takes off (the push's strongest) is not seen rising yet, nor a landing
+    foot on the frame it stops."""
+    h = np.asarray(heights, dtype=float)
+    t, k = len(h), max(1, int(round(reach * fps)))
+    frames = np.arange(t)
+    ahead, behind = np.minimum(frames + k, t - 1), np.maximum(frames - k, 0)
+
+    def rate(to: np.ndarray, start: np.ndarray) -> np.ndarray:
+        span = ((to - start) / fps).reshape(-1, *([1] * (h.ndim - 1)))
+        return np.divide(h[to] - h[start], span, out=np.zeros_like(h), where=span > 0)
+
+    return rate(frames, behind), rate(ahead, frames)
+
+
+def bearing(
+    contacts: Contacts,
+    positions: np.ndarray,
+    hysteresis: float = 1.5,
+    smooth: float = 0.05,
+    reach: float = BEARING_REACH,
+) -> Contacts:
+    """``contacts`` on the frames where their joint, at ``positions`` (T, J, 3) scene units, is on the floor:
+    within the thresholds at which :func:`detect_contacts` ends a contact (not above floor + ``hysteresis`` ·
+    (height_threshold − floor) nor faster than ``hysteresis`` · speed_threshold, positions smoothed over
+    ``smooth`` seconds as there), and neither leaving the floor (risen faster than speed_threshold, the
+    speed at which a contact may begin, over the last ``reach`` seconds) nor still coming down onto it (falling as
+    fast over the next ``reach`` seconds; :func:`height_rates`, the same span at every frame rate). All
+    thresholds are the contact's own, in body sizes and body sizes per second, so the rule holds in any unit.
+
+    Why: physics moves the feet (most near a flight), and a contact of the input held over a foot it lifted gave
+    the ground a grip on a foot in the air (CMU 131_03 on a 1.4x taller body: a toe 2.5-3.6 cm above the floor
+    and rising at take-off gave the report a 33-frame flight where the written feet are off the floor for 40-43
+    frames). The vertical test: the detector's hysteresis holds a contact up to 1.5x its thresholds, and a foot
+    rising there is leaving (CMU 05_02 after physics, frames 828-834: a left ankle 5-11 cm up and rising at
+    1.1-1.4 m/s, its toe rising too, still bore the body; the independent re-measure,
+    tests/physics_reference.py, found the right knee at 1.10-1.15 of its limit there, the report 0.74-0.83; now
+    1.01-1.15 from 830 on); a heel rising while its toe stays down leaves the toe's forefoot box to bear.
+    One-sided rates because a central difference over 1/30 s either side saw a toe still on the floor rising on
+    its take-off frame (the benchmark's jumps 01_01, frame 778: the left ankle then read 1.25 of its limit)."""
+    p = np.asarray(positions, dtype=float)[:, contacts.joints]
+    height, speed = height_and_speed(p, contacts.up, contacts.fps, smooth)
+    floor, limit = np.asarray(contacts.floor, dtype=float), contacts.speed_threshold
     low = height <= floor + hysteresis * (np.asarray(contacts.height_threshold) - floor)
-    return replace(contacts, flags=contacts.flags & low & (speed <= hysteresis * contacts.speed_threshold))
+    rose, will_rise = height_rates(p @ contacts.up, contacts.fps, reach)
+    settled = (rose <= limit) & (will_rise >= -limit)
+    return replace(contacts, flags=contacts.flags & low & (speed <= hysteresis * limit) & settled)
 
 
 def detect_contacts(

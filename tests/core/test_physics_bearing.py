@@ -12,11 +12,13 @@ flight works on the feet's flights too (core.physics.solve._final_flight), this 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from core import synthetic
 from core.contacts import bearing, detect_contacts, height_and_speed
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
+from core.motion import Motion
 from core.physics.body import body_model
 from core.physics.solve import PhysicsOptions, physics_retarget, with_toes
 from core.physics.units import likely_unit
@@ -61,3 +63,65 @@ def test_the_after_figures_count_no_support_under_a_lifted_foot():
     assert not (boxes & beyond[:, order]).any()
     aloft = beyond.all(axis=1).sum()  # frames the result's feet are all off the floor (one flight here)
     assert aloft >= 30 and rep["after"]["flight_frames"] >= aloft  # the report's flight is at least that long
+
+
+RATES = (24.0, 30.0, 60.0, 120.0)
+
+
+def _standing_then_rising(fps: float, unit: float, rise: float) -> tuple:
+    """The procedural humanoid standing still for 0.5 s (its contacts detected on that), then the same body
+    rising at ``rise`` body sizes per second (a foot leaving the floor), in ``unit`` (1: metres, 100: cm).
+    Returns the contacts of the still motion, the rising motion and the frame the rise starts."""
+    still = Motion.rest(synthetic.humanoid(), int(round(0.8 * fps)), fps).scaled(unit)
+    contacts = detect_contacts(still)
+    start = int(round(0.5 * fps))
+    rising = still.copy()
+    t = np.maximum(np.arange(still.n_frames) - start, 0) / fps
+    rising.translations[:, 0] += (rise * still.skeleton.size() * t)[:, None] * contacts.up
+    return contacts, rising, start
+
+
+@pytest.mark.parametrize("unit", (1.0, 100.0))
+@pytest.mark.parametrize("fps", RATES)
+def test_a_foot_rising_within_the_hysteresis_band_bears_no_weight(fps, unit):
+    """A foot 0-6 % of the body size above its floor (inside the detector's hysteresis band, 1.5 x 4 %) and
+    rising at 0.6 body sizes per second (under the band's 0.75, over the 0.5 at which a contact may begin)
+    is leaving the floor: from 0.03 s after it starts to rise until it leaves the band (0.1 s) it bears
+    nothing, at every frame rate and in metres or centimetres. Before core.contacts.bearing's vertical test
+    it bore the body on every one of those frames (CMU 05_02 after physics, frames 829-834). Standing still,
+    every frame bears."""
+    contacts, rising, start = _standing_then_rising(fps, unit, 0.6)
+    assert contacts.flags.all()
+    kept = bearing(contacts, rising.world_positions())
+    assert kept.flags[:start].all()
+    leaving = slice(start + int(np.ceil(0.03 * fps)), start + int(0.09 * fps) + 1)
+    assert leaving.stop - leaving.start >= 2
+    assert not kept.flags[leaving].any()
+
+
+@pytest.mark.parametrize("unit", (1.0, 100.0))
+@pytest.mark.parametrize("fps", RATES)
+def test_a_foot_bears_on_the_frame_it_takes_off(fps, unit):
+    """A foot on the floor on the last frame before it rises at 1.2 body sizes per second (a jump's take-off, the
+    push's strongest frame) bears it, at every rate and unit; so do the frames before. A central difference over
+    1/30 s either side saw it rising there (0.6 body sizes/s) and dropped it: the benchmark's jumps 01_01 then
+    read a frame over a limit at take-off (778, 1.25) where every bar had held."""
+    contacts, rising, start = _standing_then_rising(fps, unit, 1.2)
+    kept = bearing(contacts, rising.world_positions())
+    assert kept.flags[: start + 1].all()
+
+
+@pytest.mark.parametrize("unit", (1.0, 100.0))
+@pytest.mark.parametrize("fps", RATES)
+def test_a_walk_keeps_its_own_contacts_at_every_rate(fps, unit):
+    """The procedural walk judged by its own contacts loses none of a stance but the debounce-filled frames
+    (at most 5 %), and no stance loses a frame while its foot is still on the floor: at 24, 30, 60 and
+    120 fps, in metres and centimetres (the vertical test's velocity spans 1/30 s either side at every
+    rate, so a toe-off is seen as early at 30 fps as at 120)."""
+    motion = synthetic.walk(int(3 * fps), fps).scaled(unit)
+    contacts = detect_contacts(motion)
+    kept = bearing(contacts, motion.world_positions())
+    assert kept.flags.sum() >= 0.95 * contacts.flags.sum()
+    height = motion.world_positions()[:, contacts.joints] @ contacts.up
+    flat = contacts.flags & (height <= contacts.floor + 0.005 * motion.skeleton.size())  # on the floor, 5 mm
+    assert kept.flags[flat].all()

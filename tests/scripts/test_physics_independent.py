@@ -22,11 +22,26 @@ ZMPs within a median 0.04–0.14 mm.
 The procedural captures (cm, 30 and 60 fps) agree within the same tolerances.
 
 Whole benchmark clips (not run here: minutes each): walk 02_01 and jump 01_01 (1–799) agree (05_01 too, measured
-before core.contacts.bearing);
-hop 131_03 does not: the report's flight is 40 frames long and 1.23 mm off its parabola where the written
-feet are off the floor for 44 frames, 1.8–2.6 mm off (33 frames, 0.86 mm before core.contacts.bearing;
-tests/core/test_physics_bearing.py); dance 05_02 reports 0 frames over a limit where 4–10 are (a rising
-foot that the contact detector's hysteresis still counts: the right knee at 1.10–1.13 of its limit).
+before core.contacts.bearing). Dance 05_02 and hop 131_03 through scripts/retarget.py --physics (frames 1 on),
+report → measure, before → after bearing's rise test (core.contacts.bearing: a joint that has risen, or will
+still come down, faster than a contact may begin over 1/30 s bears nothing); the written motions are the same
+before and after: dance frames over a limit 1 → 6 against 11, worst 1.088 → 1.145 against 1.340; hop frames over
+31 → 31 against 39, worst 2.026 → 2.026 against 2.774, flight CoM 1.48 → 2.19 mm against 2.10–2.91 mm (40 → 41
+frames, the measure's phase 44), momentum change 38 → 37 % against 24–55 %; disagreements() finds none after
+(before: the dance's frame count, the hop's flight). Handed the report's contacts, the measure gives the
+report's figures on every frame (dance 6 frames, 1.146; hop 31, 2.027): every frame where they part is a
+contact. Where they still part, frame by frame (stature fractions; speeds by this measure's 0.05 s
+Savitzky–Golay): dance 590 and hop 213 (a toe 0.3–0.5 % above its floor sliding at 0.52–0.53 statures/s),
+dance 735 (a toe 0.4 % up at 0.60), dance 793 (an ankle 0.3 % up coming down at 0.27, 0.55 in all: a
+touchdown; the dance's worst, 1.34), hop 760 (a heel rising at 0.47, its toe down), dance 828–829 (the first
+two frames of the left foot's lift, 1/30 s before the report sees it risen; 830–834 agree now), hop 510–511 (a
+landing foot 1.2–3 cm up coming down at 0.3–1.1, on the floor at 512, while the 0.2 s derivative window already
+carries the impact): frames at a change of contacts, where this measure's rule (no hysteresis, 0.5 statures/s)
+and the project's part by a frame or two; and hop 1005–1008, where the capture's left toe jumps 5 cm in two
+frames (1002–1004) while on the floor: the project's detector (a 0.05 s moving average, then a gradient) reads
+it moving at 0.98 body sizes/s over 1000–1006 and begins its contact at 1007, so the report has no foot under
+the body at 1005–1006 (this measure puts it on that toe: the left hip at 1.90–2.77, the hop's worst); bearing
+cannot add a contact the input lacked.
 """
 
 from __future__ import annotations
