@@ -333,3 +333,94 @@ def test_banded_solve_equals_the_dense_solve(n, band):
     expected = np.linalg.solve(a, b)
     assert np.abs(x - expected).max() <= 1e-9 * np.abs(expected).max()
     assert np.abs(a @ x - b).max() <= 1e-9 * np.abs(b).max()
+
+
+def _cubic_zmp(t: int, spacing: float, gain: float):
+    """A ZMP 1.6 out along x over the unit square that moves with the shift as δ + gain·δ³: a linear model at δ = 0
+    sees only δ, so its full step overshoots when ``gain`` is large."""
+    z0 = np.tile([1.6, 0.0], (t, 1))
+
+    def measure(c):
+        delta = evaluate(c, t, spacing)
+        return Measures(z0 + delta + gain * delta**3, np.zeros((t, 0, 3)))
+
+    return measure
+
+
+def test_damped_step_solves_the_damped_normal_equations_and_promises_the_models_decrease():
+    """``_damped_step`` against a dense least-squares solve of the same model (rows of the active residuals, the
+    regulariser's square root, √μ·√diag(N) rows of damping): the same target; its promise is the model's
+    merit at the start less at the target; more damping, a shorter step (in the damping's scaling) and a smaller
+    promise."""
+    from core.physics.balance import _damped_step
+    from core.physics.progress import as_progress
+
+    t, spacing = 40, 4.0
+    measure = _cubic_zmp(t, spacing, 0.5)
+    sup = _square_support(t)
+    objective = BalanceObjective(sup, np.zeros(0), PlanGoals(0.1, deviation=1e-3, smoothness=1e-3), spacing, 60.0)
+    controls = np.full((objective.n, 2), 0.05)
+    m = measure(controls)
+    active = objective.violations(m)
+    index, jac = coloured_jacobian(lambda c: measure(c).flat(), controls, spacing, 2 * spacing, 1e-7)
+    rows, b = objective.linearise(m, index, jac, active)
+    dense = np.stack([rows.times(e) for e in np.eye(objective.n * 2)], axis=1)  # A (R, n·D)
+    reg = objective.regulariser
+    x = controls.ravel()
+    lengths, promises = [], []
+    for mu in (0.0, 0.1, 1.0, 10.0):
+        options = SolverOptions(inner=1)
+        target, _, promised = _damped_step(objective, m, controls, index, jac, active, mu, options, as_progress(None))
+        d = np.diag(dense.T @ dense + reg)
+        # minimise |b + A Δ|² + (x+Δ)·R·(x+Δ) + μ Σ d Δ²  ⇔  (AᵀA + R + μ D) Δ = −Aᵀb − R x
+        delta = np.linalg.solve(dense.T @ dense + reg + mu * np.diag(d), -dense.T @ b - reg @ x)
+        np.testing.assert_allclose(target.ravel(), x + delta, atol=1e-9)
+        y = x + delta
+        model = (b + dense @ delta) @ (b + dense @ delta) + y @ reg @ y
+        assert promised == pytest.approx(b @ b + x @ reg @ x - model, rel=1e-9)
+        lengths.append(np.sqrt(d @ delta**2))  # the step's length in the damping's own scaling
+        promises.append(promised)
+    assert np.all(np.diff(lengths) < 0) and np.all(np.diff(promises) < 0) and promises[-1] > 0
+
+
+def test_a_step_the_model_oversold_is_refused_and_damped():
+    """The cubic ZMP: Gauss–Newton's full step from δ = 0 (damping 0) throws the ZMP out past the other edge, so the
+    merit rises and the trial is refused; the next trial, damped, is kept and ends inside. The plan's result is a
+    trial it measured, never the refused one."""
+    t, spacing = 40, 4.0
+    measure = _cubic_zmp(t, spacing, 10.0)
+    sup = _square_support(t)
+    trials = []
+
+    def realise(c):
+        if np.abs(c).max() > 0.01:  # not the start, nor a Jacobian column (eps = 1e-3)
+            trials.append(c.copy())
+        return c
+
+    plan = plan_balance(
+        realise, measure, sup, np.zeros(0), spacing, 2 * spacing,
+        PlanGoals(0.1, deviation=1e-4, smoothness=1e-4), SolverOptions(iterations=3, damping=0.0), fps=60.0,
+    )  # fmt: skip
+    first, second = (evaluate(c, t, spacing) for c in trials[:2])
+    assert measure(trials[0]).zmp[:, 0].min() < -1.0  # the full step overshoots past the far edge: refused
+    assert np.abs(second).mean() < 0.8 * np.abs(first).mean()  # damped: shorter (the same step again would be equal)
+    assert not np.allclose(plan.controls, trials[0])
+    inside, _, _ = sup.query(measure(plan.controls).zmp)
+    assert inside.all()
+
+
+def test_an_active_frame_the_shift_took_off_the_floor_gives_no_zmp_row():
+    """A frame active for good whose ZMP is now undefined (the shift made it a flight frame): no row for it, and
+    the others' rows are finite (a NaN row had made the whole step NaN and stopped the plan)."""
+    t, spacing = 20, 4.0
+    sup = _square_support(t)
+    objective = BalanceObjective(sup, np.zeros(0), PlanGoals(0.1), spacing, 60.0)
+    zmp = np.tile([1.5, 0.0], (t, 1))
+    active = (np.ones(t, dtype=bool), np.zeros((t, 0), dtype=bool))
+    zmp[7] = np.nan
+    m = Measures(zmp, np.zeros((t, 0, 3)))
+    index, jac = coloured_jacobian(
+        lambda c: np.tile([1.0, 0.0], (t, 1)), np.zeros((objective.n, 2)), spacing, 8.0, 1e-6
+    )
+    rows, b = objective.linearise(m, index, jac, active)
+    assert len(b) == 2 * (t - 1) and np.isfinite(b).all() and np.isfinite(rows.values).all()
