@@ -60,9 +60,6 @@ from .displacement import bspline_basis, evaluate, n_controls, second_difference
 from .progress import Progress, as_progress
 from .support import Support
 
-ACCEPT = 1e-3  # a trial is kept when the exact merit falls by more than this share of what the model promised
-REFUSED_RAISE = 10.0  # a refused trial's damping times this (at least ``SolverOptions.refused``) for the next
-
 
 class Measures(NamedTuple):
     """What the plan constrains, per frame: zmp (T, 2) ground coordinates in scene units (NaN where
@@ -255,15 +252,12 @@ class PlanGoals:
 @dataclass(frozen=True)
 class SolverOptions:
     """How the plan is solved: iterations: Gauss–Newton steps (each costs one evaluation, or more
-    when a trial is refused, plus C·D for a fresh Jacobian, see :func:`coloured_jacobian`);
+    when the line search backtracks, plus C·D for a fresh Jacobian, see :func:`coloured_jacobian`);
     jacobian_every: steps per fresh Jacobian (the steps between reuse the last one with the new
-    residuals and active sets: a chord method, whose trials still measure exactly);
+    residuals and active sets: a chord method, whose line search still measures exactly);
     inner: active-set rounds per step on the linear model; eps: finite-difference step, scene
-    units; backtracks: trials of a step (each refused one damped ten times more) before giving up;
-    batch_frames: frames per batched evaluation of the Jacobian's columns (when the caller can batch);
-    damping: Levenberg–Marquardt's μ of the first step (Marquardt's scaling: μ·diag of the normal matrix;
-    0: a full Gauss–Newton step first); refused: the least μ after a refused trial; fall: μ is divided by
-    up to this after a step whose merit fell as the model promised (Nielsen's update; module notes)."""
+    units; backtracks: halvings of a step before giving up; batch_frames: frames per batched
+    evaluation of the Jacobian's columns (when the caller can batch)."""
 
     iterations: int = 3
     inner: int = 5
@@ -271,9 +265,6 @@ class SolverOptions:
     backtracks: int = 4
     batch_frames: int = 2048
     jacobian_every: int = 1
-    damping: float = 0.0
-    refused: float = 1.0
-    fall: float = 10.0
 
 
 class BalanceObjective:
@@ -354,7 +345,7 @@ class BalanceObjective:
         za, ta = active
         g, n, limits = self.goals, self.n, self.limits
         at, rows, rhs = [], [], []
-        f = np.flatnonzero(za & np.isfinite(m.zmp).all(axis=1))  # an active frame the shift took off the floor: no row
+        f = np.flatnonzero(za)
         goal = self.support.project(m.zmp[f], g.margin, f)
         for k in range(2):
             at.append(index[f]), rows.append(jac[f, k])
@@ -385,8 +376,7 @@ def gauss_newton(
 ) -> tuple[np.ndarray, Measures, tuple[np.ndarray, np.ndarray], int, tuple[np.ndarray, np.ndarray] | None]:
     """Minimise ``objective`` over the controls (n, D) from zero: Gauss–Newton steps on coloured
     finite-difference Jacobians, active sets that only grow (first from the measures, then from
-    what the linear model says a step would push out), each step damped (Levenberg–Marquardt) and kept
-    only when the exact merit falls by a share of what the model promised (module notes).
+    what the linear model says a step would push out), a backtracking line search on the merit.
 
     evaluate_measures(controls) → :class:`Measures`; spacing, reach, edge: see :func:`coloured_jacobian`;
     evaluate_many(controls (E, n, D)) → E :class:`Measures`, the same values in one call (batches of
@@ -432,7 +422,6 @@ def gauss_newton(
     controls = np.zeros((n, dims))
     index, jac = jacobian if jacobian is not None else (None, None)
     current = measured(controls)
-    damping = options.damping
     active = (np.zeros(len(current.zmp), dtype=bool), np.zeros(current.torques.shape[:2], dtype=bool))
     done = 0
     for done in range(1, options.iterations + 1):
@@ -444,66 +433,34 @@ def gauss_newton(
         if fresh or jac is None:  # else the last Jacobian, at the new residuals
             many = flat_many if evaluate_many is not None else None
             index, jac = coloured_jacobian(flat, controls, spacing, reach, options.eps, many, current.flat(), edge)
-        for _ in range(options.backtracks):  # trials, the damping raised after each one refused
-            target, active, promised = _damped_step(
-                objective, current, controls, index, jac, active, damping, options, report
-            )
-            before = objective.merit(controls, current, active)
-            m = measured(target)
-            after = objective.merit(target, m, active)
-            gain = (before - after) / max(promised, 1e-300)
-            if after < before and gain > ACCEPT:
-                controls, current = target, m
-                damping *= max(1.0 / options.fall, 1.0 - (2.0 * gain - 1.0) ** 3)  # Nielsen's update
+        for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
+            a, b = objective.linearise(current, index, jac, active)
+            report.tick()  # each of these is about one evaluation's work on a long clip
+            x = controls.ravel()
+            normal = a.gram() + objective.regulariser
+            report.tick()
+            rhs = a.transposed_times(a.times(x) - b) + objective.linear
+            target = banded_solve(normal, rhs, max(a.band(), objective.band)).reshape(n, dims)
+            report.tick()
+            predicted = current.with_flat(_predict(index, jac, target - controls, current.flat()))
+            new = objective.violations(predicted)
+            if not any((v & ~was).any() for v, was in zip(new, active)):
                 break
-            damping = max(damping * REFUSED_RAISE, options.refused)
+            active = grown(active, new)
+        before = objective.merit(controls, current, active)
+        step = 1.0
+        for _ in range(options.backtracks):  # the measures are not linear in the shift
+            trial = controls + step * (target - controls)
+            m = measured(trial)
+            if objective.merit(trial, m, active) < before:
+                controls, current = trial, m
+                break
+            step *= 0.5
         else:
             break
         report(done / options.iterations)
     report(1.0)
     return controls, current, active, done, (None if jac is None else (index, jac))
-
-
-def _damped_step(
-    objective: BalanceObjective,
-    current: Measures,
-    controls: np.ndarray,
-    index: np.ndarray,
-    jac: np.ndarray,
-    active: tuple[np.ndarray, np.ndarray],
-    damping: float,
-    options: SolverOptions,
-    report: Progress,
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], float]:
-    """The Levenberg–Marquardt step from ``controls``: minimiser of the linear model of the active residuals plus the
-    regularisers plus damping·Σ diag(N)·(Δ)² (N the model's normal matrix, Marquardt's scaling), with the active sets
-    grown on the model by the frames that step would push out (``options.inner`` rounds; report ticks between the
-    heavy parts). Returns (target controls,
-    the grown active sets, the decrease of the merit the model promises on the sets it was solved with)."""
-    n, dims = objective.n, objective.dims
-    x = controls.ravel()
-    for _ in range(options.inner):  # active sets grown on the linear model: frames the step would push out
-        a, b = objective.linearise(current, index, jac, active)
-        report.tick()  # each of these is about one evaluation's work on a long clip
-        normal = a.gram() + objective.regulariser
-        report.tick()
-        scale = damping * np.diag(normal)  # Marquardt's: each control damped by its own curvature
-        rhs = a.transposed_times(a.times(x) - b) + objective.linear + scale * x
-        normal[np.diag_indices_from(normal)] += scale
-        target = banded_solve(normal, rhs, max(a.band(), objective.band)).reshape(n, dims)
-        report.tick()
-        predicted = current.with_flat(_predict(index, jac, target - controls, current.flat()))
-        new = objective.violations(predicted)
-        if not any((v & ~was).any() for v, was in zip(new, active)):
-            break
-        active = tuple(a_ | v for a_, v in zip(active, new))
-    t = target.ravel()
-    residual = b + a.times(t - x)
-
-    def regulariser(y):
-        return y @ objective.regulariser @ y - 2.0 * objective.linear @ y
-
-    return target, active, float(b @ b + regulariser(x) - residual @ residual - regulariser(t))
 
 
 def plan_balance(

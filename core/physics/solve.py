@@ -265,7 +265,6 @@ class PhysicsOptions:
     plan_iterations: int = 6  # Gauss–Newton iterations of the plan (and of the final plan, its own Jacobian)
     plan_torque_weight: float = 0.2  # heights of ZMP error worth one unit of |τ|/limit over the limit
     plan_jacobian_every: int = 6  # Gauss–Newton iterations per fresh Jacobian (between: the last one, new residuals)
-    plan_damping: float = 0.1  # Levenberg–Marquardt damping of every plan's first step (.balance notes; 0: full steps)
     polish_iterations: int = 4  # Gauss–Newton iterations of the final plan on the filtered, planted motion (0: none)
     polish_torque_weight: float = 0.2  # the final plan's torque weight (balance first: nothing moves the ZMP after it)…
     zmp_target: float = 0.99  # below this share of contact frames with the ZMP inside, the final plan runs once more
@@ -684,12 +683,7 @@ def _balance(
             window=half if opts.smooth > 0 else 0,
             toward=toward,
         ),
-        SolverOptions(
-            iterations=opts.plan_iterations,
-            eps=1e-3 * hu,
-            jacobian_every=opts.plan_jacobian_every,
-            damping=opts.plan_damping,
-        ),
+        SolverOptions(iterations=opts.plan_iterations, eps=1e-3 * hu, jacobian_every=opts.plan_jacobian_every),
         fps=ref.fps,
         dims=dims,
         progress=progress,
