@@ -1200,15 +1200,23 @@ def _repair_torques(
             sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
             closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused
+            start = None  # (stretch, its analysis, its plan's Jacobian) of the search from zero: a restart's
             for _attempt in range(REPAIR_FOLLOW + 2):  # a better trial some bar refuses: search on from it
-                sub = trial.frames(part)
-                sub_an = analyse(sub, sub_contacts, body, **measure)
+                from_zero = trial is motion
+                if from_zero and start is not None:  # the flights-held restart: the same stretch, the same Jacobian
+                    sub, sub_an, jacobian = start
+                else:
+                    sub, jacobian = trial.frames(part), None
+                    sub_an = analyse(sub, sub_contacts, body, **measure)
                 held = None  # None: _balance holds the stretches held off the floor; then the flights too
                 if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
                 _, plan = _balance(
-                    sub, sub_an, sub_contacts, sub_feet, body, local, measure, None, vertical=True, pin=pin, hold=held
-                )
+                    sub, sub_an, sub_contacts, sub_feet, body, local, measure, None, jacobian=jacobian, vertical=True,
+                    pin=pin, hold=held,
+                )  # fmt: skip
+                if from_zero and start is None:
+                    start = (sub, sub_an, plan.jacobian)
                 axes = np.vstack((sub_an.support.basis, sub_an.support.up[None]))[: plan.shift.shape[1]]
                 shift[part] += plan.shift @ axes
                 trial = _shift_root(motion, root, shift)
@@ -1511,9 +1519,12 @@ def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: Physic
     return replace(body, torque_limits=body.torque_limits * worst)
 
 
-def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, stage, jacobian=None):
+def _finish(
+    out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, judged_in, stage, jacobian=None
+):
     """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result: (motion,
-    analysis, the repair's searched frames, the final plan's Jacobian). jacobian: the final plan's of an earlier
+    analysis, the repair's searched frames, the final plan's Jacobian). judged_in: the input's :func:`_judged`
+    analysis (with ``body``; the same for every finish, made once). jacobian: the final plan's of an earlier
     finish from the same motion (its measures' Jacobian does not depend on the plan's weights: with the
     defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is the same as
     with a fresh one, without its cost)."""
@@ -1525,10 +1536,7 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
             plan_torque_weight=opts.polish_torque_weight,
             plan_deviation=opts.polish_deviation,
         )
-        limited = np.isfinite(body.torque_limits)
-        ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
-        worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
-        boost = 1.0 + (opts.polish_boost - 1.0) * worse
+        boost = 1.0 + (opts.polish_boost - 1.0) * _made_worse(an, before, body, opts)
         fixed = hold | _flying(an)  # the final flight set the flights: the final plan leaves them as they are
         root = state_joints(body, opts.spine_joints)[0]
         back = (before.kin.joint_pos[:, root] - an.kin.joint_pos[:, root]) / body.unit if opts.polish_back else None
@@ -1575,9 +1583,18 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
     if opts.torques and opts.repair_rounds:
         out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
     # judged as the report judges (by the contacts each motion's own feet bear, :func:`core.contacts.bearing`)
-    an, judged = _judged(out, contacts, body, measure), _judged(motion, contacts, body, measure)
-    out, an = _do_no_harm(out, an, motion, judged, contacts, feet, body, opts, measure, hold)
+    an = _judged(out, contacts, body, measure)
+    out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
     return out, an, searched, None if last is None else last.jacobian
+
+
+def _made_worse(an: Analysis, before: Analysis, body: BodyModel, opts: PhysicsOptions) -> np.ndarray:
+    """(T, L) bool: the joint-frames of the limited joints that the solve took near or over their limit (above
+    ``1 − torque_margin`` of it) and above the input's ratio (``before``): the ones the final plan weighs
+    ``polish_boost`` times (the retry: ``retry_boost`` times; with none of them both final plans are the same)."""
+    limited = np.isfinite(body.torque_limits)
+    ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
+    return (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)
 
 
 def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict) -> Analysis:
@@ -1677,17 +1694,24 @@ def physics_retarget(
         else:
             an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
         first_in = (out, an)
-        args = (motion, before, planted, contacts, feet, body, measure, hold, polish)
+        # each motion judged by the contacts its own feet can bear (:func:`_judged`), on the report's body; the
+        # finishes judge on the solve's, the same analysis when the limits were not scaled (:func:`solver_body`)
+        judged_in = _judged(motion, contacts, report_body, measure)
+        judged_solver = judged_in if body is report_body else _judged(motion, contacts, body, measure)
+
+        def judged_of(finished: tuple) -> Analysis:
+            return finished[1] if body is report_body else _judged(finished[0], contacts, report_body, measure)
+
+        args = (motion, before, planted, contacts, feet, body, measure, hold, polish, judged_solver)
         first = _finish(out, an, opts, *args, step.span(end, 0.99))
         out, an, searched, jacobian = first
-        judged_in, judged = (
-            _judged(motion, contacts, report_body, measure),
-            _judged(out, contacts, report_body, measure),
-        )
+        judged = judged_of(first)
         if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
             was = report(judged_in, report_body, motion)
             score = _bar_score(report(judged, report_body, out, source=motion), was)
-            if score[0]:  # a bar missed: the final stages again with the other weighing of the worse joint-frames
+            # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
+            # the same final plan, the same result)
+            if score[0] and _made_worse(first_in[1], before, body, opts).any():
                 second = _finish(
                     first_in[0],
                     first_in[1],
@@ -1696,14 +1720,14 @@ def physics_retarget(
                     step.span(0.99, 0.995),
                     jacobian,
                 )
-                judged_second = _judged(second[0], contacts, report_body, measure)
+                judged_second = judged_of(second)
                 if _bar_score(report(judged_second, report_body, second[0], source=motion), was) < score:
                     (out, an, searched, _), judged = second, judged_second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
     body = report_body
-    before, after = judged_in, judged  # each motion judged by the contacts its own feet can bear (:func:`_judged`)
+    before, after = judged_in, judged
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
