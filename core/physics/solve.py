@@ -144,6 +144,18 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    stages twice, mostly the repair's: CMU 131_01 196 → 136 frames/s of CPU (same figures: the second finish is
    not better), Bandai's tired walk 174 → 148 (ZMP inside 98.4 → 98.8 %, worst 0.99 → 1.00, deviation 1.15 →
    1.22 %), the punch 102 → 64 (same figures); the jumps ×0.998 163 → 107–110 frames/s (load 2–2.5).
+   Which bars the second finish moves (benchmark, the 24 rows solved once each, first finish's bars → second's):
+   it ran on 17 rows and was kept on 10, by the bars on one (dribble 06_12: 1 frame over a limit → 0, every bar
+   held) and by the tie-breaks on nine (frames over a limit: climb 01_14 317 → 301, cartwheel 05_06 163 → 146,
+   dance 05_18 132 → 121, hop 131_03 28 → 21, sit 01_08 70 → 63, Bandai's dance 352 → 294 and kick 4 → 3; ZMP
+   inside: Bandai's dash 11.1 → 22.2 %, the tired walk 98.4 → 98.8 %). Not kept: jump_01_01_rest (23 → 19 frames
+   over a limit, but the flight CoM bar broken), 131_01 (61 → 72), the punch (2 → 6), Bandai's run (jerk bar
+   broken), CC's own capture (55 → 60); on Bandai's walk and Mixamo's own capture (the jerk bar alone missed)
+   the second was the first: no joint-frame was boosted (:func:`_made_worse`), so both final plans are the same,
+   and it is no longer run. No other bar went from missed to held in any row (jerk, deviation, flight CoM and
+   momentum never), so a rule on the bars missed that skips the retry on jump_01_01_rest or the cartwheel would
+   lose those rows' tie-break wins (skipped on the cartwheel: 163 frames over a limit instead of 146, ZMP inside
+   58.2 % instead of 65.0 %): not taken.
 
 Planting (:func:`_plant`) pins each foot to its contact's anchor; the anchors it gets are eased in and
 out over each span's first and last ``plant_ease`` seconds (``MIN_EASE`` frames at least, :func:`eased_anchors`), so a
@@ -176,7 +188,11 @@ repair's trials are re-analysed on the frames they change only (:func:`.metrics.
 the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
 trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins), and
 the guard's likewise, both spliced into the motion planted again and its analysis (:func:`_replanted`), so a
-trial's analysis covers its window alone. A plan's evaluation carries its forward kinematics: the reference's,
+trial's analysis covers its window alone; a repair window's search restarted from zero with the flights held
+starts from the first search's stretch, analysis and Jacobian (the same motion and controls: bit for bit), and a
+trial's report takes its world positions spliced from its planting's (:func:`_positions_from`). The input's judged
+analysis is made once for both finishes, and a finish's own judged result is the report's where the limits are not
+scaled. A plan's evaluation carries its forward kinematics: the reference's,
 shifted with the placement joint, planting recomputing only the legs it turns (``forward_kinematics(known=)``),
 and the joints it does not turn keep the reference's angular velocities and spins (``analyse(turned=)``); a
 plan's result is the motion its last evaluation realised.
