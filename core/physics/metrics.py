@@ -405,6 +405,7 @@ def report(
     motion: Motion,
     source: Motion | np.ndarray | None = None,
     min_flight: int = 3,
+    positions: np.ndarray | None = None,
 ) -> dict:
     """Metrics of an :class:`Analysis` (plain floats, JSON-ready).
 
@@ -418,7 +419,8 @@ def report(
     the phases' frames): 0.05 is "constant within 5 %";
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
     against ``source`` divided by the stature (``source`` the motion, or its world joint positions (T, J, 3),
-    scene units, from a caller that reports many motions against one source).
+    scene units, from a caller that reports many motions against one source); positions: ``motion``'s world joint
+    positions (T, J, 3), scene units, when known (the deviation's; else its forward kinematics).
     """
     a = analysis
     sup = a.support
@@ -456,6 +458,6 @@ def report(
     }
     if source is not None:
         reference = source.world_positions() if isinstance(source, Motion) else source
-        err = quat.length(reference - motion.world_positions()).mean()
+        err = quat.length(reference - (motion.world_positions() if positions is None else positions)).mean()
         out["deviation"] = float(err * body.unit / body.height)
     return out

@@ -144,6 +144,18 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    stages twice, mostly the repair's: CMU 131_01 196 → 136 frames/s of CPU (same figures: the second finish is
    not better), Bandai's tired walk 174 → 148 (ZMP inside 98.4 → 98.8 %, worst 0.99 → 1.00, deviation 1.15 →
    1.22 %), the punch 102 → 64 (same figures); the jumps ×0.998 163 → 107–110 frames/s (load 2–2.5).
+   Which bars the second finish moves (benchmark, the 24 rows solved once each, first finish's bars → second's):
+   it ran on 17 rows and was kept on 10, by the bars on one (dribble 06_12: 1 frame over a limit → 0, every bar
+   held) and by the tie-breaks on nine (frames over a limit: climb 01_14 317 → 301, cartwheel 05_06 163 → 146,
+   dance 05_18 132 → 121, hop 131_03 28 → 21, sit 01_08 70 → 63, Bandai's dance 352 → 294 and kick 4 → 3; ZMP
+   inside: Bandai's dash 11.1 → 22.2 %, the tired walk 98.4 → 98.8 %). Not kept: jump_01_01_rest (23 → 19 frames
+   over a limit, but the flight CoM bar broken), 131_01 (61 → 72), the punch (2 → 6), Bandai's run (jerk bar
+   broken), CC's own capture (55 → 60); on Bandai's walk and Mixamo's own capture (the jerk bar alone missed)
+   the second was the first: no joint-frame was boosted (:func:`_made_worse`), so both final plans are the same,
+   and it is no longer run. No other bar went from missed to held in any row (jerk, deviation, flight CoM and
+   momentum never), so a rule on the bars missed that skips the retry on jump_01_01_rest or the cartwheel would
+   lose those rows' tie-break wins (skipped on the cartwheel: 163 frames over a limit instead of 146, ZMP inside
+   58.2 % instead of 65.0 %): not taken.
 
 Planting (:func:`_plant`) pins each foot to its contact's anchor; the anchors it gets are eased in and
 out over each span's first and last ``plant_ease`` seconds (``MIN_EASE`` frames at least, :func:`eased_anchors`), so a
@@ -176,7 +188,11 @@ repair's trials are re-analysed on the frames they change only (:func:`.metrics.
 the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
 trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins), and
 the guard's likewise, both spliced into the motion planted again and its analysis (:func:`_replanted`), so a
-trial's analysis covers its window alone. A plan's evaluation carries its forward kinematics: the reference's,
+trial's analysis covers its window alone; a repair window's search restarted from zero with the flights held
+starts from the first search's stretch, analysis and Jacobian (the same motion and controls: bit for bit), and a
+trial's report takes its world positions spliced from its planting's (:func:`_positions_from`). The input's judged
+analysis is made once for both finishes, and a finish's own judged result is the report's where the limits are not
+scaled. A plan's evaluation carries its forward kinematics: the reference's,
 shifted with the placement joint, planting recomputing only the legs it turns (``forward_kinematics(known=)``),
 and the joints it does not turn keep the reference's angular velocities and spins (``analyse(turned=)``); a
 plan's result is the motion its last evaluation realised.
@@ -1201,9 +1217,10 @@ def _repair_torques(
     current = report(an, body, motion, source=source_pos)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: dict = {}
-    base = None  # (motion, its planting, that one's analysis and report) for the windowed planting of the trials
+    base = None  # (motion, its planting, that one's analysis, report and positions): the trials' windowed planting
     if opts.plant and replanted is not None and replanted[0] is motion:
-        base = (*replanted, report(replanted[2], body, replanted[1], source=source_pos))
+        pos = replanted[1].world_positions()
+        base = (*replanted, report(replanted[2], body, replanted[1], source=source_pos, positions=pos), pos)
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1236,29 +1253,40 @@ def _repair_torques(
             sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
             closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused
+            start = None  # (stretch, its analysis, its plan's Jacobian) of the search from zero: a restart's
             for _attempt in range(REPAIR_FOLLOW + 2):  # a better trial some bar refuses: search on from it
-                sub = trial.frames(part)
-                sub_an = analyse(sub, sub_contacts, body, **measure)
+                from_zero = trial is motion
+                if from_zero and start is not None:  # the flights-held restart: the same stretch, the same Jacobian
+                    sub, sub_an, jacobian = start
+                else:
+                    sub, jacobian = trial.frames(part), None
+                    sub_an = analyse(sub, sub_contacts, body, **measure)
                 held = None  # None: _balance holds the stretches held off the floor; then the flights too
                 if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
                 _, plan = _balance(
-                    sub, sub_an, sub_contacts, sub_feet, body, local, measure, None, vertical=True, pin=pin, hold=held
-                )
+                    sub, sub_an, sub_contacts, sub_feet, body, local, measure, None, jacobian=jacobian, vertical=True,
+                    pin=pin, hold=held,
+                )  # fmt: skip
+                if from_zero and start is None:
+                    start = (sub, sub_an, plan.jacobian)
                 axes = np.vstack((sub_an.support.basis, sub_an.support.up[None]))[: plan.shift.shape[1]]
                 shift[part] += plan.shift @ axes
                 trial = _shift_root(motion, root, shift)
                 if opts.plant:
                     if base is None or base[0] is not motion:
                         base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
-                        base = (*base, report(base[2], body, base[1], source=source_pos))
+                        pos = base[1].world_positions()
+                        base = (*base, report(base[2], body, base[1], source=source_pos, positions=pos), pos)
                     trial = _plant_span(trial, feet, base[1], lo, hi)
+                    trial_pos = _positions_from(trial, base[1], base[4])
                     trial_an = analyse_changed(
                         trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure
                     )
                 else:
                     trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
-                now = report(trial_an, body, trial, source=source_pos)
+                    trial_pos = None
+                now = report(trial_an, body, trial, source=source_pos, positions=trial_pos)
                 w_new = torque_ratios(trial_an.torques, body).max(axis=1)
                 count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
                 excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
@@ -1310,6 +1338,20 @@ def _repair_torques(
         if not changed:
             break
     return motion, an, searched
+
+
+def _positions_from(motion: Motion, previous: Motion, positions: np.ndarray) -> np.ndarray:
+    """``motion.world_positions()`` (T, J, 3) where ``motion`` differs from ``previous`` (same skeleton and length;
+    world positions ``positions``) on a few frames: forward kinematics is per frame, so only the span of the frames
+    that differ at all is computed (bit for bit the whole clip's; a repair trial's report on 1,952 frames spent
+    half its time on the whole clip's)."""
+    differ = (motion.translations != previous.translations).any(axis=(1, 2))
+    moved = np.flatnonzero(differ | (motion.rotations != previous.rotations).any(axis=(1, 2)))
+    if not len(moved):
+        return positions
+    out = positions.copy()
+    out[moved[0] : moved[-1] + 1] = motion.frames(slice(moved[0], moved[-1] + 1)).world_positions()
+    return out
 
 
 def smoothstep_bump(half: int) -> np.ndarray:
@@ -1551,9 +1593,12 @@ def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: Physic
     return replace(body, torque_limits=body.torque_limits * worst)
 
 
-def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, stage, jacobian=None):
+def _finish(
+    out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, judged_in, stage, jacobian=None
+):
     """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result: (motion,
-    analysis, the repair's searched frames, the final plan's Jacobian). jacobian: the final plan's of an earlier
+    analysis, the repair's searched frames, the final plan's Jacobian). judged_in: the input's :func:`_judged`
+    analysis (with ``body``; the same for every finish, made once). jacobian: the final plan's of an earlier
     finish from the same motion (its measures' Jacobian does not depend on the plan's weights: with the
     defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is the same as
     with a fresh one, without its cost)."""
@@ -1565,10 +1610,7 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
             plan_torque_weight=opts.polish_torque_weight,
             plan_deviation=opts.polish_deviation,
         )
-        limited = np.isfinite(body.torque_limits)
-        ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
-        worse = (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)  # the solve's doing: weigh it up
-        boost = 1.0 + (opts.polish_boost - 1.0) * worse
+        boost = 1.0 + (opts.polish_boost - 1.0) * _made_worse(an, before, body, opts)
         fixed = hold | _flying(an)  # the final flight set the flights: the final plan leaves them as they are
         root = state_joints(body, opts.spine_joints)[0]
         back = (before.kin.joint_pos[:, root] - an.kin.joint_pos[:, root]) / body.unit if opts.polish_back else None
@@ -1615,9 +1657,18 @@ def _finish(out, an, opts, motion, before, planted, contacts, feet, body, measur
     if opts.torques and opts.repair_rounds:
         out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
     # judged as the report judges (by the contacts each motion's own feet bear, :func:`core.contacts.bearing`)
-    an, judged = _judged(out, contacts, body, measure), _judged(motion, contacts, body, measure)
-    out, an = _do_no_harm(out, an, motion, judged, contacts, feet, body, opts, measure, hold)
+    an = _judged(out, contacts, body, measure)
+    out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
     return out, an, searched, None if last is None else last.jacobian
+
+
+def _made_worse(an: Analysis, before: Analysis, body: BodyModel, opts: PhysicsOptions) -> np.ndarray:
+    """(T, L) bool: the joint-frames of the limited joints that the solve took near or over their limit (above
+    ``1 − torque_margin`` of it) and above the input's ratio (``before``): the ones the final plan weighs
+    ``polish_boost`` times (the retry: ``retry_boost`` times; with none of them both final plans are the same)."""
+    limited = np.isfinite(body.torque_limits)
+    ratio, ratio_in = (torque_ratios(x.torques, body)[:, limited] for x in (an, before))
+    return (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)
 
 
 def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict) -> Analysis:
@@ -1717,17 +1768,24 @@ def physics_retarget(
         else:
             an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
         first_in = (out, an)
-        args = (motion, before, planted, contacts, feet, body, measure, hold, polish)
+        # each motion judged by the contacts its own feet can bear (:func:`_judged`), on the report's body; the
+        # finishes judge on the solve's, the same analysis when the limits were not scaled (:func:`solver_body`)
+        judged_in = _judged(motion, contacts, report_body, measure)
+        judged_solver = judged_in if body is report_body else _judged(motion, contacts, body, measure)
+
+        def judged_of(finished: tuple) -> Analysis:
+            return finished[1] if body is report_body else _judged(finished[0], contacts, report_body, measure)
+
+        args = (motion, before, planted, contacts, feet, body, measure, hold, polish, judged_solver)
         first = _finish(out, an, opts, *args, step.span(end, 0.99))
         out, an, searched, jacobian = first
-        judged_in, judged = (
-            _judged(motion, contacts, report_body, measure),
-            _judged(out, contacts, report_body, measure),
-        )
+        judged = judged_of(first)
         if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
             was = report(judged_in, report_body, motion)
             score = _bar_score(report(judged, report_body, out, source=motion), was)
-            if score[0]:  # a bar missed: the final stages again with the other weighing of the worse joint-frames
+            # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
+            # the same final plan, the same result)
+            if score[0] and _made_worse(first_in[1], before, body, opts).any():
                 second = _finish(
                     first_in[0],
                     first_in[1],
@@ -1736,14 +1794,14 @@ def physics_retarget(
                     step.span(0.99, 0.995),
                     jacobian,
                 )
-                judged_second = _judged(second[0], contacts, report_body, measure)
+                judged_second = judged_of(second)
                 if _bar_score(report(judged_second, report_body, second[0], source=motion), was) < score:
                     (out, an, searched, _), judged = second, judged_second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
     body = report_body
-    before, after = judged_in, judged  # each motion judged by the contacts its own feet can bear (:func:`_judged`)
+    before, after = judged_in, judged
     rep = {
         "before": report(before, body, motion),
         "after": report(after, body, out, source=motion),
