@@ -345,7 +345,7 @@ class BalanceObjective:
         za, ta = active
         g, n, limits = self.goals, self.n, self.limits
         at, rows, rhs = [], [], []
-        f = np.flatnonzero(za)
+        f = np.flatnonzero(za & np.isfinite(m.zmp).all(axis=1))  # a frame the shift took off the floor: no row
         goal = self.support.project(m.zmp[f], g.margin, f)
         for k in range(2):
             at.append(index[f]), rows.append(jac[f, k])
