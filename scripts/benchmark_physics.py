@@ -170,8 +170,8 @@ def solve_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict
 
 def markdown(results: dict) -> str:
     lines = [
-        "| clip | joints | frames | ZMP inside | torque frames | worst \\|τ\\|/limit | flight CoM error mm "
-        "| flight momentum change | jerk m/s³ (after / before) | deviation | frames/s (CPU, wall) |",
+        "| clip | joints | frames | ZMP inside | torque frames | worst \\|τ\\|/limit | flight CoM error mm (worst flight after) "
+        "| flight momentum change (worst flight after) | jerk m/s³ (after / before) | deviation | frames/s (CPU, wall) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
@@ -187,7 +187,9 @@ def markdown(results: dict) -> str:
             f"| {b['torque_worst_ratio']:.2f} → {a['torque_worst_ratio']:.2f} "
             + (
                 f"| {1000 * b['flight_error_m']:.2f} → {1000 * a['flight_error_m']:.2f} "
+                f"({1000 * a['flight_error_worst_m']:.2f}) "
                 f"| {100 * b['flight_momentum_change']:.1f} % → {100 * a['flight_momentum_change']:.1f} % "
+                f"({100 * a['flight_momentum_change_worst']:.1f} %) "
                 if flight
                 else "| — | — "
             )

@@ -52,6 +52,8 @@ FIGURES = (
     "flight_error_m",
     "flight_momentum_drift",
     "flight_momentum_change",
+    "flight_error_worst_m",
+    "flight_momentum_change_worst",
     "jerk_m_s3",
     "deviation",
 )
@@ -225,8 +227,8 @@ def apply_physics(
             {"start": int(lo), "stop": int(hi), "kind": u["kind"], "reason": u["reason"]} for lo, hi, u in unexplained
         ],
         "contact_frames": int(sum(r["before"]["contact_frames"] for r in reports)),  # the ZMP share's frames
-        "before": _pick(combine_reports([r["before"] for r in reports])),
-        "after": _pick(combine_reports([r["after"] for r in reports])),
+        "before": _pick(combine_reports([r["before"] for r in reports], [a for a, _ in solved])),
+        "after": _pick(combine_reports([r["after"] for r in reports], [a for a, _ in solved])),
         "seconds": float(sum(r["seconds"] for r in reports)),
     }
     figures["frames_per_second"] = total / max(figures["seconds"], 1e-9)
@@ -285,7 +287,7 @@ def _source_figures(source: Motion, settings: PhysicsSettings, unit: float, solv
         clip = source.frames(slice(a, b))
         contacts = with_toes(clip, detect_contacts(clip, up=body.up))
         reports.append(report(analyse(clip, contacts, body), body, clip))
-    return {"source_height_m": float(body.height), "source": _pick(combine_reports(reports))}
+    return {"source_height_m": float(body.height), "source": _pick(combine_reports(reports, [a for a, _ in solved]))}
 
 
 def _pick(figures: dict) -> dict:

@@ -201,6 +201,10 @@ def flight_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     return drift, quat.length(drift) / max(np.linalg.norm(momentum.mean(axis=0)), 1e-9)
 
 
+def _rms(x: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(x)))) if np.size(x) else 0.0
+
+
 def ballistic_fit(com: np.ndarray, fps: float, up: np.ndarray, g: float = G) -> np.ndarray:
     """Least-squares ballistic path (T, 3) through CoM samples (T, 3) in metres: c₀ + v₀t − ½gt²·up."""
     t = np.arange(len(com)) / fps
@@ -355,12 +359,13 @@ def torque_causes(after: Analysis, body: BodyModel, edge: int, free_fall: float 
     return out
 
 
-def combine_reports(reports: list[dict]) -> dict:
+def combine_reports(reports: list[dict], starts: list[int] | None = None) -> dict:
     """The figures of several stretches of one clip (each a :func:`report`) as one :func:`report`.
 
     Shares and means are weighted by the frames they count (contact frames for the ZMP, flight
-    frames for the flight error and drift, frames otherwise); counts add up; worst ratios take
-    the maximum.
+    frames for the flight error and drift, frames otherwise); counts add up; worst ratios and the
+    worst flight take the maximum; the flights are listed in the clip's frames (``starts``: each
+    stretch's first frame, default 0).
     """
     if len(reports) == 1:
         return dict(reports[0])
@@ -383,6 +388,13 @@ def combine_reports(reports: list[dict]) -> dict:
     out["flight_error_m"] = weighted("flight_error_m", "flight_frames", rms=True)
     out["flight_momentum_drift"] = weighted("flight_momentum_drift", "flight_frames", rms=True)
     out["flight_momentum_change"] = weighted("flight_momentum_change", "flight_frames", rms=True)
+    out["flights"] = [
+        f | {"start": f["start"] + a, "stop": f["stop"] + a}
+        for r, a in zip(reports, starts or [0] * len(reports))
+        for f in r["flights"]
+    ]
+    out["flight_error_worst_m"] = max(r["flight_error_worst_m"] for r in reports)
+    out["flight_momentum_change_worst"] = max(r["flight_momentum_change_worst"] for r in reports)
     out["jerk_m_s3"] = weighted("jerk_m_s3", "frames")
     if all("deviation" in r for r in reports):
         out["deviation"] = weighted("deviation", "frames")
@@ -416,7 +428,10 @@ def report(
     flight_momentum_drift: RMS of L − mean(L) over flight frames / mean |L| scale (m·h²/s), L from
     derivatives of each phase's own frames (:func:`.dynamics.phase_momentum`);
     flight_momentum_change: the same RMS over each phase's mean |L̄| (its own momentum; RMS over
-    the phases' frames): 0.05 is "constant within 5 %";
+    the phases' frames): 0.05 is "constant within 5 %"; flights: each phase's ``start``, ``stop``, ``error_m``
+    and ``momentum_change`` (RMS over its frames), and flight_error_worst_m, flight_momentum_change_worst: the
+    worst phase's (the clip's RMS can hide one phase far off: on the rest of CMU 01_01, 0.98 mm and 4.4 %
+    over seven flights with one at 2.2 mm and one at 7.3 %);
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
     against ``source`` divided by the stature (``source`` the motion, or its world joint positions (T, J, 3),
     scene units, from a caller that reports many motions against one source); positions: ``motion``'s world joint
@@ -454,8 +469,14 @@ def report(
             float(np.sqrt(np.mean(np.concatenate(drift) ** 2)) / (body.mass * body.height**2)) if drift else 0.0
         ),
         "flight_momentum_change": float(np.sqrt(np.mean(np.concatenate(change) ** 2))) if change else 0.0,
+        "flights": [
+            {"start": int(a0), "stop": int(b0), "error_m": _rms(e), "momentum_change": _rms(c)}
+            for (a0, b0), e, c in zip(phases, flight_err, change)
+        ],
         "jerk_m_s3": float(jerk.mean()),
     }
+    out["flight_error_worst_m"] = max((f["error_m"] for f in out["flights"]), default=0.0)
+    out["flight_momentum_change_worst"] = max((f["momentum_change"] for f in out["flights"]), default=0.0)
     if source is not None:
         reference = source.world_positions() if isinstance(source, Motion) else source
         err = quat.length(reference - (motion.world_positions() if positions is None else positions)).mean()

@@ -1158,7 +1158,13 @@ def _guard_torques(
 
 def _flights_kept(now: dict, was: dict) -> bool:
     """Whether a trial's flights (``now``, :func:`.metrics.report`) are within issue 16's bars or no worse than
-    they were (``was``): the CoM within ``FLIGHT_BAR`` of its parabola, the angular momentum within ``MOMENTUM_BAR``."""
+    they were (``was``), on the clip's RMS over its flights: the CoM within ``FLIGHT_BAR`` of its parabola, the
+    angular momentum within ``MOMENTUM_BAR``. Judged flight by flight instead (each flight within the bars or no
+    worse than the flights it overlaps were), the rest of CMU 01_01 went 14 → 11 frames over a limit, 0.98 →
+    0.24 mm (worst flight 2.2 → 0.32 mm), 4.4 → 1.7 % (worst 7.3 → 2.6 %), deviation 1.64 → 1.57 %, ZMP inside
+    99.1 → 98.9 %, but the jumps at ``plan_unseen`` 0.003 kept a frame at 1.004 of a limit (289, after a
+    landing; with the RMS, 0 frames and one flight 1.13 mm off: either way a bar missed at that weight), which
+    ``test_physics_jumps_weights`` does not allow; not kept."""
     return now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now["flight_momentum_change"] <= max(
         MOMENTUM_BAR, was["flight_momentum_change"]
     )
@@ -1684,7 +1690,7 @@ def _bar_score(after: dict, before: dict) -> tuple:
     """Order of two results by issue 16's bars (``after`` and the input's ``before``: :func:`.metrics.report`):
     fewer bars missed (ZMP inside on 99 % of the contact frames, no frame over a limit, the worst ratio not above
     the input's, jerk within ``JERK_BAR`` of the input's, deviation within ``REPAIR_DEVIATION``, flight CoM within
-    ``FLIGHT_BAR`` of its parabola and angular momentum within ``MOMENTUM_BAR``), then fewer frames over a limit,
+    ``FLIGHT_BAR`` of its parabola and angular momentum within ``MOMENTUM_BAR``, flight by flight), then fewer frames over a limit,
     then more ZMP inside, then less deviation."""
     missed = (
         (after["zmp_inside_share"] < 0.99)  # the README's and issue 16's bar (``zmp_target`` is the plans' aim)
@@ -1692,8 +1698,8 @@ def _bar_score(after: dict, before: dict) -> tuple:
         + (after["torque_worst_ratio"] > max(before["torque_worst_ratio"], 1.0))
         + (after["jerk_m_s3"] > JERK_BAR * before["jerk_m_s3"])
         + (after["deviation"] > REPAIR_DEVIATION)
-        + (after["flight_error_m"] > FLIGHT_BAR)
-        + (after["flight_momentum_change"] > MOMENTUM_BAR)
+        + (after["flight_error_worst_m"] > FLIGHT_BAR)
+        + (after["flight_momentum_change_worst"] > MOMENTUM_BAR)
     )
     return (int(missed), after["torque_violation_frames"], -after["zmp_inside_share"], after["deviation"])
 

@@ -22,6 +22,8 @@ HELD = {
     "jerk_m_s3": 101.0,
     "flight_error_m": 0.0008,
     "flight_momentum_change": 0.03,
+    "flight_error_worst_m": 0.0009,  # the worst flight's (the bars are judged flight by flight)
+    "flight_momentum_change_worst": 0.04,
 }
 
 
@@ -39,8 +41,10 @@ def test_bar_score_counts_the_bars_missed_first():
         figures(torque_violation_frames=1, torque_worst_ratio=1.02),
         figures(jerk_m_s3=107.0),
         figures(deviation=0.0155),
-        figures(flight_error_m=0.0013),
-        figures(flight_momentum_change=0.06),
+        figures(flight_error_m=0.0013, flight_error_worst_m=0.0013),
+        figures(flight_momentum_change=0.06, flight_momentum_change_worst=0.06),
+        figures(flight_error_worst_m=0.0013),  # one flight off, the clip's RMS within the bar
+        figures(flight_momentum_change_worst=0.06),
     ]
     for f in one_each:
         assert _bar_score(f, BEFORE)[0] == 1 + (f["torque_violation_frames"] > 0 and f["torque_worst_ratio"] > 1.3)
