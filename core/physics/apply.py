@@ -312,7 +312,10 @@ def summary_lines(figures: dict, kilograms=None, metres=None) -> list[str]:
         f"torque-limit frames {b['torque_violation_frames']} → {a['torque_violation_frames']}",
     ]
     if a["flight_frames"] or b["flight_frames"]:
-        parts.append(f"flight CoM error {flight(b['flight_error_m'])} → {flight(a['flight_error_m'])}")
+        error = f"flight CoM error {flight(b['flight_error_m'])} → {flight(a['flight_error_m'])}"
+        if a.get("flight_phases", 0) > 1:  # the clip's RMS can hide one flight far off: name the worst
+            error += f" (worst flight {flight(a['flight_error_worst_m'])})"
+        parts.append(error)
     else:
         parts.append("no flight")
     parts.append(f"deviation {100 * a['deviation']:.2g}% of height")

@@ -45,3 +45,18 @@ def test_the_retry_judges_the_flight_bars_flight_by_flight():
     assert _bar_score(fine, before)[0] == 0 and _bar_score(hidden, before)[0] == 1
     spun = fine | {"flight_momentum_change_worst": 1.5 * MOMENTUM_BAR}
     assert _bar_score(spun, before)[0] == 1
+
+
+def test_the_summary_names_the_worst_flight_when_there_are_several():
+    """The report line a user reads: the clip's RMS, and the worst flight's when the clip has more than one."""
+    from core.physics.apply import summary_lines
+
+    after = {"zmp_inside_share": 1.0, "torque_violation_frames": 0, "flight_frames": 90, "flight_phases": 2,
+             "flight_error_m": 0.8e-3, "flight_error_worst_m": 2.2e-3, "deviation": 0.01}  # fmt: skip
+    before = after | {"flight_error_m": 20e-3, "flight_error_worst_m": 30e-3}
+    figures = {"before": before, "after": after, "target_mass_kg": 90.0, "target_height_m": 1.99,
+               "target_height_measured": True}  # fmt: skip
+    line = next(p for p in summary_lines(figures, metres=lambda m: f"{1000 * m:.2g} mm") if "flight" in p)
+    assert line == "flight CoM error 20 mm → 0.8 mm (worst flight 2.2 mm)"
+    one = figures | {"after": after | {"flight_phases": 1}}
+    assert "worst" not in next(p for p in summary_lines(one) if "flight" in p)
