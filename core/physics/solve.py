@@ -1543,8 +1543,7 @@ def _final_flight(
             motion = _shift_root(motion, root, shift / body.unit)
         if opts.plant:
             motion = _plant(motion, feet)
-        an = analyse(motion, contacts, body, least=k == rounds - 1, **measure)  # the last one's torques are read
-    return motion, an
+    return motion, analyse(motion, contacts, body, **measure)  # each round analyses its own start
 
 
 PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
