@@ -36,7 +36,7 @@ from ..keyframes.jumps import jump_steps
 from ..limbs import standing_height
 from ..motion import Motion
 from .body import BodyModel, body_model
-from .errors import PhysicsError
+from .errors import PhysicsError, check_pose_values
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
 from .units import height_warning
@@ -139,9 +139,10 @@ def apply_physics(
     progress: called with the share done (0–1); labels: the retarget's canonical body map of
     ``motion``'s skeleton (canonical joint → joint, :attr:`core.retarget.RetargetResult.target_labels`),
     which the body model's legs must agree with (:func:`check_legs`). Raises :class:`.errors.PhysicsError`
-    when the settings are out of range, the skeleton has no feet, the body map no legs, or no stretch is
-    long enough.
+    when the settings are out of range, the skeleton has no feet, the body map no legs, a pose is not finite
+    (:func:`.errors.check_pose_values`), or no stretch is long enough.
     """
+    check_pose_values(motion, first_frame)
     step = progress or (lambda _x: None)
     notes: list[str] = []
     sk = motion.skeleton

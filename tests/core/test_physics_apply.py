@@ -186,3 +186,16 @@ def test_a_clip_without_contact_is_a_physics_error_and_its_figures_say_so(walk):
     assert summary(dict(figures, contact_frames=0)).startswith(
         "physics (70 kg, 1.7 m measured): no contact frames: balance not measured; torque-limit frames"
     )
+
+
+@pytest.mark.parametrize("what", ["translations", "rotations"])
+@pytest.mark.parametrize("value", [np.nan, np.inf, 1e15])
+def test_a_pose_that_is_not_finite_is_a_physics_error_naming_its_frame_and_joint(walk, what, value):
+    """One value NaN, infinite or beyond ±1e12 on frame 40 of a joint: refused by name (the frame counted from
+    first_frame) before anything is solved. Before, a NaN rotation came back as NaN on every joint of every
+    frame and a NaN worst |τ|/limit, without an error."""
+    broken = walk.copy()
+    getattr(broken, what)[40, 3, 1] = value
+    name = walk.skeleton.names[3]
+    with pytest.raises(PhysicsError, match=rf"^frame 41: {name}'s pose is not finite"):
+        apply_physics(broken, PhysicsSettings(target_height=1.8), first_frame=1)
