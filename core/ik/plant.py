@@ -312,8 +312,9 @@ def stand_feet(
        seconds), and where even that cannot reach, the foot slides horizontally towards the
        hip by the least amount that does (a toe pushing off sliding a little rather than
        floating; faded the same way); what is still out of reach rises (:func:`lift_to_reach`); two-link IK to
-       the goal with the foot's new orientation; the toe keeps its world orientation (plus the
-       bend).
+       the goal with the foot's new orientation, the knee in the thigh's hinge plane where the leg is nearly
+       straight (:func:`hinge_pole`: a source leg locked straight has no bend plane of its own, and CMU 05_02's
+       left knee swung 90° sideways in one frame); the toe keeps its world orientation (plus the bend).
     """
     frames = max(1, round(blend * motion.fps))
     up = np.asarray(up, dtype=float)
@@ -335,8 +336,9 @@ def stand_feet(
             target, foot_rot = _tip_toe(pos[:, upper], target, foot_rot, reach, foot, toe, frames)
             target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
         target = lift_to_reach(pos[:, upper], target, reach, up)
+        pole = hinge_pole(*world, foot.leg, target, softness)  # a straight source leg's own plane is noise
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
-                             world=world)  # fmt: skip
+                             world=world, pole=pole)  # fmt: skip
         if toe_world is not None:
             if sk.parents[foot.toe] == ankle:  # the foot's world orientation is now foot_rot
                 parent = foot_rot[:, None]
