@@ -248,7 +248,7 @@ def plant_feet(
         stale |= motion.skeleton.subtree(upper)
         pole = hinge_pole(*world, (upper, mid, end), target, softness) if hinge else None
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
-        out = apply_two_link(out, upper, mid, end, target, weight, **options)
+        out = apply_two_link(out, upper, mid, end, target, weight, in_place=True, **options)  # ``out``: its own copy
     if not with_world:
         return out
     if stale is None:

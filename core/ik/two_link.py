@@ -181,15 +181,17 @@ def apply_two_link(
     end: int,
     targets: np.ndarray,
     weight: np.ndarray | float = 1.0,
+    in_place: bool = False,
     **options,
 ) -> Motion:
     """A copy of ``motion`` with the chain solved by :func:`two_link_ik` (same options).
 
     weight: (T,) or scalar in [0, 1], IK influence per frame: the three rotations are
-    slerped from the original (0) to the solution (1).
+    slerped from the original (0) to the solution (1). in_place: write the chain's rotations into ``motion``
+    itself and return it (a caller's own copy: planting solves its legs one after another on one).
     """
     result = two_link_ik(motion, upper, mid, end, targets, **options)
-    out = motion.copy()
+    out = motion if in_place else motion.copy()
     chain = [upper, mid, end]
     solved = np.stack((result.upper, result.mid, result.end), axis=1)
     w = np.broadcast_to(np.asarray(weight, dtype=float), (motion.n_frames,))[:, None]

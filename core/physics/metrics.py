@@ -411,6 +411,81 @@ def zmp_inside(analysis: Analysis) -> tuple[float, np.ndarray, np.ndarray]:
     return (float(inside[contact].mean()) if contact.any() else 1.0), contact, signed
 
 
+class FlightSeries(NamedTuple):
+    """One flight phase's per-frame figures (:func:`flight_series`): frames [start, stop); error (n,) m, the CoM's
+    distance from its least-squares parabola; drift (n, 3) N·m·s and change (n,), the angular momentum's drift from
+    its phase mean and that drift as a share of the mean's norm (:func:`flight_momentum_change`)."""
+
+    start: int
+    stop: int
+    error: np.ndarray
+    drift: np.ndarray
+    change: np.ndarray
+
+
+def _same_over(a: Analysis, b: Analysis, start: int, stop: int) -> bool:
+    """Whether what a flight's figures read (:func:`flight_series`) is bit for bit the same in ``a`` and ``b`` on
+    frames [start, stop): the CoM, the bodies' CoMs and their orientations."""
+    f = slice(start, stop)
+    return (
+        np.array_equal(a.com[f], b.com[f])
+        and np.array_equal(a.kin.com[f], b.kin.com[f])
+        and np.array_equal(a.kin.joint_rot[f], b.kin.joint_rot[f])
+    )
+
+
+def flight_series(
+    analysis: Analysis,
+    body: BodyModel,
+    fps: float,
+    min_flight: int = 3,
+    known: tuple[Analysis, list[FlightSeries]] | None = None,
+) -> list[FlightSeries]:
+    """The per-frame figures of every flight (:func:`flights`) that :func:`report` and :func:`flight_figures` sum up.
+
+    known: (an analysis of a motion that differs from this one on a few frames, its flight series): a flight with
+    the same frames there over which both analyses read the same (:func:`_same_over`) is taken from it (the same
+    arithmetic on the same values: bit for bit; the torque repair's trials change one window of a clip with many
+    flights)."""
+    a = analysis
+    reuse = {} if known is None else {(f.start, f.stop): f for f in known[1]}
+    out = []
+    for start, stop in flights(a.support.any, a.free_fall, min_flight):
+        start, stop = int(start), int(stop)
+        old = reuse.get((start, stop))
+        if old is not None and _same_over(a, known[0], start, stop):
+            out.append(old)
+            continue
+        com = a.com[start:stop]
+        drift, change = flight_momentum_change(a, body, start, stop)
+        out.append(FlightSeries(start, stop, quat.length(com - ballistic_fit(com, fps, body.up)), drift, change))
+    return out
+
+
+def flight_figures(series: list[FlightSeries], body: BodyModel) -> dict:
+    """:func:`report`'s flight figures (``flight_phases`` … ``flight_momentum_change_worst``) from the flights'
+    :func:`flight_series` (what the torque guard and repair read of a trial's flights)."""
+    err = [f.error for f in series]
+    drift = [f.drift for f in series]
+    change = [f.change for f in series]
+    out = {
+        "flight_phases": int(len(series)),
+        "flight_frames": int(sum(f.stop - f.start for f in series)),
+        "flight_error_m": float(np.sqrt(np.mean(np.concatenate(err) ** 2))) if err else 0.0,
+        "flight_momentum_drift": (
+            float(np.sqrt(np.mean(np.concatenate(drift) ** 2)) / (body.mass * body.height**2)) if drift else 0.0
+        ),
+        "flight_momentum_change": float(np.sqrt(np.mean(np.concatenate(change) ** 2))) if change else 0.0,
+        "flights": [
+            {"start": f.start, "stop": f.stop, "error_m": _rms(f.error), "momentum_change": _rms(f.change)}
+            for f in series
+        ],
+    }
+    out["flight_error_worst_m"] = max((f["error_m"] for f in out["flights"]), default=0.0)
+    out["flight_momentum_change_worst"] = max((f["momentum_change"] for f in out["flights"]), default=0.0)
+    return out
+
+
 def report(
     analysis: Analysis,
     body: BodyModel,
@@ -418,6 +493,7 @@ def report(
     source: Motion | np.ndarray | None = None,
     min_flight: int = 3,
     positions: np.ndarray | None = None,
+    flight: list[FlightSeries] | None = None,
 ) -> dict:
     """Metrics of an :class:`Analysis` (plain floats, JSON-ready).
 
@@ -431,25 +507,19 @@ def report(
     the phases' frames): 0.05 is "constant within 5 %"; flights: each phase's ``start``, ``stop``, ``error_m``
     and ``momentum_change`` (RMS over its frames), and flight_error_worst_m, flight_momentum_change_worst: the
     worst phase's (the clip's RMS can hide one phase far off: on the rest of CMU 01_01, 0.98 mm and 4.4 %
-    over seven flights with one at 2.2 mm and one at 7.3 %);
+    over seven flights with one at 2.2 mm and one at 7.3 %) (:func:`flight_figures`);
     jerk: mean |d³p/dt³| of joint positions, m/s³; deviation: mean joint position error
     against ``source`` divided by the stature (``source`` the motion, or its world joint positions (T, J, 3),
     scene units, from a caller that reports many motions against one source); positions: ``motion``'s world joint
-    positions (T, J, 3), scene units, when known (the deviation's; else its forward kinematics).
+    positions (T, J, 3), scene units, when known (the deviation's; else its forward kinematics); flight: the
+    analysis's :func:`flight_series` when already made (with ``min_flight``).
     """
     a = analysis
     sup = a.support
     share, contact, signed = zmp_inside(a)
     ratios = torque_ratios(a.torques, body)
     worst = np.unravel_index(np.argmax(ratios), ratios.shape) if ratios.size else (0, 0)
-    phases = flights(sup.any, a.free_fall, min_flight)
-    flight_err, drift, change = [], [], []
-    for start, stop in phases:
-        com = a.com[start:stop]
-        flight_err.append(quat.length(com - ballistic_fit(com, motion.fps, body.up)))
-        phase_drift, phase_change = flight_momentum_change(a, body, start, stop)
-        drift.append(phase_drift)
-        change.append(phase_change)
+    flight = flight_series(a, body, motion.fps, min_flight) if flight is None else flight
     pos = a.kin.joint_pos
     jerk = quat.length(np.diff(pos, 3, axis=0)) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
     out = {
@@ -462,21 +532,11 @@ def report(
         "torque_violation_frames": int((ratios > 1.0).any(axis=1).sum()),
         "torque_worst_ratio": float(ratios.max()) if ratios.size else 0.0,
         "torque_worst_joint": motion.skeleton.names[worst[1]],
-        "flight_phases": int(len(phases)),
-        "flight_frames": int(sum(stop - start for start, stop in phases)),
-        "flight_error_m": float(np.sqrt(np.mean(np.concatenate(flight_err) ** 2))) if flight_err else 0.0,
-        "flight_momentum_drift": (
-            float(np.sqrt(np.mean(np.concatenate(drift) ** 2)) / (body.mass * body.height**2)) if drift else 0.0
-        ),
-        "flight_momentum_change": float(np.sqrt(np.mean(np.concatenate(change) ** 2))) if change else 0.0,
-        "flights": [
-            {"start": int(a0), "stop": int(b0), "error_m": _rms(e), "momentum_change": _rms(c)}
-            for (a0, b0), e, c in zip(phases, flight_err, change)
-        ],
+        **flight_figures(flight, body),
         "jerk_m_s3": float(jerk.mean()),
     }
-    out["flight_error_worst_m"] = max((f["error_m"] for f in out["flights"]), default=0.0)
-    out["flight_momentum_change_worst"] = max((f["momentum_change"] for f in out["flights"]), default=0.0)
+    for key in ("flight_error_worst_m", "flight_momentum_change_worst"):  # after the jerk, as they always were
+        out[key] = out.pop(key)
     if source is not None:
         reference = source.world_positions() if isinstance(source, Motion) else source
         err = quat.length(reference - (motion.world_positions() if positions is None else positions)).mean()

@@ -235,8 +235,10 @@ from .metrics import (
     ballistic_bridge,
     ballistic_fit,
     changed_frames,
+    flight_figures,
     flight_momentum_change,
     flight_phases,
+    flight_series,
     flights,
     report,
     torque_causes,
@@ -1120,14 +1122,17 @@ def _guard_torques(
     flight set; on the rest of 01_01 the guard took two flights 0.3 → 1.7 and 0.15 → 3.2 mm off it,
     1.7 → 5.9 and 2.5 → 7.2 % momentum change). Also returns (``motion``, :func:`_replanted` of it) when a round
     made it, else None: the repair splices into the same planting of that motion when the guard kept nothing."""
-    t = motion.n_frames
+    t, t_fps = motion.n_frames, motion.fps
     half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
     bump = smoothstep_bump(half)
     level = np.zeros(t)
     best, best_an = motion, an
     worse = torque_regressions(before, an, body)
     inside = zmp_inside(an)[0]
-    flown = report(an, body, motion) if len(airborne(an)) else None  # the flights' figures a round must keep
+    flown = None  # (the flights' series, their figures) a round must keep: the report's flight figures alone
+    if len(airborne(an)):
+        flown = flight_series(an, body, motion.fps)
+        flown = (flown, flight_figures(flown, body))
     base = None  # (the planting of ``motion`` that the trials' windowed plantings splice into, its analysis)
     for _ in range(opts.torque_guard):
         if not worse:
@@ -1148,7 +1153,9 @@ def _guard_torques(
             trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = zmp_inside(trial_an)[0]
-        kept_flights = flown is None or _flights_kept(report(trial_an, body, trial), flown)
+        kept_flights = flown is None or _flights_kept(
+            flight_figures(flight_series(trial_an, body, t_fps, known=(an, flown[0])), body), flown[1]
+        )
         if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9 and kept_flights:
             best, best_an, worse = trial, trial_an, trial_worse
         else:
@@ -1223,10 +1230,19 @@ def _repair_torques(
     current = report(an, body, motion, source=source_pos)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: dict = {}
-    base = None  # (motion, its planting, that one's analysis, report and positions): the trials' windowed planting
+    base = None  # (motion, its planting, that one's analysis, report, positions and flights): the trials' planting
+
+    def based(replanted: tuple) -> tuple:
+        pos, flown = replanted[1].world_positions(), flight_series(replanted[2], body, motion.fps)
+        return (
+            *replanted,
+            report(replanted[2], body, replanted[1], source_pos, positions=pos, flight=flown),
+            pos,
+            flown,
+        )
+
     if opts.plant and replanted is not None and replanted[0] is motion:
-        pos = replanted[1].world_positions()
-        base = (*replanted, report(replanted[2], body, replanted[1], source=source_pos, positions=pos), pos)
+        base = based(replanted)
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1281,9 +1297,7 @@ def _repair_torques(
                 trial = _shift_root(motion, root, shift)
                 if opts.plant:
                     if base is None or base[0] is not motion:
-                        base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
-                        pos = base[1].world_positions()
-                        base = (*base, report(base[2], body, base[1], source=source_pos, positions=pos), pos)
+                        base = based((motion, *_replanted(motion, an, contacts, feet, body, measure)))
                     trial = _plant_span(trial, feet, base[1], lo, hi)
                     trial_pos = _positions_from(trial, base[1], base[4])
                     trial_an = analyse_changed(
@@ -1292,7 +1306,9 @@ def _repair_torques(
                 else:
                     trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
                     trial_pos = None
-                now = report(trial_an, body, trial, source=source_pos, positions=trial_pos)
+                known = None if base is None or base[0] is not motion else (base[2], base[5])
+                trial_flights = flight_series(trial_an, body, motion.fps, known=known)
+                now = report(trial_an, body, trial, source=source_pos, positions=trial_pos, flight=trial_flights)
                 w_new = torque_ratios(trial_an.torques, body).max(axis=1)
                 count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
                 excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
@@ -1650,9 +1666,9 @@ def _finish(
                 hold=fixed,
             )
             again_an = analyse(again, contacts, body, **measure)
-            was, now = report(an, body, out), report(again_an, body, again)
-            if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(
-                was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
+            # the report's ZMP inside share and worst ratio, no whole report
+            if zmp_inside(again_an)[0] > zmp_inside(an)[0] and _worst_ratio(again_an, body) <= max(
+                _worst_ratio(an, body), _worst_ratio(before, body)
             ):
                 out, an = again, again_an
     replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
@@ -1665,6 +1681,12 @@ def _finish(
     an = _judged(out, contacts, body, measure)
     out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
     return out, an, searched, None if last is None else last.jacobian
+
+
+def _worst_ratio(an: Analysis, body: BodyModel) -> float:
+    """The worst |τ|/limit of an analysis (:func:`.metrics.report`'s ``torque_worst_ratio``)."""
+    ratios = torque_ratios(an.torques, body)
+    return float(ratios.max()) if ratios.size else 0.0
 
 
 def _made_worse(an: Analysis, before: Analysis, body: BodyModel, opts: PhysicsOptions) -> np.ndarray:
@@ -1754,7 +1776,11 @@ def physics_retarget(
         if opts.plant:
             out = _plant(motion, feet, hinge=True)
             step.tick()
-            an = analyse(out, contacts, body, **measure)
+            # with flights the pass reads only its flights and kinematics (it analyses the motion they shift anew):
+            # the ground-force split is solved only where its balance plan reads it
+            an = analyse(out, contacts, body, least=False, **measure)
+            if not (opts.flight and len(airborne(an))):
+                an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
         planted = out
         passes = max(opts.passes, 1)
         polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
@@ -1785,9 +1811,10 @@ def physics_retarget(
         first = _finish(out, an, opts, *args, step.span(end, 0.99))
         out, an, searched, jacobian = first
         judged = judged_of(first)
+        was = after_report = None  # the reports of the input and of the result, when made here
         if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
-            was = report(judged_in, report_body, motion)
-            score = _bar_score(report(judged, report_body, out, source=motion), was)
+            was, after_report = report(judged_in, report_body, motion), report(judged, report_body, out, source=motion)
+            score = _bar_score(after_report, was)
             # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
             # the same final plan, the same result)
             if score[0] and _made_worse(first_in[1], before, body, opts).any():
@@ -1800,16 +1827,17 @@ def physics_retarget(
                     jacobian,
                 )
                 judged_second = judged_of(second)
-                if _bar_score(report(judged_second, report_body, second[0], source=motion), was) < score:
-                    (out, an, searched, _), judged = second, judged_second
+                after_second = report(judged_second, report_body, second[0], source=motion)
+                if _bar_score(after_second, was) < score:
+                    (out, an, searched, _), judged, after_report = second, judged_second, after_second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
     body = report_body
     before, after = judged_in, judged
     rep = {
-        "before": report(before, body, motion),
-        "after": report(after, body, out, source=motion),
+        "before": report(before, body, motion) if was is None else was,
+        "after": report(after, body, out, source=motion) if after_report is None else after_report,
         "torque_worse": torque_regressions(before, after, body),
         "torque_causes": [
             c
