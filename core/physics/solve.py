@@ -235,6 +235,7 @@ from .metrics import (
     ballistic_bridge,
     ballistic_fit,
     changed_frames,
+    cluster_labels,
     flight_figures,
     flight_momentum_change,
     flight_phases,
@@ -1399,11 +1400,6 @@ def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     return float(np.sqrt(np.mean(flight_momentum_change(an, body, start, stop)[1] ** 2)))
 
 
-def _cluster_labels(frames: np.ndarray, gap: int) -> np.ndarray:
-    """Cluster index of each of the sorted ``frames`` (N,): frames within ``gap`` of the previous one share it."""
-    return np.concatenate(([0], np.cumsum(np.diff(frames) > gap))) if len(frames) else np.zeros(0, dtype=int)
-
-
 def _clusters_to_give(worse: list[dict], score: tuple, gap: int, peak: list[dict] = ()) -> list[int]:
     """The frames the guard gives back next, from the frames worse than the input (``worse``,
     :func:`.metrics.torque_regressions`) in clusters (frames within ``gap`` of each other): the
@@ -1416,12 +1412,12 @@ def _clusters_to_give(worse: list[dict], score: tuple, gap: int, peak: list[dict
     if score[1] > 0 and (worse or peak):
         pool = {w["frame"]: w["after"] for w in [*worse, *peak]}
         frames = np.array(sorted(pool))
-        label = _cluster_labels(frames, gap)
+        label = cluster_labels(frames, gap)
         chosen.update(frames[label == label[int(np.argmax([pool[f] for f in frames]))]].tolist())
     if not worse:
         return sorted(chosen)
     frames = np.array([w["frame"] for w in worse])
-    label = _cluster_labels(frames, gap)
+    label = cluster_labels(frames, gap)
     sizes = np.bincount(label)
     need = score[0] - len(chosen.intersection(frames.tolist()))
     for c in np.argsort(-sizes, kind="stable"):
