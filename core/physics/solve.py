@@ -188,7 +188,10 @@ repair's trials are re-analysed on the frames they change only (:func:`.metrics.
 the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
 trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins), and
 the guard's likewise, both spliced into the motion planted again and its analysis (:func:`_replanted`), so a
-trial's analysis covers its window alone; a repair window's search restarted from zero with the flights held
+trial's analysis covers its window alone; that replanting moves a few frames all over the clip, and is re-analysed
+run by run of them (:func:`.metrics.analyse_changed`; it had been measured whole, ~0.19 s of CPU each on the rest of
+01_01, ten times a solve); a repair trial's flights away from its window are its base's (:func:`.metrics.flight_series`
+with ``known``), and the guard reads a trial's flight figures alone; a repair window's search restarted from zero with the flights held
 starts from the first search's stretch, analysis and Jacobian (the same motion and controls: bit for bit), and a
 trial's report takes its world positions spliced from its planting's (:func:`_positions_from`). The input's judged
 analysis is made once for both finishes, and a finish's own judged result is the report's where the limits are not
@@ -332,7 +335,10 @@ class PhysicsOptions:
             raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
 
-def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, with_world: bool = False, legs=None):
+def _plant(
+    motion: Motion, contacts: Contacts, hinge: bool = False, world=None, with_world: bool = False, legs=None,
+    in_place: bool = False,
+):  # fmt: skip
     """:func:`~core.ik.plant.plant_feet` bending each leg in its own plane, or with ``hinge`` in its thigh's hinge
     plane where it is nearly straight (:func:`~core.ik.plant.hinge_pole`). The input's first planting takes the
     hinge: where a leg is nearly straight its own plane is noise, and on 05_01 that planting added 5.6 % to the
@@ -340,7 +346,7 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     Every later planting keeps the plane the legs have by then: the hinge there too (1.001 on 05_01) left the
     jumps' ankles worse than the input on 4 frames and one frame of 02_01 over a limit. world, with_world: the
     motion's forward kinematics when known; also return the result's; legs: the contact joints' limb chains when
-    known (:func:`~core.ik.plant.plant_feet`).
+    known (:func:`~core.ik.plant.plant_feet`); in_place: plant ``motion`` itself (a caller's own temporary).
 
     Most of the jerk planting still adds to the clean walks is its lift (:func:`~core.ik.plant.lift_to_reach`), not
     the ease: the Mixamo rig's own walk (60 fps) holds its stance legs at 7° of bend, planting caps them at 0.985 of
@@ -399,7 +405,7 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     ×1.021, Bandai walk ×1.072, the punch 7 frames, the tired walk 0 → 1, the punch test still failing; dipping only in
     single support (one planted leg): the punch as before but Mixamo ×1.072, the Bandai walk ×1.080 with 2 frames over
     and deviation 1.59 %. Not kept."""
-    return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world)
+    return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world, in_place=in_place)
 
 
 def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi: int) -> Motion:
@@ -797,7 +803,7 @@ class _Batch:
                 anchors = np.zeros((e, span, *f.anchors.shape[1:]))
                 anchors[:, :t] = f.anchors
                 self.tiled[e] = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
-            moved, world = _plant(moved, self.tiled[e], world=world, with_world=True, legs=self.legs)
+            moved, world = _plant(moved, self.tiled[e], world=world, with_world=True, legs=self.legs, in_place=True)
         if not g:
             return moved, world
         keep = (np.arange(e * span) % span) < t
