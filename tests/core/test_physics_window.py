@@ -25,7 +25,7 @@ def jumps():
     return planted, feet, contacts, body, measure, analyse(planted, contacts, body, **measure)
 
 
-@pytest.mark.parametrize("span", [(150, 230), (0, 60), (360, 419)])  # inside, at the clip's start, at its end
+@pytest.mark.parametrize("span", [(150, 230), (0, 60), (360, 419), (40, 100)])  # inside, at either end, near one
 def test_windowed_analysis_equals_the_whole_clip_one(jumps, span):
     """The body moved in 3-D on frames ``span`` (a smooth bump), the feet planted again: the
     re-analysis of the changed frames gives the whole-clip analysis's kinematics, support polygons,
@@ -101,7 +101,7 @@ def test_flight_series_reuses_the_flights_a_change_leaves_alone(jumps):
     the ones measured anew, figure for figure, and the flights away from the change are that analysis's own."""
     planted, feet, contacts, body, measure, previous = jumps
     known = flight_series(previous, body, planted.fps)
-    assert len(known) >= 2
+    assert len(known) >= 1
     first = known[0]
     lo = first.stop + 40  # a change after the first flight, far beyond its derivative reach
     trial = _bumped(planted, body, feet, [(lo, lo + 60)])
