@@ -45,7 +45,7 @@ from ..limbs import limb_chain
 from ..motion import Motion
 from ..skeleton import Skeleton
 from .common import align_hemisphere, is_ancestor, local_from_world, parent_world_rotations, smoothstep, unit
-from .two_link import DEFAULT_SOFTNESS, apply_two_link, solve_two_link
+from .two_link import DEFAULT_SOFTNESS, Turns, apply_two_link, first_turns, solve_two_link
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
 HINGE_BENT = 0.02  # sin of the bend below which a leg's knee follows its thigh's hinge more than its own plane
@@ -150,6 +150,7 @@ def hinge_pole(
     target: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
     bent: float = HINGE_BENT,
+    turns: Turns | None = None,
 ) -> np.ndarray | None:
     """Bend directions (T, 3) for two-link IK: the plane the IK would keep where the leg is clearly
     bent, the plane of a hinge fixed in the thigh where it is nearly straight, blended smoothly.
@@ -161,7 +162,8 @@ def hinge_pole(
     solved without a pole (towards its knee; with ``target`` (T, 3) None, of the leg as it is) plus
     ``bent`` times the hinge's: where the leg is bent the IK's result is what it was without a
     pole. None: no frame is bent.
-    pos, rot: world positions (T, J, 3) and orientations (T, J, 4); leg: (upper, mid, end).
+    pos, rot: world positions (T, J, 3) and orientations (T, J, 4); leg: (upper, mid, end); turns: the
+    :func:`~core.ik.two_link.first_turns` of the leg to ``target``, if already made.
     """
     upper, mid, end = leg
     a, e1, e2 = pos[:, upper], pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
@@ -173,7 +175,7 @@ def hinge_pole(
     axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
     sine = quat.length(quat.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
     if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
-        d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness)
+        d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness, turns)
         e1 = quat.rotate(d_upper, e1)
         e2 = reached - a - e1
         axis = quat.rotate(d_upper, axis)
@@ -201,6 +203,7 @@ def plant_feet(
     hinge: bool = True,
     world: tuple[np.ndarray, np.ndarray] | None = None,
     with_world: bool = False,
+    in_place: bool = False,
 ) -> Motion | tuple[Motion, tuple[np.ndarray, np.ndarray]]:
     """A copy of ``motion`` whose contact joints stay on their anchors while in contact.
 
@@ -213,6 +216,7 @@ def plant_feet(
     hinge: bend nearly straight legs in their thigh's hinge plane (:func:`hinge_pole`), not their own.
     world: FK of ``motion`` (positions (T, J, 3), orientations (T, J, 4)) if already known; with_world: also
     return the FK of the result, (motion, (positions, orientations)) (only the legs' joints computed anew).
+    in_place: turn the legs of ``motion`` itself and return it (a caller's own temporary, e.g. a batch of copies).
     """
     if out_of_reach not in ("lift", "drop", None):
         raise ValueError(f"out_of_reach must be 'lift', 'drop' or None, got {out_of_reach!r}")
@@ -227,7 +231,7 @@ def plant_feet(
     ]
     targets = [pos[:, leg[2]] + offset for leg, (offset, _) in zip(legs, plans)]
     weights = [weight for _, weight in plans]
-    out = motion.copy()
+    out = motion if in_place else motion.copy()
     if out_of_reach == "lift":
         targets = [
             lift_to_reach(pos[:, leg[0]], target, _limb_reach(pos, leg, softness), contacts.up)
@@ -247,9 +251,11 @@ def plant_feet(
             world = forward_kinematics(out.skeleton, out.translations, out.rotations)
             stale = np.zeros(motion.skeleton.n_joints, dtype=bool)
         stale |= motion.skeleton.subtree(upper)
-        pole = hinge_pole(*world, (upper, mid, end), target, softness) if hinge else None
+        turns = first_turns(*(world[0][:, j] for j in (upper, mid, end)), target, None, softness) if hinge else None
+        pole = hinge_pole(*world, (upper, mid, end), target, softness, turns=turns) if hinge else None
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
-        out = apply_two_link(out, upper, mid, end, target, weight, **options)
+        options["turns"] = turns  # the solve's first turns, as the pole's (the pole decides only a straight leg)
+        out = apply_two_link(out, upper, mid, end, target, weight, in_place=True, **options)  # ``out``: its own copy
     if not with_world:
         return out
     if stale is None:

@@ -59,8 +59,9 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     return unit(quat.cross(v, basis))[0]
 
 
-def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.ndarray:
-    """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1.
+def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> tuple[np.ndarray, bool]:
+    """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1, and whether no frame
+    is bent (the only case the pole decides).
 
     Where the limb is straight the normal of the nearest bent frame is borrowed (projected
     off e1); with no bent frame at all, the plane through e1 and the pole, else any plane.
@@ -68,14 +69,14 @@ def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> np.
     n, length = unit(quat.cross(e1, e2))
     bent = length > 1e-9 * quat.length(e1) * quat.length(e2)
     if bent.all():
-        return n
+        return n, False
     if bent.any():
         n = n[nearest_valid(bent)]
     elif pole is not None:
         n = unit(quat.cross(e1, pole))[0]
     u1 = unit(e1)[0]
     n, length = unit(n - quat.inner(n, u1)[..., None] * u1)
-    return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1))
+    return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1)), not bent.any()
 
 
 def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.ndarray) -> np.ndarray:
@@ -87,6 +88,20 @@ def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.nd
     return quat.multiply(quat.from_axis_angle(u, angle), delta)
 
 
+class Turns(NamedTuple):
+    """A two-link solve before its twist to a pole (:func:`first_turns`): the upper bone e1 (T, 3), the unit
+    direction u (T, 3) from the upper joint to the target, the mid joint's turn (T, 4), the end once bent (T, 3),
+    the upper joint's shortest-arc turn (T, 4), and whether the limb was straight on every frame (then the bend
+    plane came from the pole: :func:`_bend_normal`)."""
+
+    e1: np.ndarray
+    u: np.ndarray
+    delta_mid: np.ndarray
+    c_bent: np.ndarray
+    delta_upper: np.ndarray
+    straight: bool
+
+
 def solve_two_link(
     a: np.ndarray,
     b: np.ndarray,
@@ -94,15 +109,39 @@ def solve_two_link(
     target: np.ndarray,
     pole: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
+    turns: Turns | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World-space two-link solve on positions (T, 3) of the upper (a), mid (b) and end (c) joints.
 
     target: (T, 3) or (3,) end goal; pole: optional bend direction (T, 3) or (3,) (the mid
     joint swings towards it; for a pole *point* P pass P − a); default keeps the current
-    bend plane. softness: soft-zone width as a fraction of the reach l1 + l2.
+    bend plane. softness: soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the
+    same a, b, c, target and softness when already made (planting makes them once for its pole and its solve).
     Returns (delta_upper, delta_mid, reached): world-space turns (T, 4) — delta_mid acts at b
     first, then delta_upper at a on everything below it — and the reached end (T, 3).
     """
+    a = np.asarray(a, dtype=float)
+    if pole is not None:
+        pole = np.broadcast_to(np.asarray(pole, dtype=float), a.shape)
+    if turns is None or (turns.straight and pole is not None):
+        turns = first_turns(a, b, c, target, pole, softness)
+    delta_upper = turns.delta_upper
+    if pole is not None:
+        delta_upper = _twist_to_pole(delta_upper, turns.e1, turns.u, pole)
+    reached = a + quat.rotate(delta_upper, turns.c_bent - a)
+    return delta_upper, turns.delta_mid, reached
+
+
+def first_turns(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    target: np.ndarray,
+    pole: np.ndarray | None = None,
+    softness: float = DEFAULT_SOFTNESS,
+) -> Turns:
+    """:func:`solve_two_link`'s turns before the twist to its pole (the pole bends only a limb straight on every
+    frame: :func:`_bend_normal`), same arguments."""
     a, b, c = (np.asarray(x, dtype=float) for x in (a, b, c))
     target = np.broadcast_to(np.asarray(target, dtype=float), a.shape)
     if pole is not None:
@@ -118,14 +157,10 @@ def solve_two_link(
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
     theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
-    normal = _bend_normal(e1, e2, pole)
+    normal, straight = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     c_bent = b + quat.rotate(delta_mid, e2)
-    delta_upper = quat.between(c_bent - a, u)
-    if pole is not None:
-        delta_upper = _twist_to_pole(delta_upper, e1, u, pole)
-    reached = a + quat.rotate(delta_upper, c_bent - a)
-    return delta_upper, delta_mid, reached
+    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), straight)
 
 
 def _check_chain(motion: Motion, upper: int, mid: int, end: int) -> None:
@@ -146,6 +181,7 @@ def two_link_ik(
     end_orientation: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
     world: tuple[np.ndarray, np.ndarray] | None = None,
+    turns: Turns | None = None,
 ) -> TwoLinkResult:
     """New pose rotations of ``upper`` and ``mid`` so joint ``end`` reaches ``targets`` (T, 3).
 
@@ -153,12 +189,13 @@ def two_link_ik(
     direction (T, 3) or (3,), default keeps the current bend plane. keep_end_orientation:
     also change the end joint's rotation so its world orientation stays as in ``motion``
     (the foot stays flat); end_orientation: (T, 4) world orientation to give it instead.
-    world: FK of ``motion`` (positions (T, J, 3), orientations (T, J, 4)) if already known.
+    world: FK of ``motion`` (positions (T, J, 3), orientations (T, J, 4)) if already known; turns: the solve's
+    :func:`first_turns` on those positions, if already made.
     """
     _check_chain(motion, upper, mid, end)
     sk = motion.skeleton
     pos, rot = world if world is not None else forward_kinematics(sk, motion.translations, motion.rotations)
-    d_upper, d_mid, reached = solve_two_link(pos[:, upper], pos[:, mid], pos[:, end], targets, pole, softness)
+    d_upper, d_mid, reached = solve_two_link(pos[:, upper], pos[:, mid], pos[:, end], targets, pole, softness, turns)
     chain = np.array([upper, mid, end])
     parent = parent_world_rotations(sk, rot, chain)
     new_upper = local_from_world(sk, [upper], quat.multiply(d_upper, rot[:, upper])[:, None], parent[:, :1])[:, 0]
@@ -181,15 +218,17 @@ def apply_two_link(
     end: int,
     targets: np.ndarray,
     weight: np.ndarray | float = 1.0,
+    in_place: bool = False,
     **options,
 ) -> Motion:
     """A copy of ``motion`` with the chain solved by :func:`two_link_ik` (same options).
 
     weight: (T,) or scalar in [0, 1], IK influence per frame: the three rotations are
-    slerped from the original (0) to the solution (1).
+    slerped from the original (0) to the solution (1). in_place: write the chain's rotations into ``motion``
+    itself and return it (a caller's own copy: planting solves its legs one after another on one).
     """
     result = two_link_ik(motion, upper, mid, end, targets, **options)
-    out = motion.copy()
+    out = motion if in_place else motion.copy()
     chain = [upper, mid, end]
     solved = np.stack((result.upper, result.mid, result.end), axis=1)
     w = np.broadcast_to(np.asarray(weight, dtype=float), (motion.n_frames,))[:, None]

@@ -188,7 +188,10 @@ repair's trials are re-analysed on the frames they change only (:func:`.metrics.
 the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
 trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins), and
 the guard's likewise, both spliced into the motion planted again and its analysis (:func:`_replanted`), so a
-trial's analysis covers its window alone; a repair window's search restarted from zero with the flights held
+trial's analysis covers its window alone; that replanting moves a few frames all over the clip, and is re-analysed
+run by run of them (:func:`.metrics.analyse_changed`; it had been measured whole, ~0.19 s of CPU each on the rest of
+01_01, ten times a solve); a repair trial's flights away from its window are its base's (:func:`.metrics.flight_series`
+with ``known``), and the guard reads a trial's flight figures alone; a repair window's search restarted from zero with the flights held
 starts from the first search's stretch, analysis and Jacobian (the same motion and controls: bit for bit), and a
 trial's report takes its world positions spliced from its planting's (:func:`_positions_from`). The input's judged
 analysis is made once for both finishes, and a finish's own judged result is the report's where the limits are not
@@ -235,8 +238,11 @@ from .metrics import (
     ballistic_bridge,
     ballistic_fit,
     changed_frames,
+    cluster_labels,
+    flight_figures,
     flight_momentum_change,
     flight_phases,
+    flight_series,
     flights,
     report,
     torque_causes,
@@ -329,7 +335,10 @@ class PhysicsOptions:
             raise PhysicsError(f"stiffness must be positive, got {self.stiffness}")
 
 
-def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, with_world: bool = False, legs=None):
+def _plant(
+    motion: Motion, contacts: Contacts, hinge: bool = False, world=None, with_world: bool = False, legs=None,
+    in_place: bool = False,
+):  # fmt: skip
     """:func:`~core.ik.plant.plant_feet` bending each leg in its own plane, or with ``hinge`` in its thigh's hinge
     plane where it is nearly straight (:func:`~core.ik.plant.hinge_pole`). The input's first planting takes the
     hinge: where a leg is nearly straight its own plane is noise, and on 05_01 that planting added 5.6 % to the
@@ -337,7 +346,7 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     Every later planting keeps the plane the legs have by then: the hinge there too (1.001 on 05_01) left the
     jumps' ankles worse than the input on 4 frames and one frame of 02_01 over a limit. world, with_world: the
     motion's forward kinematics when known; also return the result's; legs: the contact joints' limb chains when
-    known (:func:`~core.ik.plant.plant_feet`).
+    known (:func:`~core.ik.plant.plant_feet`); in_place: plant ``motion`` itself (a caller's own temporary).
 
     Most of the jerk planting still adds to the clean walks is its lift (:func:`~core.ik.plant.lift_to_reach`), not
     the ease: the Mixamo rig's own walk (60 fps) holds its stance legs at 7° of bend, planting caps them at 0.985 of
@@ -396,7 +405,7 @@ def _plant(motion: Motion, contacts: Contacts, hinge: bool = False, world=None, 
     ×1.021, Bandai walk ×1.072, the punch 7 frames, the tired walk 0 → 1, the punch test still failing; dipping only in
     single support (one planted leg): the punch as before but Mixamo ×1.072, the Bandai walk ×1.080 with 2 frames over
     and deviation 1.59 %. Not kept."""
-    return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world)
+    return plant_feet(motion, contacts, legs=legs, hinge=hinge, world=world, with_world=with_world, in_place=in_place)
 
 
 def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi: int) -> Motion:
@@ -794,7 +803,7 @@ class _Batch:
                 anchors = np.zeros((e, span, *f.anchors.shape[1:]))
                 anchors[:, :t] = f.anchors
                 self.tiled[e] = replace(f, flags=flags.reshape(e * span, -1), anchors=anchors.reshape(e * span, -1, 3))
-            moved, world = _plant(moved, self.tiled[e], world=world, with_world=True, legs=self.legs)
+            moved, world = _plant(moved, self.tiled[e], world=world, with_world=True, legs=self.legs, in_place=True)
         if not g:
             return moved, world
         keep = (np.arange(e * span) % span) < t
@@ -1120,14 +1129,17 @@ def _guard_torques(
     flight set; on the rest of 01_01 the guard took two flights 0.3 → 1.7 and 0.15 → 3.2 mm off it,
     1.7 → 5.9 and 2.5 → 7.2 % momentum change). Also returns (``motion``, :func:`_replanted` of it) when a round
     made it, else None: the repair splices into the same planting of that motion when the guard kept nothing."""
-    t = motion.n_frames
+    t, t_fps = motion.n_frames, motion.fps
     half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
     bump = smoothstep_bump(half)
     level = np.zeros(t)
     best, best_an = motion, an
     worse = torque_regressions(before, an, body)
     inside = zmp_inside(an)[0]
-    flown = report(an, body, motion) if len(airborne(an)) else None  # the flights' figures a round must keep
+    flown = None  # (the flights' series, their figures) a round must keep: the report's flight figures alone
+    if len(airborne(an)):
+        flown = flight_series(an, body, motion.fps)
+        flown = (flown, flight_figures(flown, body))
     base = None  # (the planting of ``motion`` that the trials' windowed plantings splice into, its analysis)
     for _ in range(opts.torque_guard):
         if not worse:
@@ -1148,7 +1160,9 @@ def _guard_torques(
             trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = zmp_inside(trial_an)[0]
-        kept_flights = flown is None or _flights_kept(report(trial_an, body, trial), flown)
+        kept_flights = flown is None or _flights_kept(
+            flight_figures(flight_series(trial_an, body, t_fps, known=(an, flown[0])), body), flown[1]
+        )
         if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9 and kept_flights:
             best, best_an, worse = trial, trial_an, trial_worse
         else:
@@ -1223,10 +1237,19 @@ def _repair_torques(
     current = report(an, body, motion, source=source_pos)
     allowed = max(REPAIR_DEVIATION, current["deviation"] + REPAIR_SLACK)
     searched: dict = {}
-    base = None  # (motion, its planting, that one's analysis, report and positions): the trials' windowed planting
+    base = None  # (motion, its planting, that one's analysis, report, positions and flights): the trials' planting
+
+    def based(replanted: tuple) -> tuple:
+        pos, flown = replanted[1].world_positions(), flight_series(replanted[2], body, motion.fps)
+        return (
+            *replanted,
+            report(replanted[2], body, replanted[1], source_pos, positions=pos, flight=flown),
+            pos,
+            flown,
+        )
+
     if opts.plant and replanted is not None and replanted[0] is motion:
-        pos = replanted[1].world_positions()
-        base = (*replanted, report(replanted[2], body, replanted[1], source=source_pos, positions=pos), pos)
+        base = based(replanted)
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1281,9 +1304,7 @@ def _repair_torques(
                 trial = _shift_root(motion, root, shift)
                 if opts.plant:
                     if base is None or base[0] is not motion:
-                        base = (motion, *_replanted(motion, an, contacts, feet, body, measure))
-                        pos = base[1].world_positions()
-                        base = (*base, report(base[2], body, base[1], source=source_pos, positions=pos), pos)
+                        base = based((motion, *_replanted(motion, an, contacts, feet, body, measure)))
                     trial = _plant_span(trial, feet, base[1], lo, hi)
                     trial_pos = _positions_from(trial, base[1], base[4])
                     trial_an = analyse_changed(
@@ -1292,7 +1313,9 @@ def _repair_torques(
                 else:
                     trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
                     trial_pos = None
-                now = report(trial_an, body, trial, source=source_pos, positions=trial_pos)
+                known = None if base is None or base[0] is not motion else (base[2], base[5])
+                trial_flights = flight_series(trial_an, body, motion.fps, known=known)
+                now = report(trial_an, body, trial, source=source_pos, positions=trial_pos, flight=trial_flights)
                 w_new = torque_ratios(trial_an.torques, body).max(axis=1)
                 count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
                 excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
@@ -1383,11 +1406,6 @@ def _phase_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int)
     return float(np.sqrt(np.mean(flight_momentum_change(an, body, start, stop)[1] ** 2)))
 
 
-def _cluster_labels(frames: np.ndarray, gap: int) -> np.ndarray:
-    """Cluster index of each of the sorted ``frames`` (N,): frames within ``gap`` of the previous one share it."""
-    return np.concatenate(([0], np.cumsum(np.diff(frames) > gap))) if len(frames) else np.zeros(0, dtype=int)
-
-
 def _clusters_to_give(worse: list[dict], score: tuple, gap: int, peak: list[dict] = ()) -> list[int]:
     """The frames the guard gives back next, from the frames worse than the input (``worse``,
     :func:`.metrics.torque_regressions`) in clusters (frames within ``gap`` of each other): the
@@ -1400,12 +1418,12 @@ def _clusters_to_give(worse: list[dict], score: tuple, gap: int, peak: list[dict
     if score[1] > 0 and (worse or peak):
         pool = {w["frame"]: w["after"] for w in [*worse, *peak]}
         frames = np.array(sorted(pool))
-        label = _cluster_labels(frames, gap)
+        label = cluster_labels(frames, gap)
         chosen.update(frames[label == label[int(np.argmax([pool[f] for f in frames]))]].tolist())
     if not worse:
         return sorted(chosen)
     frames = np.array([w["frame"] for w in worse])
-    label = _cluster_labels(frames, gap)
+    label = cluster_labels(frames, gap)
     sizes = np.bincount(label)
     need = score[0] - len(chosen.intersection(frames.tolist()))
     for c in np.argsort(-sizes, kind="stable"):
@@ -1661,9 +1679,9 @@ def _finish(
                 hold=fixed,
             )
             again_an = analyse(again, contacts, body, **measure)
-            was, now = report(an, body, out), report(again_an, body, again)
-            if now["zmp_inside_share"] > was["zmp_inside_share"] and now["torque_worst_ratio"] <= max(
-                was["torque_worst_ratio"], report(before, body, motion)["torque_worst_ratio"]
+            # the report's ZMP inside share and worst ratio, no whole report
+            if zmp_inside(again_an)[0] > zmp_inside(an)[0] and _worst_ratio(again_an, body) <= max(
+                _worst_ratio(an, body), _worst_ratio(before, body)
             ):
                 out, an = again, again_an
     replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
@@ -1676,6 +1694,12 @@ def _finish(
     an = _judged(out, contacts, body, measure)
     out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
     return out, an, searched, None if last is None else last.jacobian
+
+
+def _worst_ratio(an: Analysis, body: BodyModel) -> float:
+    """The worst |τ|/limit of an analysis (:func:`.metrics.report`'s ``torque_worst_ratio``)."""
+    ratios = torque_ratios(an.torques, body)
+    return float(ratios.max()) if ratios.size else 0.0
 
 
 def _made_worse(an: Analysis, before: Analysis, body: BodyModel, opts: PhysicsOptions) -> np.ndarray:
@@ -1765,7 +1789,11 @@ def physics_retarget(
         if opts.plant:
             out = _plant(motion, feet, hinge=True)
             step.tick()
-            an = analyse(out, contacts, body, **measure)
+            # with flights the pass reads only its flights and kinematics (it analyses the motion they shift anew):
+            # the ground-force split is solved only where its balance plan reads it
+            an = analyse(out, contacts, body, least=False, **measure)
+            if not (opts.flight and len(airborne(an))):
+                an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
         planted = out
         passes = max(opts.passes, 1)
         polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
@@ -1796,9 +1824,10 @@ def physics_retarget(
         first = _finish(out, an, opts, *args, step.span(end, 0.99))
         out, an, searched, jacobian = first
         judged = judged_of(first)
+        was = after_report = None  # the reports of the input and of the result, when made here
         if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
-            was = report(judged_in, report_body, motion)
-            score = _bar_score(report(judged, report_body, out, source=motion), was)
+            was, after_report = report(judged_in, report_body, motion), report(judged, report_body, out, source=motion)
+            score = _bar_score(after_report, was)
             # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
             # the same final plan, the same result)
             if score[0] and _made_worse(first_in[1], before, body, opts).any():
@@ -1811,16 +1840,17 @@ def physics_retarget(
                     jacobian,
                 )
                 judged_second = judged_of(second)
-                if _bar_score(report(judged_second, report_body, second[0], source=motion), was) < score:
-                    (out, an, searched, _), judged = second, judged_second
+                after_second = report(judged_second, report_body, second[0], source=motion)
+                if _bar_score(after_second, was) < score:
+                    (out, an, searched, _), judged, after_report = second, judged_second, after_second
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
     body = report_body
     before, after = judged_in, judged
     rep = {
-        "before": report(before, body, motion),
-        "after": report(after, body, out, source=motion),
+        "before": report(before, body, motion) if was is None else was,
+        "after": report(after, body, out, source=motion) if after_report is None else after_report,
         "torque_worse": torque_regressions(before, after, body),
         "torque_causes": [
             c
