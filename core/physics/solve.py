@@ -1519,7 +1519,10 @@ def _do_no_harm(
 
     level = np.zeros(t)
     best, best_an = motion, an
-    flights_was = report(an, body, motion) if len(airborne(an)) else None  # the solve's, for :func:`_flights_kept`
+    flown = (
+        flight_series(an, body, fps) if len(airborne(an)) else None
+    )  # the solve's flights, for :func:`_flights_kept`
+    flights_was = None if flown is None else flight_figures(flown, body)
     if held is not None and held.any():
         level = spread(held, 0)
         best, best_an = realise(level)
@@ -1541,7 +1544,10 @@ def _do_no_harm(
         trial, trial_an = realise(level)
         under_limits = not current[1] and not current[2]  # a round for the worst ratio alone, under every limit
         current = shortfall(trial_an)
-        if current[0] < score and (flights_was is None or _flights_kept(report(trial_an, body, trial), flights_was)):
+        kept = flights_was is None or _flights_kept(
+            flight_figures(flight_series(trial_an, body, fps, known=(an, flown)), body), flights_was
+        )
+        if current[0] < score and kept:
             best, best_an, score = trial, trial_an, current[0]
         elif under_limits:  # its ramps raised another peak: giving that back too would walk through the clip
             break
