@@ -254,8 +254,9 @@ def plant_feet(
         stale |= motion.skeleton.subtree(upper)
         turns = first_turns(*(world[0][:, j] for j in (upper, mid, end)), target, None, softness) if hinge else None
         pole = hinge_pole(*world, (upper, mid, end), target, softness, turns=turns) if hinge else None
-        options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole}
-        options["turns"] = turns  # the solve's first turns, as the pole's (the pole decides only a straight leg)
+        # the solve's first turns are the pole's (the pole decides only a straight leg)
+        options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole,
+                   "turns": turns}  # fmt: skip
         out = apply_two_link(out, upper, mid, end, target, weight, in_place=True, **options)  # ``out``: its own copy
     if not with_world:
         return out
@@ -348,9 +349,11 @@ def stand_feet(
             target, foot_rot = _tip_toe(pos[:, upper], target, foot_rot, reach, foot, toe, frames)
             target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
         target = lift_to_reach(pos[:, upper], target, reach, up)
-        pole = hinge_pole(*world, foot.leg, target, softness)  # a straight source leg's own plane is noise
+        # a straight source leg's own plane is noise; the pole's first turns are the solve's, as in plant_feet
+        turns = first_turns(*(pos[:, j] for j in foot.leg), target, None, softness)
+        pole = hinge_pole(*world, foot.leg, target, softness, turns=turns)
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
-                             world=world, pole=pole)  # fmt: skip
+                             world=world, pole=pole, turns=turns)  # fmt: skip
         if toe_world is not None:
             if sk.parents[foot.toe] == ankle:  # the foot's world orientation is now foot_rot
                 parent = foot_rot[:, None]
@@ -443,11 +446,10 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
     toe = foot.toe if foot.toe_flags is not None else None
     turn = np.broadcast_to(quat.identity(), (motion.n_frames, 4))
     goal, contact = np.where(foot.ankle_flags[:, None], foot.ankle_anchors, 0.0), foot.ankle_flags
-    steady = rot[:, ankle]
-    if toe is not None:  # the foot's turn where the toe alone is planted: without the capture's jitter (module notes)
+    steady = rot[:, ankle]  # the foot's turn; where the toe alone is planted, without the capture's jitter
+    if toe is not None:
         toe_only = foot.toe_flags & ~foot.ankle_flags
         steady = steady_rotations(steady, toe_only, max(1, round(STEADY * motion.fps)), motion.fps)
-    if toe is not None:
         v_local = quat.rotate(quat.conjugate(rot[:, ankle]), pos[:, toe] - pos[:, ankle])
         toe_goal = foot.toe_anchors
         flat = foot.ankle_flags & foot.toe_flags
@@ -456,7 +458,6 @@ def _foot_goal(motion: Motion, world, foot: FootPlant, floor: float, up: np.ndar
         logs = np.where(flat[:, None], quat.log(quat.between(v_world, wanted)), 0.0)
         turn = quat.exp(blended_offsets(np.zeros_like(logs), flat, logs, frames)[0])
         foot_rot = quat.multiply(turn, steady)
-        toe_only = foot.toe_flags & ~foot.ankle_flags
         goal = np.where(toe_only[:, None], toe_goal - quat.rotate(foot_rot, v_local), goal)
         contact = foot.ankle_flags | foot.toe_flags
     offset, weight = blended_offsets(pos[:, ankle], contact, goal, frames)

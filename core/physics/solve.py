@@ -1138,17 +1138,14 @@ def _guard_torques(
     flight set; on the rest of 01_01 the guard took two flights 0.3 → 1.7 and 0.15 → 3.2 mm off it,
     1.7 → 5.9 and 2.5 → 7.2 % momentum change). Also returns (``motion``, :func:`_replanted` of it) when a round
     made it, else None: the repair splices into the same planting of that motion when the guard kept nothing."""
-    t, t_fps = motion.n_frames, motion.fps
+    t = motion.n_frames
     half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
     bump = smoothstep_bump(half)
     level = np.zeros(t)
     best, best_an = motion, an
     worse = torque_regressions(before, an, body)
     inside = zmp_inside(an)[0]
-    flown = None  # (the flights' series, their figures) a round must keep: the report's flight figures alone
-    if len(airborne(an)):
-        flown = flight_series(an, body, motion.fps)
-        flown = (flown, flight_figures(flown, body))
+    flights_kept = _flights_keeper(an, body, motion.fps)  # the flights a round must keep
     base = None  # (the planting of ``motion`` that the trials' windowed plantings splice into, its analysis)
     for _ in range(opts.torque_guard):
         if not worse:
@@ -1169,10 +1166,7 @@ def _guard_torques(
             trial_an = analyse_changed(trial, contacts, body, best_an, changed_frames(trial, best), **measure)
         trial_worse = torque_regressions(before, trial_an, body)
         trial_inside = zmp_inside(trial_an)[0]
-        kept_flights = flown is None or _flights_kept(
-            flight_figures(flight_series(trial_an, body, t_fps, known=(an, flown[0])), body), flown[1]
-        )
-        if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9 and kept_flights:
+        if len(trial_worse) < len(worse) and trial_inside >= inside - 1e-9 and flights_kept(trial_an):
             best, best_an, worse = trial, trial_an, trial_worse
         else:
             break
@@ -1191,6 +1185,17 @@ def _flights_kept(now: dict, was: dict) -> bool:
     return now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now["flight_momentum_change"] <= max(
         MOMENTUM_BAR, was["flight_momentum_change"]
     )
+
+
+def _flights_keeper(an: Analysis, body: BodyModel, fps: float) -> Callable[[Analysis], bool]:
+    """Whether a trial (its analysis) keeps ``an``'s flights (:func:`_flights_kept`), read from the flights' figures
+    alone (:func:`.metrics.flight_figures`; a flight the trial leaves as it was is ``an``'s, not measured again):
+    the torque guard's and the do-no-harm guard's test. Any trial keeps a motion without flights."""
+    if not len(airborne(an)):
+        return lambda _trial: True
+    flown = flight_series(an, body, fps)
+    was = flight_figures(flown, body)
+    return lambda trial: _flights_kept(flight_figures(flight_series(trial, body, fps, known=(an, flown)), body), was)
 
 
 REPAIR_WINDOWS = 4  # windows a repair round searches at most: a bound on its cost
@@ -1528,10 +1533,7 @@ def _do_no_harm(
 
     level = np.zeros(t)
     best, best_an = motion, an
-    flown = (
-        flight_series(an, body, fps) if len(airborne(an)) else None
-    )  # the solve's flights, for :func:`_flights_kept`
-    flights_was = None if flown is None else flight_figures(flown, body)
+    flights_kept = _flights_keeper(an, body, fps)  # the solve's flights
     if held is not None and held.any():
         level = spread(held, 0)
         best, best_an = realise(level)
@@ -1553,10 +1555,7 @@ def _do_no_harm(
         trial, trial_an = realise(level)
         under_limits = not current[1] and not current[2]  # a round for the worst ratio alone, under every limit
         current = shortfall(trial_an)
-        kept = flights_was is None or _flights_kept(
-            flight_figures(flight_series(trial_an, body, fps, known=(an, flown)), body), flights_was
-        )
-        if current[0] < score and kept:
+        if current[0] < score and flights_kept(trial_an):
             best, best_an, score = trial, trial_an, current[0]
         elif under_limits:  # its ramps raised another peak: giving that back too would walk through the clip
             break
