@@ -58,6 +58,7 @@ HEEL_HEIGHT = 0.02
 SAME_STANCE = np.radians(5.0)  # the two feet of a rest pose that stands on flat feet agree within this
 DRIFT = 0.05  # a contact span's horizontal wander from its median, in statures, before it is split
 SHORTEST = 0.1  # seconds: a shorter piece of a split span is a sweep, not a contact
+MOVE = 0.1  # seconds of flight between two pieces of a split span, over which the foot moves to the next anchor
 
 
 @dataclass(frozen=True)
@@ -206,12 +207,12 @@ def heel_contacts(pos: np.ndarray, foot: Foot, up: np.ndarray, flags: np.ndarray
 
 
 def split_drifting(
-    positions: np.ndarray, flags: np.ndarray, up: np.ndarray, radius: float, shortest: int = 2
+    positions: np.ndarray, flags: np.ndarray, up: np.ndarray, radius: float, shortest: int = 2, gap: int = 1
 ) -> tuple[np.ndarray, np.ndarray]:
     """(flags (T,), anchors (T, 3)) of a joint's contacts, each span that wanders more than
     ``radius`` (scene units) horizontally from its median cut into pieces (module notes): a piece
-    ends where the joint has moved more than ``radius`` / 2 from where it began, one frame of
-    flight before the next; each span or piece is anchored at its median
+    ends where the joint has moved more than ``radius`` / 2 from where it began, ``gap`` frames of
+    flight (beginning with that frame) before the next; each span or piece is anchored at its median
     (:func:`core.contacts.span_anchors`, NaN outside contact); pieces shorter than ``shortest``
     frames (the joint sweeping along, not standing) are dropped.
 
@@ -224,9 +225,9 @@ def split_drifting(
             continue
         origin = start
         for t in range(start + 1, stop):
-            if np.linalg.norm(flat[t] - flat[origin]) > radius / 2:
-                out[t] = False  # one frame of flight, the next piece begins after it
-                origin = t + 1
+            if t >= origin and np.linalg.norm(flat[t] - flat[origin]) > radius / 2:
+                out[t : min(t + gap, stop)] = False  # ``gap`` frames of flight, the next piece begins after them
+                origin = t + gap
         for a, b in contact_spans(out[start:stop]) + start:
             if b - a < shortest:  # a piece too short: the joint sweeping along, not standing
                 out[a:b] = False

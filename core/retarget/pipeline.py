@@ -49,6 +49,7 @@ from .body import foot_points, leg_length
 from .feet import (
     DRIFT,
     HEEL_HEIGHT,
+    MOVE,
     SAME_STANCE,
     SHORTEST,
     Foot,
@@ -405,9 +406,10 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
         stance = stance_heights(s_sk, foot, up_s, False, h, f)[0]  # the source's own stance: its motion's
         contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], f, s_floor, stance, tolerance)
     drift, shortest = DRIFT * standing_height(s_sk, up_s), max(2, round(SHORTEST * source.fps))
+    move = max(1, round(MOVE * source.fps))
     for i, j in enumerate(contacts.joints):  # a long contact that wanders: pieces, each anchored where it is
         contacts.flags[:, i], contacts.anchors[:, i] = split_drifting(
-            s_pos[:, j], contacts.flags[:, i], up_s, drift, shortest
+            s_pos[:, j], contacts.flags[:, i], up_s, drift, shortest, move
         )
     flat = [flat_frames(contacts.flags, c) for c in cols]
     s_floor = source_floor(s_heights, flat, s_floor)  # on the flat frames the heels really are down

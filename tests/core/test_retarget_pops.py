@@ -1,0 +1,59 @@
+"""No pops in the retarget's planted feet.
+
+A contact that wanders (a toe down for a second while it creeps over a tenth of the body) is cut into
+pieces, each pinned at its own median (:func:`core.retarget.feet.split_drifting`). With one frame of flight
+between pieces, planting's blend (:func:`core.ik.plant.blended_offsets`) renormalised the two contacts'
+weights there, so the planted joint jumped from one anchor to the next in two frames: CMU 131_03 (the hop)
+on a 1.4x copy of its own skeleton had 23 frames where a joint stepped more than 1 % of the stature beyond
+the source's step (× 1.4), the worst 2.6 % (the left ankle at frames 1002-1003 and 600-601, the left toe
+at 171 and 721). Now the pieces are 0.1 s apart and across a gap that short the offset passes from one
+anchor's to the next's along the gap: no frame over 1 % (the worst 0.63 %), the feet still held
+(ankle and toe skating 0 on the contact frames).
+"""
+
+import numpy as np
+
+from core.ik.plant import blended_offsets
+from core.io.bvh import read_bvh
+from core.limbs import standing_height
+from core.retarget import retarget, retarget_metrics
+from tests.conftest import shared_file
+
+POP = 0.01  # of the stature, in one frame, beyond the source's own step
+SKATE = 0.001  # heights per second: the feet tests' bound on a planted joint's slide
+
+
+def test_a_short_gap_moves_the_offset_from_one_anchor_to_the_next_without_a_jump():
+    """Two contacts 7 frames apart whose anchors are 1.2 apart (the joint itself still): the offset goes from
+    the first anchor's to the second's; smoothstep over the 8 steps of the gap moves at most 1.5 / 8 of the
+    difference in a frame (its steepest slope), where renormalised weights jumped 45 % of it at the edges."""
+    flags = np.zeros(60, dtype=bool)
+    flags[20:30] = flags[37:45] = True
+    positions = np.zeros((60, 3))
+    anchors = np.where(flags[:, None], [[2.5, 0.0, 0.0]], np.nan)
+    anchors[37:45] = [3.7, 0.0, 0.0]
+    offset, weight = blended_offsets(positions, flags, anchors, blend=24)
+    assert np.allclose(offset[flags], anchors[flags]) and np.allclose(weight[29:38], 1.0)
+    steps = np.abs(np.diff(offset[29:38, 0]))
+    assert steps.max() <= 1.2 * 1.5 / 8 + 1e-9
+    assert np.all(np.diff(offset[29:38, 0]) >= 0.0)  # one way, from 2.5 to 3.7
+
+
+def test_the_hop_on_a_larger_copy_steps_no_more_than_its_source():
+    """CMU 131_03 onto a 1.4x copy of its skeleton: no joint steps more than 1 % of the stature in one frame
+    beyond the source's own step × 1.4 (the worst was 2.6 %, 23 frames), and the feet still stand: ankles and
+    toes planted on their contact frames (skating under 0.1 % of the height a second), no float over 1 %."""
+    source = read_bvh(shared_file("cmu_bvh_3dsmax/131_03.bvh")).frames(slice(1, None))
+    result = retarget(source, source.frames(slice(0, 2)).scaled(1.4).skeleton)
+    names = result.motion.skeleton.names
+    columns = [source.skeleton.index(name) for name in names]  # the copy's joints are the source's
+    pt = result.motion.world_positions() - result.shift[:, None]
+    ps = 1.4 * source.world_positions()[:, columns]
+    beyond = np.linalg.norm(np.diff(pt, axis=0), axis=-1) - np.linalg.norm(np.diff(ps, axis=0), axis=-1)
+    stature = standing_height(result.motion.skeleton, result.up)
+    worst = np.unravel_index(np.argmax(beyond), beyond.shape)
+    assert beyond.max() < POP * stature, (int(worst[0]), names[worst[1]], float(beyond.max() / stature))
+    figures = retarget_metrics(source, result)
+    assert figures["skating_ankle_after_h"] <= SKATE
+    assert figures["skating_toe_after_h"] <= figures["skating_toe_source_h"] + SKATE
+    assert figures["float_max_h"] <= 0.01 and figures["penetration_max_h"] <= 0.01
