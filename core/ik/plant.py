@@ -10,7 +10,9 @@ between two contacts) the offset passes from the one contact's to the next's ins
 min(1, w_prev + w_next)·((1 − m)·d(prev) + m·d(next)), m = smoothstep of the share of the gap
 behind: renormalised weights jumped at the gap's edges (a 7-frame gap with the 0.2 s blend at
 120 fps: 45 % of the difference between the two offsets in one frame, a foot popping between two
-anchors). Legs are solved one after another, each
+anchors). :func:`stand_feet` (the retarget's) blends so; :func:`plant_feet` (the physics' and the
+clean-up's) still renormalises: with the other blend the physics on CMU 131_03 (the hop, 1.4× copy)
+ended with 26 frames over a torque limit instead of 22, the ZMP inside on 98.0 % instead of 98.2 %. Legs are solved one after another, each
 on the forward kinematics of the motion already changed by the previous one.
 
 A fixed anchor is often out of reach at the ends of a real stance: the leg is nearly
@@ -59,12 +61,14 @@ JITTER = 1000.0  # rad/s²: a foot's angular acceleration above which its turn c
 
 
 def blended_offsets(
-    positions: np.ndarray, flags: np.ndarray, anchors: np.ndarray, blend: int
+    positions: np.ndarray, flags: np.ndarray, anchors: np.ndarray, blend: int, through: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Offsets (T, 3) that move a joint onto its anchors, and IK weights (T,) in [0, 1].
 
     positions: (T, 3) the joint's world positions; flags: (T,) contact; anchors: (T, 3),
-    read only in contact frames; blend: fade length in frames on each side of a contact.
+    read only in contact frames; blend: fade length in frames on each side of a contact;
+    through: across a gap of at most ``blend`` frames the offset passes from one contact's to
+    the next's (module notes), else the two weights are renormalised there.
     """
     n = len(flags)
     frames = np.arange(n)
@@ -77,7 +81,7 @@ def blended_offsets(
     scale = np.where(total > 1.0, 1.0 / np.maximum(total, 1e-300), 1.0)
     w_prev, w_next = w_prev * scale, w_next * scale
     # a short gap (at most ``blend`` frames): the offset passes from one contact's to the next's along the gap
-    short = (prev >= 0) & (nxt < n) & (nxt - prev - 1 <= blend)
+    short = through & (prev >= 0) & (nxt < n) & (nxt - prev - 1 <= blend)
     mix = smoothstep((frames - prev) / np.maximum(nxt - prev, 1))
     amount = np.minimum(total, 1.0)
     w_prev = np.where(short, amount * (1.0 - mix), w_prev)
@@ -238,7 +242,7 @@ def plant_feet(
         world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
     pos = world[0]
     plans = [
-        blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames)
+        blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames, through=False)
         for i, leg in enumerate(legs)
     ]
     targets = [pos[:, leg[2]] + offset for leg, (offset, _) in zip(legs, plans)]

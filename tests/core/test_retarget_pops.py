@@ -6,17 +6,19 @@ between pieces, planting's blend (:func:`core.ik.plant.blended_offsets`) renorma
 weights there, so the planted joint jumped from one anchor to the next in two frames: CMU 131_03 (the hop)
 on a 1.4x copy of its own skeleton had 23 frames where a joint stepped more than 1 % of the stature beyond
 the source's step (× 1.4), the worst 2.6 % (the left ankle at frames 1002-1003 and 600-601, the left toe
-at 171 and 721). Now the pieces are 0.1 s apart and across a gap that short the offset passes from one
-anchor's to the next's along the gap: no frame over 1 % (the worst 0.63 %), the feet still held
-(ankle and toe skating 0 on the contact frames).
+at 171 and 721). Now the pieces are 0.1 s apart (:func:`core.retarget.feet.widen_splits`) and across a gap
+that short the offset passes from one anchor's to the next's along the gap: no frame over 1 % (the worst
+0.85 %), the feet still held (ankle and toe skating 0 on the contact frames).
 """
 
 import numpy as np
 
+from core.contacts import contact_spans
 from core.ik.plant import blended_offsets
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.retarget import retarget, retarget_metrics
+from core.retarget.feet import split_drifting, widen_splits
 from tests.conftest import shared_file
 
 POP = 0.01  # of the stature, in one frame, beyond the source's own step
@@ -37,6 +39,27 @@ def test_a_short_gap_moves_the_offset_from_one_anchor_to_the_next_without_a_jump
     steps = np.abs(np.diff(offset[29:38, 0]))
     assert steps.max() <= 1.2 * 1.5 / 8 + 1e-9
     assert np.all(np.diff(offset[29:38, 0]) >= 0.0)  # one way, from 2.5 to 3.7
+
+
+def test_the_pieces_of_a_wandering_contact_are_a_gap_apart_and_none_is_dropped():
+    """A toe down for 100 frames creeping 30 cm, cut into pieces of 10 frames one frame apart (radius 5 cm: a
+    piece ends where the toe is 2.5 cm from where it began): the flights between them widened to 6 frames (2
+    frames taken from the piece before, 3 from the one after); every piece kept (each keeps at least 2
+    frames), anchored at its own median."""
+    up = np.array([0.0, 0.0, 1.0])
+    pos = np.zeros((120, 3))
+    pos[:, 0] = np.linspace(0.0, 0.3, 120)
+    flags = np.zeros(120, bool)
+    flags[10:110] = True
+    pieces, _ = split_drifting(pos, flags, up, 0.05, shortest=4)
+    out, anchors = widen_splits(pos, flags, pieces, gap=6, keep=2)
+    before, after = contact_spans(pieces), contact_spans(out)
+    assert len(before) > 4 and len(after) == len(before)
+    assert np.all(after[1:, 0] - after[:-1, 1] == 6)
+    assert np.all(after[:, 1] - after[:, 0] >= 2) and not (out & ~pieces).any()
+    for a, b in after:
+        assert np.allclose(anchors[a:b], np.median(pos[a:b], axis=0))
+    assert np.isnan(anchors[~out]).all()
 
 
 def test_the_hop_on_a_larger_copy_steps_no_more_than_its_source():
