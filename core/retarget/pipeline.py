@@ -416,9 +416,12 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
     flat = [flat_frames(contacts.flags, c) for c in cols]
     s_floor = source_floor(s_heights, flat, s_floor)  # on the flat frames the heels really are down
     move = max(1, round(MOVE * source.fps))
+    partner = {a: t for pair in cols if pair[1] is not None for a, t in (pair, pair[::-1])}
+    pieces = contacts.flags.copy()
     for i, j in enumerate(contacts.joints):  # the foot moves between pieces over a flight of MOVE seconds
+        other = pieces[:, partner[i]] if i in partner else None
         contacts.flags[:, i], contacts.anchors[:, i] = widen_splits(
-            s_pos[:, j], spans[:, i], contacts.flags[:, i], move, max(1, shortest // 2)
+            s_pos[:, j], spans[:, i], pieces[:, i], move, max(1, shortest // 2), other
         )
     up = result.up
     floor = (

@@ -62,6 +62,28 @@ def test_the_pieces_of_a_wandering_contact_are_a_gap_apart_and_none_is_dropped()
     assert np.isnan(anchors[~out]).all()
 
 
+def test_the_pieces_keep_the_frames_where_the_other_joint_of_the_foot_lands_and_lifts():
+    """The same creeping toe, its heel down over frames 40-79: widening the flights to 8 frames takes none of
+    the heel's first or last 2 frames (8 / 4) from the toe (a toe lifted just before its heel lands, the heel
+    came down in three frames: 131_01 onto the CMU skeleton, 4.2 % of the height in a frame); the flight beside
+    them is widened from the other piece instead (frames 43-49 after the piece ending at 42)."""
+    up = np.array([0.0, 0.0, 1.0])
+    pos = np.zeros((120, 3))
+    pos[:, 0] = np.linspace(0.0, 0.3, 120)
+    flags = np.zeros(120, bool)
+    flags[10:110] = True
+    heel = np.zeros(120, bool)
+    heel[40:80] = True
+    pieces, _ = split_drifting(pos, flags, up, 0.05, shortest=4)
+    out, _ = widen_splits(pos, flags, pieces, gap=8, keep=2, partner=heel)
+    alone, _ = widen_splits(pos, flags, pieces, gap=8, keep=2)
+    assert pieces[[40, 41, 78, 79]].all() and out[[40, 41, 78, 79]].all()
+    assert not alone[[40, 41]].all()  # without the heel those frames were taken
+    spans = contact_spans(out)
+    assert len(spans) == len(contact_spans(pieces))
+    assert [42, 50] in (np.stack((spans[:-1, 1], spans[1:, 0]), axis=1)).tolist()
+
+
 def test_the_hop_on_a_larger_copy_steps_no_more_than_its_source():
     """CMU 131_03 onto a 1.4x copy of its skeleton: no joint steps more than 1 % of the stature in one frame
     beyond the source's own step × 1.4 (the worst was 2.6 %, 23 frames), and the feet still stand: ankles and
@@ -80,3 +102,17 @@ def test_the_hop_on_a_larger_copy_steps_no_more_than_its_source():
     assert figures["skating_ankle_after_h"] <= SKATE
     assert figures["skating_toe_after_h"] <= figures["skating_toe_source_h"] + SKATE
     assert figures["float_max_h"] <= 0.01 and figures["penetration_max_h"] <= 0.01
+
+
+def test_the_clean_walk_onto_another_rig_steps_no_more_than_its_transfer():
+    """CMU 131_01 (3ds Max names) onto the CMU cgspeed skeleton: no mapped joint steps more than 1 % of the
+    height in one frame beyond its step before planting (the source's motion on the target's bones); there were
+    26 such frames (the left toe's pieces, worst 2.4 %), and one at 362 (4.2 %) while a toe piece was cut short
+    just before its heel landed."""
+    source = read_bvh(shared_file("cmu_bvh_3dsmax/131_01.bvh"))
+    result = retarget(source, read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).skeleton, target_up="y")
+    joints = result.pairs[0]
+    steps = [np.linalg.norm(np.diff(m.world_positions()[:, joints], axis=0), axis=-1)
+             for m in (result.motion, result.unplanted)]  # fmt: skip
+    height = standing_height(result.motion.skeleton, result.up)
+    assert (steps[0] - steps[1]).max() < POP * height
