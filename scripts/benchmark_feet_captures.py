@@ -12,8 +12,7 @@ above its flat stance (max), floor penetration (max), ankle and toe skating of t
 root scale) and of the result (% h/s), all on the source's contact frames; pops: the frames where
 some mapped joint (toes included) steps more than 1 % of the height in one frame beyond its step
 before planting (the source's step on the target's bones; on a scaled copy the source's × the root
-scale), and the worst such step (% h). ``--match`` keeps the sources whose
-path contains TEXT.
+scale), and the worst such step (% h). ``--match`` keeps the sources whose path contains TEXT.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ def main() -> None:
             figures = retarget_metrics(motion, retarget(motion, skeleton, target_up="y"))
             row = {"source": path, "target": name, "frames": motion.n_frames}
             row |= {key: 100 * figures[key] for key in FIGURES if key in figures}
-            row |= {"pops": int(figures["pops"]), "pop_max_h": 100 * figures["pop_max_h"]}
+            row |= {"pops": int(figures.get("pops", 0)), "pop_max_h": 100 * figures.get("pop_max_h", 0.0)}
             rows.append(row)
             print(f"{path:52s} {name:18s} float {row.get('float_max_h', float('nan')):5.2f} "
                   f"pops {row['pops']:4d} (worst {row['pop_max_h']:5.2f})", flush=True)  # fmt: skip

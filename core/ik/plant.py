@@ -5,15 +5,17 @@ fades out like a displacement map: at a flight frame t the offset is
 w_prev·d(last contact frame) + w_next·d(next contact frame), with
 w = smoothstep(1 − gap/(blend + 1)) of the distance in frames to that contact (weights
 renormalised to sum ≤ 1 when two contacts are close), and the IK result is slerped in with
-the same weight, so nothing pops at contact edges. Across a short gap (at most ``blend`` frames
-between two contacts) the offset passes from the one contact's to the next's instead,
-min(1, w_prev + w_next)·((1 − m)·d(prev) + m·d(next)), m = smoothstep of the share of the gap
-behind: renormalised weights jumped at the gap's edges (a 7-frame gap with the 0.2 s blend at
-120 fps: 45 % of the difference between the two offsets in one frame, a foot popping between two
-anchors). :func:`stand_feet` (the retarget's) blends so; :func:`plant_feet` (the physics' and the
-clean-up's) still renormalises: with the other blend the physics on CMU 131_03 (the hop, 1.4× copy)
-ended with 26 frames over a torque limit instead of 22, the ZMP inside on 98.0 % instead of 98.2 %. Legs are solved one after another, each
+the same weight, so nothing pops at contact edges. Legs are solved one after another, each
 on the forward kinematics of the motion already changed by the previous one.
+
+Across a short gap (at most ``blend`` frames between two contacts) the offset passes from the one
+contact's to the next's instead, min(1, w_prev + w_next)·((1 − m)·d(prev) + m·d(next)), m the
+smoothstep of the share of the gap behind: renormalised weights jumped at the gap's edges (a
+7-frame gap with the 0.2 s blend at 120 fps: 45 % of the difference between the two offsets in one
+frame, a foot popping between two anchors). :func:`stand_feet` (the retarget's) blends so;
+:func:`plant_feet` (the physics' and the clean-up's) still renormalises: with the other blend the
+physics on CMU 131_03 (the hop, 1.4× copy) ended with 26 frames over a torque limit instead of 22,
+the ZMP inside on 98.0 % of contact frames instead of 98.2 %.
 
 A fixed anchor is often out of reach at the ends of a real stance: the leg is nearly
 straight at heel strike, and the ankle rolls forward and up before toe-off while the hip

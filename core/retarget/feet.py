@@ -240,7 +240,12 @@ def split_drifting(
 
 
 def widen_splits(
-    positions: np.ndarray, spans: np.ndarray, pieces: np.ndarray, gap: int, keep: int, partner=None
+    positions: np.ndarray,
+    spans: np.ndarray,
+    pieces: np.ndarray,
+    gap: int,
+    keep: int,
+    partner: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(flags (T,), anchors (T, 3)) of a joint's contacts whose :func:`split_drifting` ``pieces`` (T,) bool, cut
     from the contact ``spans`` (T,) bool, are ``gap`` frames apart: the flight between two pieces of one span is

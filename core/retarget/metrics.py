@@ -39,7 +39,7 @@ from .mapping import mapping_pairs
 from .pipeline import RetargetResult
 from .transfer import mapped_ancestors
 
-POP = 0.01  # heights a joint may step in one frame beyond its source joint's step (× s) before it counts as a pop
+POP = 0.01  # heights a joint may step in one frame beyond its step before planting before it counts as a pop
 
 
 def position_error(

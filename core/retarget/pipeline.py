@@ -21,10 +21,10 @@ Pipeline (:func:`retarget`):
    floor) go to the target joints the map pairs with them (a target toe the map does not give is
    the label's, else the ankle's longest child chain). The floor is the source's floor (where its
    flat feet stand) mapped, or ``floor_level`` with ``on_floor``; a contact that wanders far from
-   its median is cut into pieces, each anchored where it is (:func:`.feet.split_drifting`), 0.1 s of flight
-   between two pieces over which the foot moves to the next anchor (:func:`.feet.widen_splits`). Where the target's rest pose stands,
-   each target foot is turned to its own flat stance (the transfer points it like the source's); the
-   body is then raised or lowered by one constant so the target's flat feet stand on the floor
+   its median is cut into pieces, each anchored where it is (:func:`.feet.split_drifting`), with
+   0.1 s of flight between two pieces over which the foot moves to the next anchor
+   (:func:`.feet.widen_splits`). Where the target's rest pose stands, each target foot is turned to
+   its own flat stance (the transfer points it like the source's); the body is then raised or lowered by one constant so the target's flat feet stand on the floor
    (its hip joints and ankles sit elsewhere than the source's). Anchors: horizontally the scaled
    source's (p ↦ s·A·p + shift(t)), the toe's at the target foot's own length from the ankle's;
    vertically each joint's flat-stance height above the floor. Then the legs are solved with
