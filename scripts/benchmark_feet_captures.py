@@ -9,8 +9,10 @@ rigs (CMU cgspeed 02_01, CMU 3ds Max 131_01, Bandai Namco walk, Mixamo, Characte
 clip's own file skipped. Automatic map, Plant Feet on; per pair the figures of
 :func:`core.retarget.metrics.feet_figures` in % of the target's height: float of a contact joint
 above its flat stance (max), floor penetration (max), ankle and toe skating of the source (× the
-root scale) and of the result (% h/s), all on the source's contact frames. ``--match`` keeps the
-sources whose path contains TEXT.
+root scale) and of the result (% h/s), all on the source's contact frames; pops: the frames where
+some mapped joint (toes included) steps more than 1 % of the height in one frame beyond its step
+before planting (the source's step on the target's bones; on a scaled copy the source's × the root
+scale), and the worst such step (% h). ``--match`` keeps the sources whose path contains TEXT.
 """
 
 from __future__ import annotations
@@ -62,12 +64,14 @@ def main() -> None:
             figures = retarget_metrics(motion, retarget(motion, skeleton, target_up="y"))
             row = {"source": path, "target": name, "frames": motion.n_frames}
             row |= {key: 100 * figures[key] for key in FIGURES if key in figures}
+            row |= {"pops": int(figures.get("pops", 0)), "pop_max_h": 100 * figures.get("pop_max_h", 0.0)}
             rows.append(row)
-            print(f"{path:52s} {name:18s} float {row.get('float_max_h', float('nan')):5.2f}", flush=True)
+            print(f"{path:52s} {name:18s} float {row.get('float_max_h', float('nan')):5.2f} "
+                  f"pops {row['pops']:4d} (worst {row['pop_max_h']:5.2f})", flush=True)  # fmt: skip
     lines = [
         "| source clip | target | frames | float max (% h) | penetration max (% h) | ankle skating source → result "
-        "(% h/s) | toe skating source → result (% h/s) |",
-        "|" + "---|" * 7,
+        "(% h/s) | toe skating source → result (% h/s) | pops (frames) | worst pop (% h) |",
+        "|" + "---|" * 9,
     ]
 
     def pct(row, key):
@@ -77,14 +81,16 @@ def main() -> None:
         lines.append(
             f"| {r['source']} | {r['target']} | {r['frames']} | {pct(r, 'float_max_h')} | "
             f"{pct(r, 'penetration_max_h')} | {pct(r, 'skating_ankle_source_h')} → {pct(r, 'skating_ankle_after_h')} | "
-            f"{pct(r, 'skating_toe_source_h')} → {pct(r, 'skating_toe_after_h')} |"
+            f"{pct(r, 'skating_toe_source_h')} → {pct(r, 'skating_toe_after_h')} | {r['pops']} | {r['pop_max_h']:.2f} |"
         )
     worst = max(rows, key=lambda r: r.get("float_max_h", 0.0))
     lines += [
         "",
         f"{len(rows)} pairs; worst float {worst.get('float_max_h', 0.0):.2f} % h ({worst['source']} → "
         f"{worst['target']}); worst penetration {max(r.get('penetration_max_h', 0.0) for r in rows):.2f} % h; "
-        f"{sum(r.get('float_max_h', 0.0) > 1.0 for r in rows)} pairs float more than 1 %. "
+        f"{sum(r.get('float_max_h', 0.0) > 1.0 for r in rows)} pairs float more than 1 %; "
+        f"{sum(r['pops'] for r in rows)} frames with a pop in {sum(r['pops'] > 0 for r in rows)} pairs, worst "
+        f"{max(r['pop_max_h'] for r in rows):.2f} % h. "
         f"Whole run: {time.perf_counter() - started:.0f} s.",
     ]
     print("\n".join(lines))

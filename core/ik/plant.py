@@ -8,6 +8,15 @@ renormalised to sum ≤ 1 when two contacts are close), and the IK result is sle
 the same weight, so nothing pops at contact edges. Legs are solved one after another, each
 on the forward kinematics of the motion already changed by the previous one.
 
+Across a short gap (at most ``blend`` frames between two contacts) the offset passes from the one
+contact's to the next's instead, min(1, w_prev + w_next)·((1 − m)·d(prev) + m·d(next)), m the
+smoothstep of the share of the gap behind: renormalised weights jumped at the gap's edges (a
+7-frame gap with the 0.2 s blend at 120 fps: 45 % of the difference between the two offsets in one
+frame, a foot popping between two anchors). :func:`stand_feet` (the retarget's) blends so;
+:func:`plant_feet` (the physics' and the clean-up's) still renormalises: with the other blend the
+physics on CMU 131_03 (the hop, 1.4× copy) ended with 26 frames over a torque limit instead of 22,
+the ZMP inside on 98.0 % of contact frames instead of 98.2 %.
+
 A fixed anchor is often out of reach at the ends of a real stance: the leg is nearly
 straight at heel strike, and the ankle rolls forward and up before toe-off while the hip
 keeps moving. ``out_of_reach`` chooses what gives, for targets farther than
@@ -54,12 +63,14 @@ JITTER = 1000.0  # rad/s²: a foot's angular acceleration above which its turn c
 
 
 def blended_offsets(
-    positions: np.ndarray, flags: np.ndarray, anchors: np.ndarray, blend: int
+    positions: np.ndarray, flags: np.ndarray, anchors: np.ndarray, blend: int, through: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Offsets (T, 3) that move a joint onto its anchors, and IK weights (T,) in [0, 1].
 
     positions: (T, 3) the joint's world positions; flags: (T,) contact; anchors: (T, 3),
-    read only in contact frames; blend: fade length in frames on each side of a contact.
+    read only in contact frames; blend: fade length in frames on each side of a contact;
+    through: across a gap of at most ``blend`` frames the offset passes from one contact's to
+    the next's (module notes), else the two weights are renormalised there.
     """
     n = len(flags)
     frames = np.arange(n)
@@ -71,6 +82,12 @@ def blended_offsets(
     total = w_prev + w_next
     scale = np.where(total > 1.0, 1.0 / np.maximum(total, 1e-300), 1.0)
     w_prev, w_next = w_prev * scale, w_next * scale
+    # a short gap (at most ``blend`` frames): the offset passes from one contact's to the next's along the gap
+    short = through & (prev >= 0) & (nxt < n) & (nxt - prev - 1 <= blend)
+    mix = smoothstep((frames - prev) / np.maximum(nxt - prev, 1))
+    amount = np.minimum(total, 1.0)
+    w_prev = np.where(short, amount * (1.0 - mix), w_prev)
+    w_next = np.where(short, amount * mix, w_next)
     offset = w_prev[:, None] * d[np.maximum(prev, 0)] + w_next[:, None] * d[np.minimum(nxt, n - 1)]
     weight = np.where(flags, 1.0, np.minimum(total, 1.0))
     return np.where(flags[:, None], d, offset), weight
@@ -227,7 +244,7 @@ def plant_feet(
         world = forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
     pos = world[0]
     plans = [
-        blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames)
+        blended_offsets(pos[:, leg[2]], contacts.flags[:, i], contacts.anchors[:, i], frames, through=False)
         for i, leg in enumerate(legs)
     ]
     targets = [pos[:, leg[2]] + offset for leg, (offset, _) in zip(legs, plans)]

@@ -21,9 +21,10 @@ Pipeline (:func:`retarget`):
    floor) go to the target joints the map pairs with them (a target toe the map does not give is
    the label's, else the ankle's longest child chain). The floor is the source's floor (where its
    flat feet stand) mapped, or ``floor_level`` with ``on_floor``; a contact that wanders far from
-   its median is cut into pieces, each anchored where it is (:func:`.feet.split_drifting`). Where the target's rest pose stands,
-   each target foot is turned to its own flat stance (the transfer points it like the source's); the
-   body is then raised or lowered by one constant so the target's flat feet stand on the floor
+   its median is cut into pieces, each anchored where it is (:func:`.feet.split_drifting`), with
+   0.1 s of flight between two pieces over which the foot moves to the next anchor
+   (:func:`.feet.widen_splits`). Where the target's rest pose stands, each target foot is turned to
+   its own flat stance (the transfer points it like the source's); the body is then raised or lowered by one constant so the target's flat feet stand on the floor
    (its hip joints and ankles sit elsewhere than the source's). Anchors: horizontally the scaled
    source's (p ↦ s·A·p + shift(t)), the toe's at the target foot's own length from the ankle's;
    vertically each joint's flat-stance height above the floor. Then the legs are solved with
@@ -49,6 +50,7 @@ from .body import foot_points, leg_length
 from .feet import (
     DRIFT,
     HEEL_HEIGHT,
+    MOVE,
     SAME_STANCE,
     SHORTEST,
     Foot,
@@ -61,6 +63,7 @@ from .feet import (
     source_floor,
     split_drifting,
     stance_heights,
+    widen_splits,
 )
 from .mapping import CORE, MappingError, auto_map, describe, map_labels, mapping_pairs
 from .root_motion import carry_root_motion, root_bone
@@ -405,12 +408,21 @@ def _plant(result: RetargetResult, source: Motion, s_world: tuple, up_s: np.ndar
         stance = stance_heights(s_sk, foot, up_s, False, h, f)[0]  # the source's own stance: its motion's
         contacts.flags[:, ca] = heel_contacts(s_pos, foot, up_s, contacts.flags[:, ca], f, s_floor, stance, tolerance)
     drift, shortest = DRIFT * standing_height(s_sk, up_s), max(2, round(SHORTEST * source.fps))
+    spans = contacts.flags.copy()
     for i, j in enumerate(contacts.joints):  # a long contact that wanders: pieces, each anchored where it is
         contacts.flags[:, i], contacts.anchors[:, i] = split_drifting(
             s_pos[:, j], contacts.flags[:, i], up_s, drift, shortest
         )
     flat = [flat_frames(contacts.flags, c) for c in cols]
     s_floor = source_floor(s_heights, flat, s_floor)  # on the flat frames the heels really are down
+    move = max(1, round(MOVE * source.fps))
+    partner = {a: t for pair in cols if pair[1] is not None for a, t in (pair, pair[::-1])}
+    pieces = contacts.flags.copy()
+    for i, j in enumerate(contacts.joints):  # the foot moves between pieces over a flight of MOVE seconds
+        other = pieces[:, partner[i]] if i in partner else None
+        contacts.flags[:, i], contacts.anchors[:, i] = widen_splits(
+            s_pos[:, j], spans[:, i], pieces[:, i], move, max(1, shortest // 2), other
+        )
     up = result.up
     floor = (
         float(options.floor_level) if options.on_floor else result.scale * s_floor + float(np.median(result.shift @ up))
