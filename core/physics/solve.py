@@ -88,7 +88,8 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    on the whole clip, fewer frames stay over a limit there (or as many, less far over), no more
    frames are worse than the input, the ZMP stays inside on as many contact frames (or at least
    ``zmp_target``), the deviation stays within 1.5 % of the stature (or 0.1 % above what it was),
-   and jerk and flight stay within issue 16's bars (or as they were). What remains is reported
+   and jerk and flight stay within issue 16's bars (or as they were; each flight, not only their RMS: a trial
+   that only a flight refuses is first turned and shifted back in the flights it touches, :func:`_flights_restored`). What remains is reported
    per frame with its cause (:func:`.metrics.torque_causes`: gravity alone, clip edge, dynamics)
    and whether the repair searched it and found nothing that keeps every other constraint.
    Measured (benchmark, 1.4× CMU onto 90 kg): frames over a limit on walk 02_01 2 → 0 (its last
@@ -1006,6 +1007,13 @@ def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
     return flights(an.support.any, an.free_fall, min_frames)
 
 
+def _phases_near(phases: np.ndarray, near: tuple[int, int] | None) -> np.ndarray:
+    """The phases (S, 2) overlapping the frames [a, b) of ``near`` (all when None)."""
+    if near is None:
+        return phases
+    return phases[(phases[:, 0] < near[1]) & (phases[:, 1] > near[0])]
+
+
 def _flying(an: Analysis) -> np.ndarray:
     """(T,) bool: the frames of :func:`airborne`'s flight phases."""
     out = np.zeros(len(an.com), dtype=bool)
@@ -1032,18 +1040,20 @@ def _with_tails(d: np.ndarray, start: int, stop: int, t: int, n: int) -> np.ndar
     return out
 
 
-def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np.ndarray | None:
+def _flight_shift(
+    an: Analysis, body: BodyModel, fps: float, blend: float, near: tuple[int, int] | None = None
+) -> np.ndarray | None:
     """World shift (T, 3) in metres that puts the CoM on a ballistic path in every flight phase.
 
     Between take-off (the last supported frame) and landing the path is the parabola through
     the CoM at both (:func:`.metrics.ballistic_bridge`), so the shift is zero at both ends; its
     velocity there is faded in before take-off and out after landing over ``blend`` seconds
     (:func:`_with_tails`). A phase touching the clip's start or end gets the least-squares
-    parabola instead (no tail on that side).
+    parabola instead (no tail on that side). near: only the phases overlapping these frames [a, b).
     """
     t = len(an.com)
     shift = np.zeros((t, 3))
-    phases = airborne(an)
+    phases = _phases_near(airborne(an), near)
     n = max(int(round(blend * fps)), 2)
     for start, stop in phases:
         if start > 0 and stop < t:
@@ -1054,7 +1064,9 @@ def _flight_shift(an: Analysis, body: BodyModel, fps: float, blend: float) -> np
     return shift if len(phases) else None
 
 
-def _flight_spin(an: Analysis, body: BodyModel, fps: float, blend: float, own: bool = True) -> np.ndarray | None:
+def _flight_spin(
+    an: Analysis, body: BodyModel, fps: float, blend: float, own: bool = True, near: tuple[int, int] | None = None
+) -> np.ndarray | None:
     """Rotation vectors (T, 3), radians, world frame: a turn of the whole body about its CoM that
     makes the angular momentum about the CoM constant (its phase mean) in every flight phase
     (a phase the clip ends in too: on jump_01_01, cut mid-flight, its last phase's change 8.9 % → 2.1 %
@@ -1067,7 +1079,8 @@ def _flight_spin(an: Analysis, body: BodyModel, fps: float, blend: float, own: b
     which moves L̄ by as little), so θ is zero at both ends (at take-off only when the clip ends in
     the phase; at landing only, integrated back from it, when the clip starts in it), and the tails of
     :func:`_with_tails` fade its velocity in and out. own: L from derivatives of the phase's own
-    frames (:func:`.dynamics.phase_momentum`), else the clip-wide ones of ``an``.
+    frames (:func:`.dynamics.phase_momentum`), else the clip-wide ones of ``an``. near: only the phases
+    overlapping these frames [a, b).
 
     θ at a frame sums θ̇ up to the frame's middle (a trapezoid): the momentum is measured with centred
     derivatives, and a running sum to the frame's end lags them by half a frame, an error that grows as the
@@ -1078,7 +1091,7 @@ def _flight_spin(an: Analysis, body: BodyModel, fps: float, blend: float, own: b
     """
     t = len(an.com)
     spin = np.zeros((t, 3))
-    phases = [(a, b) for a, b in airborne(an) if a > 0 or b < t]
+    phases = [(a, b) for a, b in _phases_near(airborne(an), near) if a > 0 or b < t]
     if not phases:
         return None
     n = max(int(round(blend * fps)), 2)
@@ -1175,16 +1188,32 @@ def _guard_torques(
 
 def _flights_kept(now: dict, was: dict) -> bool:
     """Whether a trial's flights (``now``, :func:`.metrics.report`) are within issue 16's bars or no worse than
-    they were (``was``), on the clip's RMS over its flights: the CoM within ``FLIGHT_BAR`` of its parabola, the
-    angular momentum within ``MOMENTUM_BAR``. Judged flight by flight instead (each flight within the bars or no
-    worse than the flights it overlaps were), the rest of CMU 01_01 went 14 → 11 frames over a limit, 0.98 →
-    0.24 mm (worst flight 2.2 → 0.32 mm), 4.4 → 1.7 % (worst 7.3 → 2.6 %), deviation 1.64 → 1.57 %, ZMP inside
-    99.1 → 98.9 %, but the jumps at ``plan_unseen`` 0.003 kept a frame at 1.004 of a limit (289, after a
-    landing; with the RMS, 0 frames and one flight 1.13 mm off: either way a bar missed at that weight), which
-    ``test_physics_jumps_weights`` does not allow; not kept."""
-    return now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now["flight_momentum_change"] <= max(
+    they were (``was``): the CoM within ``FLIGHT_BAR`` of its parabola, the angular momentum within
+    ``MOMENTUM_BAR``, on the clip's RMS over its flights and on each flight (against the flights it overlaps in
+    ``was``, :func:`_flight_kept`). On the RMS alone, CMU 01_01's jumps on the Character Creator rig (cut
+    mid-flight at frame 800) were repaired at the clip's edge by a local plan that took the last flight's momentum
+    change 1.3 → 7.3 % while the four flights' RMS stayed under 5 %. Judged flight by flight, and a trial only a
+    flight refuses turned and shifted back (:func:`_flights_restored`), that flight ends at 0.35 %; on the
+    benchmark only the rest of 01_01 moves: worst flight 1.93 → 0.6 mm, 5.7 → 2.9 %, frames over a limit and worse
+    than the input 8 → 3, but frames over a limit 11 → 18, its worst ratio 1.38 → 1.43 (the retry's bar score now
+    prefers the finish whose flights hold their bars). The jumps resampled to 30 fps: worst flight 6.6 → 4.4 %,
+    deviation 2.09 → 2.05 %; to 60 fps: worst flight 1.23 → 0.69 mm, but one frame over a limit (1.07; none
+    before), at the clip's edge in the window holding the flight the clip ends in. Judged flight by flight without
+    the restoring, the rest of 01_01 had 23 frames over; and without either (session 13), the jumps at
+    ``plan_unseen`` 0.003 kept a frame at 1.004."""
+    rms = now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now["flight_momentum_change"] <= max(
         MOMENTUM_BAR, was["flight_momentum_change"]
     )
+    return rms and all(_flight_kept(f, was.get("flights", ())) for f in now.get("flights", ()))
+
+
+def _flight_kept(flight: dict, was) -> bool:
+    """Whether one flight (``flight``, an item of :func:`.metrics.report`'s ``flights``) is within the bars or no
+    worse than the flights it overlaps were (``was``)."""
+    near = [w for w in was if w["start"] < flight["stop"] and flight["start"] < w["stop"]]
+    error = max([FLIGHT_BAR, *(w["error_m"] for w in near)])
+    change = max([MOMENTUM_BAR, *(w["momentum_change"] for w in near)])
+    return flight["error_m"] <= error and flight["momentum_change"] <= change
 
 
 def _flights_keeper(an: Analysis, body: BodyModel, fps: float) -> Callable[[Analysis], bool]:
@@ -1203,6 +1232,7 @@ REPAIR_DEVIATION = 0.015  # the repair keeps the deviation from the input within
 REPAIR_SLACK = 0.001  # … or within this much more than it had before the repair
 REPAIR_FOLLOW = 1  # local plans a window's search may chain on from a trial that is better but refused
 JERK_BAR = 1.05  # … the jerk within this many times the input's (or what it was)
+FLIGHT_REFUSAL = "a flight off its parabola or its angular momentum changed"
 FLIGHT_BAR = 0.001  # … the CoM in flight within this many metres of its parabola (or as close as it was)
 MOMENTUM_BAR = 0.05  # … and the flight angular momentum constant within this share (or as it was)
 
@@ -1264,6 +1294,50 @@ def _repair_torques(
 
     if opts.plant and replanted is not None and replanted[0] is motion:
         base = based(replanted)
+
+    def judge(trial: Motion, window: tuple[int, int], span: tuple[int, int]) -> tuple:
+        """(the trial planted, its analysis, report, worst ratio per frame, whether it leaves fewer frames over a
+        limit on ``window`` or less far over, the bars it breaks, (frames over a limit on the window, their
+        excess, before)) of a trial that differs from ``motion`` on ``span`` (frames [a, b))."""
+        if opts.plant:
+            trial = _plant_span(trial, feet, base[1], *span)
+            trial_pos = _positions_from(trial, base[1], base[4])
+            trial_an = analyse_changed(trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure)
+        else:
+            trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
+            trial_pos = None
+        known = None if base is None or base[0] is not motion else (base[2], base[5])
+        trial_flights = flight_series(trial_an, body, motion.fps, known=known)
+        now = report(trial_an, body, trial, source=source_pos, positions=trial_pos, flight=trial_flights)
+        w_new = torque_ratios(trial_an.torques, body).max(axis=1)
+        part = slice(*window)
+        count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
+        excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
+        better = count_new < count or (count_new == count and excess_new < excess - 1e-6)
+        was = current if base is None or base[0] is not motion else {  # the zero shift's, replanted too
+            **{k: max(v, base[3][k]) if k != "zmp_inside_share" else min(v, base[3][k])
+               for k, v in current.items() if isinstance(v, float)},
+            "flights": [*current["flights"], *base[3]["flights"]],
+        }  # fmt: skip
+        worse_new, worse_now = (len(torque_regressions(before, x, body)) for x in (trial_an, an))
+        zmp_bar = min(was["zmp_inside_share"], opts.zmp_target)
+        jerk_bar = max(JERK_BAR * source_jerk, was["jerk_m_s3"])
+        refusals = [
+            text
+            for fails, text in (
+                (worse_new > worse_now, f"{worse_new} frames worse than the input (had {worse_now})"),
+                (now["zmp_inside_share"] < zmp_bar - 1e-9,
+                 f"ZMP inside {100 * now['zmp_inside_share']:.1f} % < {100 * zmp_bar:.1f} %"),
+                (now["deviation"] > allowed,
+                 f"deviation {100 * now['deviation']:.2f} % > {100 * allowed:.2f} % of the stature"),
+                (now["jerk_m_s3"] > jerk_bar,
+                 f"jerk {now['jerk_m_s3']:.0f} > {jerk_bar:.0f} m/s³ (input {source_jerk:.0f})"),
+                (not _flights_kept(now, was), FLIGHT_REFUSAL),
+            )
+            if fails
+        ]  # fmt: skip
+        return trial, trial_an, now, w_new, better, refusals, (count_new, excess_new, count)
+
     for _ in range(opts.repair_rounds):
         worst = torque_ratios(an.torques, body).max(axis=1)
         bad = np.flatnonzero(worst > 1.0)
@@ -1316,49 +1390,18 @@ def _repair_torques(
                 axes = np.vstack((sub_an.support.basis, sub_an.support.up[None]))[: plan.shift.shape[1]]
                 shift[part] += plan.shift @ axes
                 trial = _shift_root(motion, root, shift)
-                if opts.plant:
-                    if base is None or base[0] is not motion:
-                        base = based((motion, *_replanted(motion, an, contacts, feet, body, measure)))
-                    trial = _plant_span(trial, feet, base[1], lo, hi)
-                    trial_pos = _positions_from(trial, base[1], base[4])
-                    trial_an = analyse_changed(
-                        trial, contacts, body, base[2], changed_frames(trial, base[1]), **measure
-                    )
-                else:
-                    trial_an = analyse_changed(trial, contacts, body, an, changed_frames(trial, motion), **measure)
-                    trial_pos = None
-                known = None if base is None or base[0] is not motion else (base[2], base[5])
-                trial_flights = flight_series(trial_an, body, motion.fps, known=known)
-                now = report(trial_an, body, trial, source=source_pos, positions=trial_pos, flight=trial_flights)
-                w_new = torque_ratios(trial_an.torques, body).max(axis=1)
-                count, count_new = (worst[part] > 1.0).sum(), (w_new[part] > 1.0).sum()
-                excess, excess_new = np.maximum(worst[part] - 1.0, 0).sum(), np.maximum(w_new[part] - 1.0, 0).sum()
-                better = count_new < count or (count_new == count and excess_new < excess - 1e-6)
-                was = current if base is None or base[0] is not motion else {  # the zero shift's, replanted too
-                    k: max(v, base[3][k]) if k != "zmp_inside_share" else min(v, base[3][k])
-                    for k, v in current.items() if isinstance(v, float)
-                }  # fmt: skip
-                flight_ok = _flights_kept(now, was)
-                worse_new, worse_now = (len(torque_regressions(before, x, body)) for x in (trial_an, an))
-                zmp_bar = min(was["zmp_inside_share"], opts.zmp_target)
-                jerk_bar = max(JERK_BAR * source_jerk, was["jerk_m_s3"])
-                refusals = [
-                    text
-                    for fails, text in (
-                        (worse_new > worse_now, f"{worse_new} frames worse than the input (had {worse_now})"),
-                        (now["zmp_inside_share"] < zmp_bar - 1e-9,
-                         f"ZMP inside {100 * now['zmp_inside_share']:.1f} % < {100 * zmp_bar:.1f} %"),
-                        (now["deviation"] > allowed,
-                         f"deviation {100 * now['deviation']:.2f} % > {100 * allowed:.2f} % of the stature"),
-                        (now["jerk_m_s3"] > jerk_bar,
-                         f"jerk {now['jerk_m_s3']:.0f} > {jerk_bar:.0f} m/s³ (input {source_jerk:.0f})"),
-                        (not flight_ok, "a flight off its parabola or its angular momentum changed"),
-                    )
-                    if fails
-                ]  # fmt: skip
+                if opts.plant and (base is None or base[0] is not motion):
+                    base = based((motion, *_replanted(motion, an, contacts, feet, body, measure)))
+                trial, trial_an, now, w_new, better, refusals, counts = judge(trial, (lo, hi), (lo, hi))
+                if better and refusals == [FLIGHT_REFUSAL]:  # only a flight refused it: turn and shift it back
+                    restored = _flights_restored(trial, contacts, body, opts, measure, (lo, hi))
+                    judged = restored and judge(restored[0], (lo, hi), restored[1])
+                    if judged and judged[4] and not judged[5]:  # kept; else searched on as refused for the flight
+                        trial, trial_an, now, w_new, better, refusals, counts = judged
+                flight_ok = FLIGHT_REFUSAL not in refusals
                 kept = better and not refusals
-                if better and refusals and (closest is None or (count_new, excess_new) < closest[:2]):
-                    closest = (count_new, excess_new, count, refusals)
+                if better and refusals and (closest is None or counts[:2] < closest[:2]):
+                    closest = (*counts, refusals)
                 if kept or not better:
                     break
                 if not flight_ok and not hold_flights:  # it moved a flight: search again from the start, flights held
@@ -1587,6 +1630,31 @@ def _final_flight(
         if opts.plant:
             motion = _plant(motion, feet)
     return motion, analyse(motion, contacts, body, **measure)  # each round analyses its own start
+
+
+def _flights_restored(
+    motion: Motion, contacts, body: BodyModel, opts: PhysicsOptions, measure: dict, window: tuple[int, int]
+) -> tuple[Motion, tuple[int, int]] | None:
+    """The flights overlapping ``window`` (frames [a, b)) turned about the CoM and shifted back to their bars as
+    :func:`_final_flight` does (one round, on the phase's own momentum), and the frames [a, b) that changed
+    (the phases with their tails, and ``window``); None when no flight overlaps it. What the torque repair does
+    with a trial that only a flight refused: its local plan moves the body in 3-D, and a flight in or next to its
+    window (one a clip ends in: the window at the clip's edge is free there) leaves its parabola or its momentum."""
+    root = state_joints(body, opts.spine_joints)[0]
+    bears = bearing(contacts, motion.world_positions())
+    an = analyse(motion, bears, body, least=False, **measure)
+    spin = _flight_spin(an, body, motion.fps, opts.flight_blend, near=window)
+    if spin is None:
+        return None
+    out = _turn_about_com(motion, an.com / body.unit, spin)
+    shift = _flight_shift(
+        analyse(out, bears, body, least=False, **measure), body, motion.fps, opts.flight_blend, window
+    )
+    if shift is not None:
+        out = _shift_root(out, root, shift / body.unit)
+    changed = (spin != 0).any(axis=1) if shift is None else (spin != 0).any(axis=1) | (shift != 0).any(axis=1)
+    moved = np.flatnonzero(changed)
+    return out, (min(window[0], int(moved[0])), max(window[1], int(moved[-1]) + 1)) if len(moved) else window
 
 
 PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
