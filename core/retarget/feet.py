@@ -284,8 +284,8 @@ def _landings(flags: np.ndarray, frames: int) -> np.ndarray:
     near = np.zeros(len(flags), bool)
     spans = contact_spans(flags)
     for k, (start, stop) in enumerate(spans):
-        if k == 0 or start - spans[k - 1, 1] > 1:
+        if start > 0 and (k == 0 or start - spans[k - 1, 1] > 1):  # a contact at the clip's start did not land
             near[start : start + frames] = True
-        if k == len(spans) - 1 or spans[k + 1, 0] - stop > 1:
+        if stop < len(flags) and (k == len(spans) - 1 or spans[k + 1, 0] - stop > 1):  # nor one at its end lift
             near[max(stop - frames, start) : stop] = True
     return near

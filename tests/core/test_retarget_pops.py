@@ -18,7 +18,7 @@ from core.ik.plant import blended_offsets
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.retarget import retarget, retarget_metrics
-from core.retarget.feet import split_drifting, widen_splits
+from core.retarget.feet import _landings, split_drifting, widen_splits
 from tests.conftest import shared_file
 
 POP = 0.01  # of the stature, in one frame, beyond the source's own step
@@ -82,6 +82,17 @@ def test_the_pieces_keep_the_frames_where_the_other_joint_of_the_foot_lands_and_
     spans = contact_spans(out)
     assert len(spans) == len(contact_spans(pieces))
     assert [42, 50] in (np.stack((spans[:-1, 1], spans[1:, 0]), axis=1)).tolist()
+
+
+def test_a_contact_at_the_clips_edges_did_not_land_or_lift_there():
+    """The frames widening keeps for the other joint of the foot are those where it lands or lifts from a flight:
+    a heel down from the clip's first frame did not land there, one down to its last frame does not lift, and the
+    one-frame flight between two pieces of a split contact is neither."""
+    heel = np.zeros(120, bool)
+    heel[0:40] = heel[41:80] = heel[100:120] = True
+    near = _landings(heel, 2)
+    assert not near[[0, 1, 38, 39, 41, 42, 118, 119]].any()
+    assert near[[78, 79, 100, 101]].all()
 
 
 def test_the_hop_on_a_larger_copy_steps_no_more_than_its_source():
