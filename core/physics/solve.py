@@ -669,15 +669,11 @@ def _balance(
             toward = np.where(pin[:, None] > 1.0, 0.0, toward)
 
     batch = _Batch(ref, root, feet, spacing, axes, opts.plant, ref_an.kin if ref_an.kin.smooth == opts.smooth else None)
-    realised: dict[bytes, tuple] = {}  # the plan's last evaluations (motion, its FK): its result is one of them
 
     def realise(controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
-        key = controls.tobytes()
-        if key not in realised:
-            while len(realised) >= 4:
-                realised.pop(next(iter(realised)))
-            realised[key] = batch.realise(controls[None])
-        return realised[key]
+        """The motion of one plan and its FK, made anew each time (the same values): the plan's result is realised
+        once more at its end rather than its last evaluations kept (four of them, 14 kB a frame of clip)."""
+        return batch.realise(controls[None])
 
     held = ref_an.dynamics.split if least else None  # the reference's split, held through the plan (smooth measures)
 
@@ -1304,6 +1300,7 @@ def _repair_torques(
                 else:
                     sub, jacobian = trial.frames(part), None
                     sub_an = analyse(sub, sub_contacts, body, **measure)
+                trial = trial_an = trial_pos = None  # the last trial's whole-clip copies: not kept through the plan
                 held = None  # None: _balance holds the stretches held off the floor; then the flights too
                 if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
@@ -1552,6 +1549,7 @@ def _do_no_harm(
         if not (want > level + 1e-9).any():
             break
         level = np.maximum(level, want)
+        trial = trial_an = None  # the last round's, when not kept: not held while the next one is made
         trial, trial_an = realise(level)
         under_limits = not current[1] and not current[2]  # a round for the worst ratio alone, under every limit
         current = shortfall(trial_an)
@@ -1594,7 +1592,7 @@ PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
 
 def _pass(
     motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress, hold=None
-) -> tuple[Motion, _Filter]:
+) -> Motion:
     """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass
     done, reported after every evaluation of the clip."""
     step = as_progress(progress)
@@ -1619,7 +1617,7 @@ def _pass(
     r_off = np.zeros_like(motion.translations)
     t_off[:, filt.root] = curve[:, :3]
     r_off[:, filt.joints] = curve[:, 3:].reshape(motion.n_frames, len(filt.joints), 3)
-    return displace(ref, t_off, r_off), filt
+    return displace(ref, t_off, r_off)
 
 
 def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: PhysicsOptions) -> BodyModel:
@@ -1704,6 +1702,7 @@ def _finish(
     searched: dict = {}
     if opts.torques and opts.repair_rounds:
         out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
+    replanted = None  # the guard's planting (a motion, another and its analysis): not held through the rest
     # judged as the report judges (by the contacts each motion's own feet bear, :func:`core.contacts.bearing`)
     an = _judged(out, contacts, body, measure)
     out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
@@ -1815,7 +1814,7 @@ def physics_retarget(
         step(0.02)
         for k in range(passes):
             part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
-            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
+            out = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
             if opts.plant:
                 out = _plant(out, feet)
                 part(0.99)
@@ -1860,6 +1859,7 @@ def physics_retarget(
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
+    state = state_joints(body, opts.spine_joints)  # the filter's (the solver's body: the same skeleton and roles)
     body = report_body
     before, after = judged_in, judged
     rep = {
@@ -1881,8 +1881,8 @@ def physics_retarget(
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),
-        "state_dimension": int(filt.n),
-        "state_joints": [body.skeleton.names[j] for j in [filt.root, *filt.joints]],
+        "state_dimension": 3 + 3 * len(state[1]),
+        "state_joints": [body.skeleton.names[j] for j in [state[0], *state[1]]],
         "options": asdict(opts),
     }
     if series:
