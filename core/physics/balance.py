@@ -48,7 +48,7 @@ apart from its compression algorithm; :func:`plan_balance` joins them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -100,7 +100,7 @@ def coloured_jacobian(
     spacing: float,
     reach: float,
     eps: float,
-    many: Callable[[np.ndarray], np.ndarray] | None = None,
+    many: Callable[[np.ndarray], Iterable[np.ndarray]] | None = None,
     base: np.ndarray | None = None,
     edge: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -109,8 +109,9 @@ def coloured_jacobian(
 
     Returns index (T, C): the control of each colour that acts on each frame (−1: none), and
     jac (T, M, C, D): ∂f[t] / ∂controls[index[t, c], d]. Costs C·D + 1 evaluations of f, with
-    C = ⌊2·reach / spacing⌋ + 1 colours; ``many`` (E, n, D) → (E, T, M), when given, makes them
-    all in batches (the same values as f, one call per batch: far less overhead per evaluation);
+    C = ⌊2·reach / spacing⌋ + 1 colours; ``many`` (E, n, D) → the E values (T, M) (an array, or one at a time:
+    each is written into the Jacobian as it comes), when given, makes them all in batches (the same values as f,
+    one call per batch: far less overhead per evaluation);
     base: f(controls) when already known (one evaluation fewer); edge: the first and last ``edge``
     frames depend on the samples of the first and last full window (one-sided derivatives), so
     their reach is measured from the centre of that window (frame ``edge`` or T − 1 − ``edge``).
@@ -123,12 +124,16 @@ def coloured_jacobian(
             moved[c * dims + d, c::colours, d] += eps
     if base is None:
         base = f(controls)
-    values = many(moved) if many is not None else np.stack([f(m) for m in moved])
     t = len(base)
     peak = np.arange(n) - 1.0  # control i of the uniform cubic B-spline peaks at frame (i − 1)·spacing
     u = np.clip(np.arange(t), min(edge, (t - 1) // 2), max(t - 1 - edge, (t - 1) // 2)) / spacing
     index = np.empty((t, colours), dtype=int)
-    jac = (values - base).reshape(colours, dims, t, -1).transpose(2, 3, 0, 1) / eps
+    # each evaluation's difference written in place as it comes: no (C·D, T, M) stack of them besides the Jacobian
+    # (on a long clip three such arrays at once were the balance plan's peak); laid out (C, D, T, M) in memory
+    by_column = np.empty((colours, dims, *base.shape))
+    for e, value in enumerate(many(moved) if many is not None else (f(m) for m in moved)):
+        np.divide(value - base, eps, out=by_column[divmod(e, dims)])
+    jac = by_column.transpose(2, 3, 0, 1)
     for c in range(colours):
         i = np.clip(np.round((u - peak[c]) / colours) * colours + c, c, None).astype(int)
         i = np.where(i >= n, i - colours, i)
@@ -401,15 +406,14 @@ def gauss_newton(
     def flat(controls: np.ndarray) -> np.ndarray:
         return measured(controls).flat()
 
-    def flat_many(controls: np.ndarray) -> np.ndarray:
-        out = []
+    def flat_many(controls: np.ndarray) -> Iterator[np.ndarray]:
+        """Each plan's :meth:`Measures.flat`, batch by batch (a batch's alone held at once)."""
         size = max(1, options.batch_frames // max(len(current.zmp), 1))
         for start in range(0, len(controls), size):
             ms = evaluate_many(controls[start : start + size])
-            out += [m.flat() for m in ms]
             counter[1] += len(ms) - 1
             measured_report()
-        return np.stack(out)
+            yield from (m.flat() for m in ms)
 
     def measured_report() -> None:
         counter[1] += 1

@@ -1696,6 +1696,7 @@ def _finish(
                 _worst_ratio(an, body), _worst_ratio(before, body)
             ):
                 out, an = again, again_an
+            again = again_an = None  # not held through the guard and the repair when not kept
     replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
     if opts.torques and opts.torque_guard:
         out, an, replanted = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
