@@ -76,7 +76,7 @@ def test_banded_regulariser_is_the_dense_formula(t, spacing, dims, half):
 def test_plan_objective_memory_grows_with_the_clip_not_its_square():
     """A ten-minute capture's plan has 36,002 unknowns: as dense (N, N) matrices its regulariser alone is 10 GB.
     On 12,000 frames (6,002 unknowns; dense: 288 MB each, the (T, n) basis 288 MB) the objective's peak traced
-    memory stays under 3 kB a frame (measured: about 1 kB)."""
+    memory stays under 3 kB a frame (measured: 0.47 kB; with the dense matrices 122.6 kB, 1.47 GB)."""
     t = 12_000
     rng = np.random.default_rng(4)
     flags = rng.random(t) > 0.1
