@@ -165,10 +165,13 @@ class Rows(NamedTuple):
     def gram(self) -> Banded:
         """AᵀA (n·D, n·D), banded (:meth:`band`)."""
         band, cols, vals = self.band(), self.columns, self.values
-        kept = (cols[:, :, None] < self.width) & (cols[:, None, :] < self.width)  # not the dropped colour's
-        at = (cols[:, :, None] * (2 * band + 1) + (cols[:, None, :] - cols[:, :, None] + band))[kept]
-        products = (vals[:, :, None] * vals[:, None, :])[kept]
-        return Banded(np.bincount(at, products, self.width * (2 * band + 1)).reshape(self.width, -1), band)
+        size = self.width * (2 * band + 1)
+        at = cols[:, :, None] * (2 * band + 1) + (cols[:, None, :] - cols[:, :, None] + band)
+        at[(cols[:, :, None] >= self.width) | (cols[:, None, :] >= self.width)] = (
+            size  # the dropped colour's: binned apart
+        )
+        products = vals[:, :, None] * vals[:, None, :]
+        return Banded(np.bincount(at.ravel(), products.ravel(), size + 1)[:size].reshape(self.width, -1), band)
 
     def times(self, x: np.ndarray) -> np.ndarray:
         """A·x (R,) for x (n·D,)."""

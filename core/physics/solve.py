@@ -1646,14 +1646,16 @@ def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: Physic
 
 
 def _finish(
-    out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, judged_in, stage, jacobian=None
-):
+    out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, judged_in, stage, jacobian=None,
+    keep=True,
+):  # fmt: skip
     """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result: (motion,
-    analysis, the repair's searched frames, the final plan's Jacobian). judged_in: the input's :func:`_judged`
-    analysis (with ``body``; the same for every finish, made once). jacobian: the final plan's of an earlier
-    finish from the same motion (its measures' Jacobian does not depend on the plan's weights: with the
-    defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is the same as
-    with a fresh one, without its cost)."""
+    analysis, the repair's searched frames, the final plan's Jacobian when ``keep``, else None: not held through the
+    guard, the repair and the do-no-harm guard, ~8 kB a frame of clip, when no later finish will read it).
+    judged_in: the input's :func:`_judged` analysis (with ``body``; the same for every finish, made once). jacobian:
+    the final plan's of an earlier finish from the same motion (its measures' Jacobian does not depend on the plan's
+    weights: with the defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is
+    the same as with a fresh one, without its cost)."""
     last = None
     if polish:  # the filter and the planting move what the plan set: plan again on the result
         final = replace(
@@ -1703,6 +1705,8 @@ def _finish(
             ):
                 out, an = again, again_an
             again = again_an = None  # not held through the guard and the repair when not kept
+    kept = None if last is None or not keep else last.jacobian
+    last = None
     replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
     if opts.torques and opts.torque_guard:
         out, an, replanted = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
@@ -1713,7 +1717,7 @@ def _finish(
     # judged as the report judges (by the contacts each motion's own feet bear, :func:`core.contacts.bearing`)
     an = _judged(out, contacts, body, measure)
     out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
-    return out, an, searched, None if last is None else last.jacobian
+    return out, an, searched, kept
 
 
 def _worst_ratio(an: Analysis, body: BodyModel) -> float:
@@ -1841,7 +1845,10 @@ def physics_retarget(
             return finished[1] if body is report_body else _judged(finished[0], contacts, report_body, measure)
 
         args = (motion, before, planted, contacts, feet, body, measure, hold, polish, judged_solver)
-        first = _finish(out, an, opts, *args, step.span(end, 0.99))
+        # the retry (below) runs only when the passes' result has joint-frames the final plan weighs differently
+        retry = polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost
+        retry = retry and bool(_made_worse(an, before, body, opts).any())
+        first = _finish(out, an, opts, *args, step.span(end, 0.99), keep=retry)
         out, an, searched, jacobian = first
         judged = judged_of(first)
         was = after_report = None  # the reports of the input and of the result, when made here
@@ -1850,7 +1857,7 @@ def physics_retarget(
             score = _bar_score(after_report, was)
             # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
             # the same final plan, the same result)
-            if score[0] and _made_worse(first_in[1], before, body, opts).any():
+            if score[0] and retry:
                 second = _finish(
                     first_in[0],
                     first_in[1],
@@ -1858,6 +1865,7 @@ def physics_retarget(
                     *args,
                     step.span(0.99, 0.995),
                     jacobian,
+                    keep=False,
                 )
                 judged_second = judged_of(second)
                 after_second = report(judged_second, report_body, second[0], source=motion)
