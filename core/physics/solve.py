@@ -1848,7 +1848,7 @@ def physics_retarget(
         # the retry (below) runs only when the passes' result has joint-frames the final plan weighs differently
         retry = polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost
         retry = retry and bool(_made_worse(an, before, body, opts).any())
-        first = _finish(out, an, opts, *args, step.span(end, 0.99), keep=retry)
+        first = _finish(out, an, opts, *args, step.span(end, 0.99), None, retry)  # the Jacobian kept for a retry
         out, an, searched, jacobian = first
         judged = judged_of(first)
         was = after_report = None  # the reports of the input and of the result, when made here
@@ -1865,7 +1865,7 @@ def physics_retarget(
                     *args,
                     step.span(0.99, 0.995),
                     jacobian,
-                    keep=False,
+                    False,
                 )
                 judged_second = judged_of(second)
                 after_second = report(judged_second, report_body, second[0], source=motion)
