@@ -205,10 +205,12 @@ column of the plans, each filter key), with fractions that only grow (:mod:`.pro
 callback that raises stops the solve within one evaluation.
 
 Memory (docs/physics_notes.md, "Long clips"): the plans' regulariser and normal equations are banded
-(:class:`.balance.Banded`; dense, they grew with the square of the clip), and no stage holds what the solve does not
-read again (the pass's filter, a plan's realised motions but its result, the extra final plan's when not kept, the
-guard's planting after the repair, the repair's and the do-no-harm guard's last trial while the next is made): peak
-traced memory on looped CMU 02_01 (1.4×, 90 kg) 2,000 frames 243 → 191 MB, 8,000 frames 1,188 → 739 MB.
+(:class:`.balance.Banded`) and B-splines evaluated from their sparse rows (dense, they grew with the square of the
+clip), and no stage holds what the solve does not read again (the pass's filter, a plan's realised motions but its
+result, the extra final plan's when not kept, the guard's planting after the repair, the repair's and the do-no-harm
+guard's last trial while the next is made, the final plan's Jacobian when no retry can read it): peak traced memory
+on looped CMU 02_01 (1.4×, 90 kg) 2,000 frames 243 → 190 MB, 8,000 frames 1,188 → 735 MB, 20,000 frames
+2,136 MB (main: 12,000 frames 2,265 MB; ~5.4 GB fitted at 20,000).
 
 BLAS threads are pinned to one while the solve runs (:func:`core.blas.one_blas_thread`, through
 OpenBLAS's own symbols: the matrices are 30 × 30, and idle OpenBLAS workers spin a second core).

@@ -4,9 +4,9 @@ The balance plan's regulariser and normal equations were dense (N, N) matrices o
 made from a dense (T, N) B-spline basis: memory grew with the square of the clip (looped CMU 02_01 1.4x onto
 90 kg, 8,000 frames: peak traced 1,188 MB, 148.5 kB a frame, where 2,000 frames took 121.7 kB a frame). They are
 kept banded now (:class:`core.physics.balance.Banded`), and the solve drops what it no longer reads between its
-stages (:mod:`core.physics.solve`, notes "Long clips"): 8,000 looped frames 739 MB (92.4 kB a frame); the
-synthetic walk below, 6,000 frames at 120 fps, 635.7 → 378.4 MB (105.9 → 63.1 kB a frame, CPU 44.0 → 35.9 s,
-the same figures)."""
+stages (:mod:`core.physics.solve`, docs/physics_notes.md "Long clips"): 2,000 looped frames 190 MB, 20,000 frames
+2,136 MB (106.8 kB a frame); the synthetic walk below, 6,000 frames at 120 fps, 635.7 → 341.7 MB (105.9 → 57.0 kB
+a frame, CPU 44.0 → 35–39 s, the same figures)."""
 
 import time
 import tracemalloc
@@ -92,7 +92,7 @@ def test_plan_objective_memory_grows_with_the_clip_not_its_square():
 
 def test_a_long_walk_solves_within_a_memory_bound_per_frame():
     """The whole solve on a 50 s synthetic walk at 120 fps (6,000 frames, 90 kg): peak traced memory under
-    80 kB a frame of clip (measured 63.1 kB; before the banded plan and the stages' drops, 105.9 kB), and no more
+    80 kB a frame of clip (measured 57.0 kB; before the banded plan and the stages' drops, 105.9 kB), and no more
     frames over a torque limit than the input (measured: 1 → 1, ZMP inside 89.55 % of the contact frames before
     and after the change)."""
     n = 6000
