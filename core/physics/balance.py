@@ -48,7 +48,7 @@ apart from its compression algorithm; :func:`plan_balance` joins them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from .derivatives import savgol
-from .displacement import bspline_basis, evaluate, n_controls, second_difference_penalty
+from .displacement import bspline_rows, evaluate, n_controls
 from .progress import Progress, as_progress
 from .support import Support
 
@@ -100,7 +100,7 @@ def coloured_jacobian(
     spacing: float,
     reach: float,
     eps: float,
-    many: Callable[[np.ndarray], np.ndarray] | None = None,
+    many: Callable[[np.ndarray], Iterable[np.ndarray]] | None = None,
     base: np.ndarray | None = None,
     edge: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -109,8 +109,9 @@ def coloured_jacobian(
 
     Returns index (T, C): the control of each colour that acts on each frame (−1: none), and
     jac (T, M, C, D): ∂f[t] / ∂controls[index[t, c], d]. Costs C·D + 1 evaluations of f, with
-    C = ⌊2·reach / spacing⌋ + 1 colours; ``many`` (E, n, D) → (E, T, M), when given, makes them
-    all in batches (the same values as f, one call per batch: far less overhead per evaluation);
+    C = ⌊2·reach / spacing⌋ + 1 colours; ``many`` (E, n, D) → the E values (T, M) (an array, or one at a time:
+    each is written into the Jacobian as it comes), when given, makes them all in batches (the same values as f,
+    one call per batch: far less overhead per evaluation);
     base: f(controls) when already known (one evaluation fewer); edge: the first and last ``edge``
     frames depend on the samples of the first and last full window (one-sided derivatives), so
     their reach is measured from the centre of that window (frame ``edge`` or T − 1 − ``edge``).
@@ -123,12 +124,16 @@ def coloured_jacobian(
             moved[c * dims + d, c::colours, d] += eps
     if base is None:
         base = f(controls)
-    values = many(moved) if many is not None else np.stack([f(m) for m in moved])
     t = len(base)
     peak = np.arange(n) - 1.0  # control i of the uniform cubic B-spline peaks at frame (i − 1)·spacing
     u = np.clip(np.arange(t), min(edge, (t - 1) // 2), max(t - 1 - edge, (t - 1) // 2)) / spacing
     index = np.empty((t, colours), dtype=int)
-    jac = (values - base).reshape(colours, dims, t, -1).transpose(2, 3, 0, 1) / eps
+    # each evaluation's difference written in place as it comes: no (C·D, T, M) stack of them besides the Jacobian
+    # (on a long clip three such arrays at once were the balance plan's peak); laid out (C, D, T, M) in memory
+    by_column = np.empty((colours, dims, *base.shape))
+    for e, value in enumerate(many(moved) if many is not None else (f(m) for m in moved)):
+        np.divide(value - base, eps, out=by_column[divmod(e, dims)])
+    jac = by_column.transpose(2, 3, 0, 1)
     for c in range(colours):
         i = np.clip(np.round((u - peak[c]) / colours) * colours + c, c, None).astype(int)
         i = np.where(i >= n, i - colours, i)
@@ -157,12 +162,16 @@ class Rows(NamedTuple):
         columns = np.where(index < 0, n, index)[:, :, None] * d + np.arange(d)
         return cls(columns.reshape(r, c * d), values.reshape(r, c * d), n * d, (n + 1) * d)
 
-    def gram(self) -> np.ndarray:
-        """AᵀA (n·D, n·D)."""
-        size, cols, vals = self.padded, self.columns, self.values
-        at = (cols[:, :, None] * size + cols[:, None, :]).ravel()
-        products = (vals[:, :, None] * vals[:, None, :]).ravel()
-        return np.bincount(at, products, size * size).reshape(size, size)[: self.width, : self.width]
+    def gram(self) -> Banded:
+        """AᵀA (n·D, n·D), banded (:meth:`band`)."""
+        band, cols, vals = self.band(), self.columns, self.values
+        size = self.width * (2 * band + 1)
+        at = cols[:, :, None] * (2 * band + 1) + (cols[:, None, :] - cols[:, :, None] + band)
+        at[(cols[:, :, None] >= self.width) | (cols[:, None, :] >= self.width)] = (
+            size  # the dropped colour's: binned apart
+        )
+        products = vals[:, :, None] * vals[:, None, :]
+        return Banded(np.bincount(at.ravel(), products.ravel(), size + 1)[:size].reshape(self.width, -1), band)
 
     def times(self, x: np.ndarray) -> np.ndarray:
         """A·x (R,) for x (n·D,)."""
@@ -184,24 +193,153 @@ class Rows(NamedTuple):
         return np.bincount(self.columns.ravel(), (self.values * y[:, None]).ravel(), self.width)[: self.width]
 
 
-def banded_solve(a: np.ndarray, b: np.ndarray, band: int) -> np.ndarray:
+class Banded:
+    """A symmetric (N, N) matrix zero more than ``band`` off its diagonal, kept as its band: rows (N, 2·band + 1),
+    rows[i, k] = a[i, i − band + k] (zero outside the matrix). The plan's regulariser and normal equations are kept
+    so: N·(2·band + 1) numbers, where as dense (N, N) matrices they grew with the square of the clip (8,000 frames
+    at 120 fps: 4,002 unknowns, 128 MB each and several at once; a ten-minute capture's 36,002: 10 GB each)."""
+
+    __array_ufunc__ = None  # ``x @ a`` for an array x comes here (:meth:`__rmatmul__`), not to a dense copy
+
+    def __init__(self, rows: np.ndarray, band: int) -> None:
+        self.rows, self.band = rows, int(band)
+
+    @classmethod
+    def zeros(cls, n: int, band: int) -> Banded:
+        return cls(np.zeros((n, 2 * band + 1)), band)
+
+    @classmethod
+    def from_dense(cls, a: np.ndarray, band: int) -> Banded:
+        """The band of a dense (N, N) ``a`` that is zero farther off its diagonal."""
+        n = len(a)
+        return cls(cls(np.zeros((n, 0)), band)._gather(a, 0, n), band)
+
+    def _gather(self, a: np.ndarray, r0: int, r1: int) -> np.ndarray:
+        n = len(a)
+        j = np.arange(r0, r1)[:, None] + np.arange(-self.band, self.band + 1)
+        return np.where((j >= 0) & (j < n), a[np.arange(r0, r1)[:, None], np.clip(j, 0, n - 1)], 0.0)
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def widened(self, band: int) -> Banded:
+        """The same matrix kept with a band of ``band`` (at least its own)."""
+        pad = band - self.band
+        return self if pad == 0 else Banded(np.pad(self.rows, ((0, 0), (pad, pad))), band)
+
+    def __add__(self, other: Banded) -> Banded:
+        band = max(self.band, other.band)
+        return Banded(self.widened(band).rows + other.widened(band).rows, band)
+
+    def __sub__(self, other: Banded) -> Banded:
+        band = max(self.band, other.band)
+        return Banded(self.widened(band).rows - other.widened(band).rows, band)
+
+    def __mul__(self, factor: float) -> Banded:
+        return Banded(self.rows * factor, self.band)
+
+    def times(self, x: np.ndarray) -> np.ndarray:
+        """a·x (N,) for x (N,)."""
+        window = np.lib.stride_tricks.sliding_window_view(np.pad(x, self.band), 2 * self.band + 1)
+        return (self.rows * window).sum(axis=1)
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        return self.times(np.asarray(x, dtype=float))
+
+    def __rmatmul__(self, x: np.ndarray) -> np.ndarray:  # symmetric: xᵀa = (a·x)ᵀ
+        return self.times(np.asarray(x, dtype=float))
+
+    def block(self, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+        """a[r0:r1, c0:c1], dense."""
+        k = np.arange(c0, c1)[None] - np.arange(r0, r1)[:, None] + self.band
+        inside = (k >= 0) & (k <= 2 * self.band)
+        return np.where(inside, self.rows[np.arange(r0, r1)[:, None], np.clip(k, 0, 2 * self.band)], 0.0)
+
+    def dense(self) -> np.ndarray:
+        return self.block(0, self.n, 0, self.n)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return self.dense() if dtype is None else self.dense().astype(dtype)
+
+    def nonzero_band(self) -> int:
+        """The largest distance off the diagonal of a non-zero entry."""
+        used = np.flatnonzero(self.rows.any(axis=0))
+        return int(np.abs(used - self.band).max(initial=0))
+
+
+def banded_gram(index: np.ndarray, values: np.ndarray, n: int, weights: np.ndarray | None = None) -> Banded:
+    """BᵀWB (n, n) of rows B (N, n) non-zero on columns index … index + m − 1 alone (index (N,), values (N, m);
+    weights (N,), default 1), without forming B."""
+    m = values.shape[1]
+    out = Banded.zeros(n, m - 1)
+    scaled = values if weights is None else weights[:, None] * values
+    for a in range(m):
+        for b in range(m):
+            np.add.at(out.rows, (index + a, b - a + m - 1), scaled[:, a] * values[:, b])
+    return out
+
+
+def interleaved(per_dim: list[Banded]) -> Banded:
+    """The (n·D, n·D) matrix with ``per_dim[d]`` (n, n) on the coordinates d, d + D, …: kron(a, I_D) when all are a."""
+    dims, band = len(per_dim), max(a.band for a in per_dim)
+    out = Banded.zeros(per_dim[0].n * dims, band * dims)
+    for d, a in enumerate(per_dim):
+        out.rows[d::dims, ::dims] = a.widened(band).rows
+    return out
+
+
+def difference_gram(n: int, order: int) -> Banded:
+    """DᵀD (n, n) of the ``order``-th differences D of n control points (:func:`.displacement.second_difference_penalty`)."""
+    coefficients = np.diff(np.eye(order + 1), order, axis=0)[0]
+    rows = max(n - order, 0)
+    return banded_gram(np.arange(rows), np.tile(coefficients, (rows, 1)), n)
+
+
+def unseen_gram(t: int, n: int, spacing: float, half: int, rows: np.ndarray, scale: float, block: int = 256) -> Banded:
+    """UᵀU (n, n), U = scale·(B″ − S B) on the frames ``rows`` (T,) bool: the shift's exact acceleration the measures'
+    Savitzky–Golay window (S, half-width ``half``) does not see, per control (B: the B-spline basis over T frames,
+    n controls every ``spacing`` frames). Made ``block`` frames at a time, each from the basis on those frames and
+    one window either side (S is a window's sum: the same values as on the whole clip), so no (T, n) basis is formed."""
+    band = int(2 * half // spacing) + 5  # a row of U spans the controls of 2·half + 1 frames
+    out = Banded.zeros(n, band)
+    w = 2 * half + 1
+    for t0 in range(0, t, block):
+        t1 = min(t0 + block, t)
+        lo, hi = max(t0 - half, 0), min(t1 + half, t)
+        lo = max(min(lo, hi - w), 0)
+        index, values = bspline_rows(np.arange(lo, hi), n, spacing)
+        c0, c1 = int(index.min()), int(index.max()) + 4
+        basis = np.zeros((hi - lo, c1 - c0))
+        basis[np.arange(hi - lo)[:, None], index[:, None] - c0 + np.arange(4)] = values
+        index, values = bspline_rows(np.arange(t0, t1), n, spacing, 2)
+        exact = np.zeros((t1 - t0, c1 - c0))
+        exact[np.arange(t1 - t0)[:, None], index[:, None] - c0 + np.arange(4)] = values
+        u = (exact - savgol(basis, half, 3, 2)[t0 - lo : t1 - lo])[rows[t0:t1]] * scale
+        local = Banded.from_dense(u.T @ u, band)
+        out.rows[c0:c1] += local.rows
+    return out
+
+
+def banded_solve(a: Banded | np.ndarray, b: np.ndarray, band: int) -> np.ndarray:
     """x (N,) with a·x = b for a symmetric positive-definite a (N, N) that is zero more than ``band`` off its
     diagonal: block-tridiagonal elimination on blocks of ``band`` rows, N / band small solves in place of one
     dense LU of N × N (a whole-clip plan: 982 unknowns, band 19, ~10× faster; the same x within float
     rounding). A system too small or a band too wide for blocks to pay off (under ~2·10⁶ for N²·band, measured:
     a block costs ~35 µs of overhead) is solved densely."""
     n, m = len(b), max(band, 1)
+    a = a if isinstance(a, Banded) else Banded.from_dense(a, band)
     if n * n * m < 2_000_000:
-        return np.linalg.solve(a, b)
+        return np.linalg.solve(a.dense(), b)
     reduced = []  # per block: (its coupling to the next block, its right-hand side), both eliminated
     coupling = rhs = None
     for start in range(0, n, m):
         stop = min(start + m, n)
-        diagonal, right = a[start:stop, start:stop], b[start:stop]
+        diagonal, right = a.block(start, stop, start, stop), b[start:stop]
         if coupling is not None:
-            lower = a[start:stop, start - m : start]
+            lower = a.block(start, stop, start - m, start)
             diagonal, right = diagonal - lower @ coupling, right - lower @ rhs
-        both = np.linalg.solve(diagonal, np.column_stack((a[start:stop, stop : stop + m], right)))
+        both = np.linalg.solve(diagonal, np.column_stack((a.block(start, stop, stop, min(stop + m, n)), right)))
         coupling, rhs = both[:, :-1], both[:, -1]
         reduced.append((coupling, rhs))
     x = np.empty(n)
@@ -283,31 +421,26 @@ class BalanceObjective:
         self.limits = np.asarray(limits, dtype=float)
         t = len(support.flags)
         self.n = n = n_controls(t, spacing)
-        basis = bspline_basis(np.arange(t), n, spacing)
+        index, values = bspline_rows(np.arange(t), n, spacing)  # the basis, sparse: no (T, n) matrix
         weights = np.broadcast_to(np.asarray(goals.deviation, dtype=float), (t, dims))
-        reg = np.zeros((n * dims, n * dims))
         self.linear = np.zeros(n * dims)  # x·reg·x − 2·linear·x (+ a constant) is the regularisers' share
-        for d in range(dims):  # Σ_t w[t, d] |δ_d(t) − toward_d(t)|²
-            reg[d::dims, d::dims] = basis.T @ (weights[:, d : d + 1] * basis)
-            if goals.toward is not None:
-                self.linear[d::dims] = basis.T @ (weights[:, d] * goals.toward[:, d])
-        reg += np.kron(
-            goals.smoothness * second_difference_penalty(n)
-            + goals.jerk * second_difference_penalty(n, 3)
-            + 1e-12 * np.eye(n),
-            np.eye(dims),
-        )
+        shared = difference_gram(n, 2) * goals.smoothness + difference_gram(n, 3) * goals.jerk
+        shared.rows[:, shared.band] += 1e-12
         free = ~support.any
         if free.any() and goals.free_gain > 0:
-            acc = bspline_basis(np.flatnonzero(free), n, spacing, 2) * (goals.free_gain * fps**2)
-            reg += np.kron(acc.T @ acc, np.eye(dims))
+            at, acc = bspline_rows(np.flatnonzero(free), n, spacing, 2)
+            shared = shared + banded_gram(at, acc * (goals.free_gain * fps**2), n)
         if goals.unseen > 0 and goals.window > 0 and (~free).any():  # δ̈ exact − δ̈ as the measures see it
-            unseen = bspline_basis(np.arange(t), n, spacing, 2) - savgol(basis, goals.window, 3, 2)
-            unseen = unseen[~free] * (np.sqrt(goals.unseen) * goals.free_gain * fps**2)
-            reg += np.kron(unseen.T @ unseen, np.eye(dims))
-        self.regulariser = reg  # (n·D, n·D): x·reg·x is the regularisers' share of the merit
-        rows, cols = np.nonzero(reg)
-        self.band = int(np.abs(rows - cols).max(initial=0))  # reg is zero farther off its diagonal
+            scale = np.sqrt(goals.unseen) * goals.free_gain * fps**2
+            shared = shared + unseen_gram(t, n, spacing, goals.window, ~free, scale)
+        per_dim = []
+        for d in range(dims):  # Σ_t w[t, d] |δ_d(t) − toward_d(t)|²
+            per_dim.append(banded_gram(index, values, n, weights[:, d]) + shared)
+            if goals.toward is not None:
+                weighted = (weights[:, d] * goals.toward[:, d])[:, None] * values
+                self.linear[d::dims] = np.bincount((index[:, None] + np.arange(4)).ravel(), weighted.ravel(), n)
+        self.regulariser = interleaved(per_dim)  # (n·D, n·D) banded: x·reg·x is the regularisers' share of the merit
+        self.band = self.regulariser.nonzero_band()  # reg is zero farther off its diagonal
 
     def torque_weights(self, shape: tuple[int, int]) -> np.ndarray:
         """The torque weight of every joint-frame (T, L)."""
@@ -401,15 +534,14 @@ def gauss_newton(
     def flat(controls: np.ndarray) -> np.ndarray:
         return measured(controls).flat()
 
-    def flat_many(controls: np.ndarray) -> np.ndarray:
-        out = []
+    def flat_many(controls: np.ndarray) -> Iterator[np.ndarray]:
+        """Each plan's :meth:`Measures.flat`, batch by batch (a batch's alone held at once)."""
         size = max(1, options.batch_frames // max(len(current.zmp), 1))
         for start in range(0, len(controls), size):
             ms = evaluate_many(controls[start : start + size])
-            out += [m.flat() for m in ms]
             counter[1] += len(ms) - 1
             measured_report()
-        return np.stack(out)
+            yield from (m.flat() for m in ms)
 
     def measured_report() -> None:
         counter[1] += 1

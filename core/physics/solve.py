@@ -205,6 +205,14 @@ Progress: ``progress(fraction)`` is called after every evaluation of the clip (e
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
 callback that raises stops the solve within one evaluation.
 
+Memory (docs/physics_notes.md, "Long clips"): the plans' regulariser and normal equations are banded
+(:class:`.balance.Banded`) and B-splines evaluated from their sparse rows (dense, they grew with the square of the
+clip), and no stage holds what the solve does not read again (the pass's filter, a plan's realised motions but its
+result, the extra final plan's when not kept, the guard's planting after the repair, the repair's and the do-no-harm
+guard's last trial while the next is made, the final plan's Jacobian when no retry can read it): peak traced memory
+on looped CMU 02_01 (1.4×, 90 kg) 2,000 frames 243 → 190 MB, 8,000 frames 1,188 → 735 MB, 20,000 frames
+2,136 MB (main: 12,000 frames 2,265 MB; ~5.4 GB fitted at 20,000).
+
 BLAS threads are pinned to one while the solve runs (:func:`core.blas.one_blas_thread`, through
 OpenBLAS's own symbols: the matrices are 30 × 30, and idle OpenBLAS workers spin a second core).
 """
@@ -670,15 +678,11 @@ def _balance(
             toward = np.where(pin[:, None] > 1.0, 0.0, toward)
 
     batch = _Batch(ref, root, feet, spacing, axes, opts.plant, ref_an.kin if ref_an.kin.smooth == opts.smooth else None)
-    realised: dict[bytes, tuple] = {}  # the plan's last evaluations (motion, its FK): its result is one of them
 
     def realise(controls: np.ndarray) -> tuple[Motion, tuple[np.ndarray, np.ndarray]]:
-        key = controls.tobytes()
-        if key not in realised:
-            while len(realised) >= 4:
-                realised.pop(next(iter(realised)))
-            realised[key] = batch.realise(controls[None])
-        return realised[key]
+        """The motion of one plan and its FK, made anew each time (the same values): the plan's result is realised
+        once more at its end rather than its last evaluations kept (four of them, 14 kB a frame of clip)."""
+        return batch.realise(controls[None])
 
     held = ref_an.dynamics.split if least else None  # the reference's split, held through the plan (smooth measures)
 
@@ -1379,6 +1383,7 @@ def _repair_torques(
                 else:
                     sub, jacobian = trial.frames(part), None
                     sub_an = analyse(sub, sub_contacts, body, **measure)
+                trial = trial_an = trial_pos = None  # the last trial's whole-clip copies: not kept through the plan
                 held = None  # None: _balance holds the stretches held off the floor; then the flights too
                 if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
@@ -1597,6 +1602,7 @@ def _do_no_harm(
         if not (want > level + 1e-9).any():
             break
         level = np.maximum(level, want)
+        trial = trial_an = None  # the last round's, when not kept: not held while the next one is made
         trial, trial_an = realise(level)
         under_limits = not current[1] and not current[2]  # a round for the worst ratio alone, under every limit
         current = shortfall(trial_an)
@@ -1671,7 +1677,7 @@ PLAN_SHARE = 0.8  # of a pass's time, the balance plan's (for progress reports)
 
 def _pass(
     motion: Motion, an: Analysis, contacts, feet, body, opts, measure, keys, stride, progress, hold=None
-) -> tuple[Motion, _Filter]:
+) -> Motion:
     """One plan → filter → smoothing pass on ``motion`` (analysed as ``an``); progress: share of the pass
     done, reported after every evaluation of the clip."""
     step = as_progress(progress)
@@ -1696,7 +1702,7 @@ def _pass(
     r_off = np.zeros_like(motion.translations)
     t_off[:, filt.root] = curve[:, :3]
     r_off[:, filt.joints] = curve[:, 3:].reshape(motion.n_frames, len(filt.joints), 3)
-    return displace(ref, t_off, r_off), filt
+    return displace(ref, t_off, r_off)
 
 
 def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: PhysicsOptions) -> BodyModel:
@@ -1719,14 +1725,16 @@ def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: Physic
 
 
 def _finish(
-    out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, judged_in, stage, jacobian=None
-):
+    out, an, opts, motion, before, planted, contacts, feet, body, measure, hold, polish, judged_in, stage, jacobian=None,
+    keep=True,
+):  # fmt: skip
     """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result: (motion,
-    analysis, the repair's searched frames, the final plan's Jacobian). judged_in: the input's :func:`_judged`
-    analysis (with ``body``; the same for every finish, made once). jacobian: the final plan's of an earlier
-    finish from the same motion (its measures' Jacobian does not depend on the plan's weights: with the
-    defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is the same as
-    with a fresh one, without its cost)."""
+    analysis, the repair's searched frames, the final plan's Jacobian when ``keep``, else None: not held through the
+    guard, the repair and the do-no-harm guard, ~8 kB a frame of clip, when no later finish will read it).
+    judged_in: the input's :func:`_judged` analysis (with ``body``; the same for every finish, made once). jacobian:
+    the final plan's of an earlier finish from the same motion (its measures' Jacobian does not depend on the plan's
+    weights: with the defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is
+    the same as with a fresh one, without its cost)."""
     last = None
     if polish:  # the filter and the planting move what the plan set: plan again on the result
         final = replace(
@@ -1775,16 +1783,20 @@ def _finish(
                 _worst_ratio(an, body), _worst_ratio(before, body)
             ):
                 out, an = again, again_an
+            again = again_an = None  # not held through the guard and the repair when not kept
+    kept = None if last is None or not keep else last.jacobian
+    last = None
     replanted = None  # the guard's planting of its input, for the repair when the guard kept nothing
     if opts.torques and opts.torque_guard:
         out, an, replanted = _guard_torques(out, an, planted, before, contacts, feet, body, opts, measure)
     searched: dict = {}
     if opts.torques and opts.repair_rounds:
         out, an, searched = _repair_torques(out, an, before, motion, contacts, feet, body, opts, measure, replanted)
+    replanted = None  # the guard's planting (a motion, another and its analysis): not held through the rest
     # judged as the report judges (by the contacts each motion's own feet bear, :func:`core.contacts.bearing`)
     an = _judged(out, contacts, body, measure)
     out, an = _do_no_harm(out, an, motion, judged_in, contacts, feet, body, opts, measure, hold)
-    return out, an, searched, None if last is None else last.jacobian
+    return out, an, searched, kept
 
 
 def _worst_ratio(an: Analysis, body: BodyModel) -> float:
@@ -1892,7 +1904,7 @@ def physics_retarget(
         step(0.02)
         for k in range(passes):
             part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
-            out, filt = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
+            out = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
             if opts.plant:
                 out = _plant(out, feet)
                 part(0.99)
@@ -1912,7 +1924,10 @@ def physics_retarget(
             return finished[1] if body is report_body else _judged(finished[0], contacts, report_body, measure)
 
         args = (motion, before, planted, contacts, feet, body, measure, hold, polish, judged_solver)
-        first = _finish(out, an, opts, *args, step.span(end, 0.99))
+        # the retry (below) runs only when the passes' result has joint-frames the final plan weighs differently
+        retry = polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost
+        retry = retry and bool(_made_worse(an, before, body, opts).any())
+        first = _finish(out, an, opts, *args, step.span(end, 0.99), None, retry)  # the Jacobian kept for a retry
         out, an, searched, jacobian = first
         judged = judged_of(first)
         was = after_report = None  # the reports of the input and of the result, when made here
@@ -1921,7 +1936,7 @@ def physics_retarget(
             score = _bar_score(after_report, was)
             # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
             # the same final plan, the same result)
-            if score[0] and _made_worse(first_in[1], before, body, opts).any():
+            if score[0] and retry:
                 second = _finish(
                     first_in[0],
                     first_in[1],
@@ -1929,6 +1944,7 @@ def physics_retarget(
                     *args,
                     step.span(0.99, 0.995),
                     jacobian,
+                    False,
                 )
                 judged_second = judged_of(second)
                 after_second = report(judged_second, report_body, second[0], source=motion)
@@ -1937,6 +1953,7 @@ def physics_retarget(
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
+    state = state_joints(body, opts.spine_joints)  # the filter's (the solver's body: the same skeleton and roles)
     body = report_body
     before, after = judged_in, judged
     rep = {
@@ -1958,8 +1975,8 @@ def physics_retarget(
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "key_frames": int(len(keys)),
-        "state_dimension": int(filt.n),
-        "state_joints": [body.skeleton.names[j] for j in [filt.root, *filt.joints]],
+        "state_dimension": 3 + 3 * len(state[1]),
+        "state_joints": [body.skeleton.names[j] for j in [state[0], *state[1]]],
         "options": asdict(opts),
     }
     if series:
