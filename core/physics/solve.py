@@ -1383,7 +1383,7 @@ def _repair_torques(
                 else:
                     sub, jacobian = trial.frames(part), None
                     sub_an = analyse(sub, sub_contacts, body, **measure)
-                trial = trial_an = trial_pos = None  # the last trial's whole-clip copies: not kept through the plan
+                trial = trial_an = None  # the last trial's whole-clip copies: not kept through the plan
                 held = None  # None: _balance holds the stretches held off the floor; then the flights too
                 if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
