@@ -46,7 +46,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..contacts import Contacts
 from ..kinematics import end_site_positions, forward_kinematics
-from ..limbs import find_feet
+from ..limbs import find_feet, limb_chain
 from ..motion import Motion
 from .body import BodyModel, G
 from .derivatives import by_clip, derivatives, from_clips
@@ -55,6 +55,7 @@ from .split import SCALE, hull_constraints, least_worst_split, leg_of_boxes, tor
 from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
 
 FREE_FALL = 0.1  # fraction of body weight below which the vertical ground force counts as zero
+FOOT_PER_SHANK = 258.1 / 434.0  # de Leva (1996) male mean foot length / shank length (heel → toe tip, knee → malleolus)
 
 
 class Kinematics(NamedTuple):
@@ -331,10 +332,14 @@ def support_from(
     basis = ground_basis(up)
     columns = {int(j): i for i, j in enumerate(contacts.joints)}
     boxes, flags, joints = [], [], []
-    for foot, (toe, tip) in _toe_tips(sk, pos, rot, up).items():
+    tips = _toe_tips(sk, pos, rot, up)
+    for foot, (toe, tip) in tips.items():
         ankle2, tip2 = to_ground(pos[:, foot], basis), to_ground(tip, basis)
         length = quat.length(tip2 - ankle2)
-        if foot in columns:
+        if foot in columns and toe is None and _tip_is_ankle(pos, foot, tip):
+            boxes.append(_stub_foot_box(sk, pos, foot, list(tips), basis, heel, width))
+            flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
+        elif foot in columns:
             boxes.append(foot_boxes(ankle2, tip2, heel * length, 0.5 * width * length))
             flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
         if toe is not None and toe in columns:
@@ -345,6 +350,31 @@ def support_from(
         raise PhysicsError("no foot or toe joint of the skeleton is among the contact joints")
     ground = ground_height(motion, contacts, (pos, rot)) if ground is None else ground
     return Support(np.stack(boxes, axis=1), np.stack(flags, axis=1), np.array(joints), basis, up, ground)
+
+
+def _tip_is_ankle(pos: np.ndarray, foot: int, tip: np.ndarray) -> bool:
+    """Whether a foot's tip (T, 3) is the ankle itself on every frame: a foot without toes whose End Site has
+    offset 0, or none (the foot's box from ankle to tip would be a point)."""
+    return bool(np.all(quat.length(tip - pos[:, foot]) <= 1e-9 * max(float(np.abs(pos).max()), 1.0)))
+
+
+def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.ndarray, heel: float, width: float):
+    """(T, 4, 2) box of a foot whose skeleton ends at the ankle: the part of the foot that lies under the ankle
+    whichever way the foot points, ``heel`` × L ahead of and behind the ankle and ``width`` × L wide, along the
+    body's facing (normal to the line between the hips on the ground); L the foot length, :data:`FOOT_PER_SHANK`
+    × the shank. Without a toe there is no forward: a box of the foot model's proportions (heel ``heel`` × L
+    behind, toe tip L ahead) reaching only as far forward as back holds whichever side the toes are on. Before,
+    such a box was a point: no contact frame had the ZMP inside (a CMU walk without toes read 0 % before and
+    after, its whole clip given back as retargeted, the mean ZMP distance outside infinite)."""
+    knee = limb_chain(sk, foot)[1]
+    hips = {limb_chain(sk, f)[0] for f in feet}
+    length = FOOT_PER_SHANK * float(np.median(quat.length(pos[:, foot] - pos[:, knee]))) / (1.0 + heel)  # ankle → tip
+    across = to_ground(pos[:, max(hips)] - pos[:, min(hips)], basis)  # zero with one hip: the fallback below
+    facing = np.stack((-across[:, 1], across[:, 0]), axis=-1)  # either way round: the box is symmetric
+    size = quat.length(facing)[:, None]
+    facing = np.where(size > 1e-12, facing / np.maximum(size, 1e-300), [1.0, 0.0])
+    ankle2, half = to_ground(pos[:, foot], basis), np.full(len(pos), heel * length)
+    return foot_boxes(ankle2, ankle2 + half[:, None] * facing, half, np.full(len(pos), 0.5 * width * length))
 
 
 def split_ground_force(
