@@ -39,7 +39,7 @@ from .body import BodyModel, body_model
 from .errors import PhysicsError, check_pose_values
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .solve import PhysicsOptions, physics_retarget, with_toes
-from .units import height_warning
+from .units import PLAUSIBLE_HEIGHT, height_warning, plausible
 
 FIGURES = (
     "zmp_inside_share",
@@ -77,6 +77,12 @@ class PhysicsSettings:
             raise PhysicsError("masses must be positive")
         if self.target_height is not None and not self.target_height > 0:
             raise PhysicsError(f"target height must be positive, got {self.target_height}")
+        if self.target_height is not None and not plausible(self.target_height):
+            # given, it scales the whole body model: 180 (centimetres meant) gave a 180 m body, every contact frame
+            # over a torque limit (worst 2.2e11 × its limit) and the ZMP inside on 1 %, without a warning
+            lo, hi = PLAUSIBLE_HEIGHT
+            raise PhysicsError(f"target height {self.target_height:g} m is not a human stature ({lo:g}–{hi:g} m): "
+                               "give it in metres, or leave it out to measure it")  # fmt: skip
         if self.sex not in ("male", "female"):
             raise PhysicsError(f"body model must be 'male' or 'female', got {self.sex!r}")
         if not self.stiffness > 0:

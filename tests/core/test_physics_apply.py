@@ -2,6 +2,7 @@
 stretches between jumps, combined figures, plots."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -148,6 +149,17 @@ def test_apply_physics_measures_the_height_and_warns_when_it_is_not_human(walk):
 def test_settings_are_checked(kwargs):
     with pytest.raises(PhysicsError):
         PhysicsSettings(**kwargs)
+
+
+@pytest.mark.parametrize("height", [180.0, 0.01, 1e6])
+def test_a_target_height_given_outside_human_statures_is_refused(height):
+    """A given target height scales the whole body model (it is not checked as a measured one is, only warned
+    about): 180 meant as centimetres made a 180 m body with every frame of CMU 02_01 over a torque limit
+    (worst 2.2e11 × its limit), solved and written without a word. Heights at the ends of the human range pass."""
+    with pytest.raises(PhysicsError, match=re.escape(f"target height {height:g} m is not a human stature")):
+        PhysicsSettings(target_height=height)
+    for fine in (0.5, 1.99, 3.0):
+        assert PhysicsSettings(target_height=fine).target_height == fine
 
 
 def test_a_clip_too_short_to_solve_is_a_physics_error(walk):

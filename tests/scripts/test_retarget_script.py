@@ -172,6 +172,19 @@ def test_physics_switches_and_no_matplotlib(files, tmp_path):
     assert bad.returncode == 2 and "argument --stiffness: must be greater than 0" in bad.stderr
 
 
+def test_a_target_height_in_centimetres_is_an_argument_error(files, tmp_path):
+    """``--target-height 180`` (centimetres meant; the option is in metres) exits 2 with one line naming the
+    problem and writes nothing: before, a 180 m body was solved and written (every frame over a torque limit)."""
+    folder, _ = files
+    out = tmp_path / "walk.bvh"
+    bad = run(folder / "walk.bvh", folder / "tall.bvh", "-o", out, "--physics", "--target-height", "180", check=False,
+              blender=False)  # fmt: skip
+    assert bad.returncode == 2, bad.stderr
+    assert "--physics: target height 180 m is not a human stature" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert not out.exists() and not out.with_suffix(".json").exists()
+
+
 @pytest.mark.blender
 def test_physics_through_blender(files, tmp_path):
     pytest.importorskip("bpy")
