@@ -203,7 +203,10 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
     """(upper, mid, end) joints of the two-link limb ending at ``end`` (thigh, knee, foot).
 
     Walks up the parents; consecutive joints with the same name base (Rigify's
-    ``DEF-shin.L`` / ``DEF-shin.L.001`` twist segments) count as one bone whose top joint is used.
+    ``DEF-shin.L`` / ``DEF-shin.L.001`` twist segments) count as one bone whose top joint is used, and so
+    does a twist or roll joint in the chain with the bone above it (Daz Genesis' ``lThighBend`` →
+    ``lThighTwist`` → ``lShin``: the thigh is ``lThighBend``; taking the twist joint for the hip, physics
+    refused such a rig, its body model's hips not the bone map's).
     """
     bases = [split_side(n) for n in skeleton.names]
     chain = [end]
@@ -212,10 +215,15 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
         j = int(skeleton.parents[j])
         if j < 0:
             raise ValueError(f"joint {skeleton.names[end]!r} has fewer than two ancestors")
-        while skeleton.parents[j] >= 0 and bases[skeleton.parents[j]] == bases[j]:
+        while skeleton.parents[j] >= 0 and (bases[skeleton.parents[j]] == bases[j] or _is_twist(bases[j][1])):
             j = int(skeleton.parents[j])
         chain.append(j)
     return chain[2], chain[1], chain[0]
+
+
+def _is_twist(base: str) -> bool:
+    """Whether a name base (:func:`split_side`) names a twist or roll joint: part of the bone above it."""
+    return "twist" in base or base.endswith("roll")
 
 
 def find_head(skeleton: Skeleton, rest: np.ndarray | None = None, up: np.ndarray | None = None) -> int:

@@ -301,3 +301,19 @@ def test_leash_anchors_follow_a_sliding_foot_only_beyond_the_slack():
     assert np.abs(np.diff(a[:, 0])).max() <= 0.5 / 100 + 1e-12  # no jump: at most the joint's own step
     assert np.isnan(out.anchors[:10]).all() and np.isnan(out.anchors[90:]).all()
     assert (~near).sum() > 20 and np.array_equal(out.flags, flags)
+
+
+def test_limb_chain_counts_a_twist_joint_in_the_chain_with_the_bone_above():
+    """Daz Genesis' limbs carry a twist joint inside the chain (``lThighBend`` → ``lThighTwist`` → ``lShin``,
+    ``lShldrBend`` → ``lShldrTwist`` → ``lForearmBend`` → ``lForearmTwist`` → ``lHand``): the limb's joints
+    are the bend joints (the twist was taken for the hip and the shoulder, and physics refused the rig). A
+    twist bone beside the chain (Unreal's ``thigh_twist_01_l``) is not on the way up and changes nothing."""
+    leg = ["hip", "lThighBend", "lThighTwist", "lShin", "lFoot"]
+    sk = Skeleton(leg, [-1, 0, 1, 2, 3], np.tile([0.0, -0.2, 0.0], (5, 1)))
+    assert limb_chain(sk, 4) == (1, 3, 4)
+    arm = ["chest", "lCollar", "lShldrBend", "lShldrTwist", "lForearmBend", "lForearmTwist", "lHand"]
+    sk = Skeleton(arm, [-1, 0, 1, 2, 3, 4, 5], np.tile([0.2, 0.0, 0.0], (7, 1)))
+    assert limb_chain(sk, 6) == (2, 4, 6)
+    names = ["pelvis", "thigh_l", "thigh_twist_01_l", "calf_l", "LeftUpLegRoll", "foot_l"]
+    sk = Skeleton(names, [-1, 0, 1, 1, 3, 3], np.tile([0.0, -0.2, 0.0], (6, 1)))
+    assert limb_chain(sk, 5) == (1, 3, 5)
