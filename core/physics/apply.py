@@ -169,9 +169,13 @@ def apply_physics(
         notes.append(warning)
     if body.missing:
         notes.append(f"body segments not found (their mass is spread over the others): {', '.join(body.missing)}")
-    solved, kept = stretches(motion, max(int(round(min_seconds * motion.fps)), 8))
-    if not solved:
-        raise PhysicsError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve")
+    need = max(int(round(min_seconds * motion.fps)), 8)
+    solved, kept = stretches(motion, need)
+    if not solved:  # a 10-frame clip read "between jumps" and no more: its length and the need named
+        n = motion.n_frames
+        raise PhysicsError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve (the clip has {n} "
+                           f"frame{'s' * (n != 1)}, {n / motion.fps:.3g} s at {motion.fps:.4g} fps; physics needs "
+                           f"{need} frames without a jump)")  # fmt: skip
     if kept:
         notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
                      "cut them off")  # fmt: skip

@@ -179,9 +179,12 @@ def test_report_plot(solved, tmp_path):
 
 @pytest.mark.parametrize("frames", [1, 2, 5, 12])
 def test_a_clip_shorter_than_the_shortest_stretch_is_a_physics_error(walk, frames):
-    """One frame, fewer frames than a derivative window, or under 0.5 s: a PhysicsError that says why."""
-    with pytest.raises(PhysicsError, match="no stretch of at least 0.5 s"):
+    """One frame, fewer frames than a derivative window, or under 0.5 s: a PhysicsError that says why, with the
+    clip's length and the frames needed (half a second at the clip's rate, at least 8)."""
+    with pytest.raises(PhysicsError, match="no stretch of at least 0.5 s") as error:
         apply_physics(walk.frames(slice(0, frames)), PhysicsSettings(), unit=1.0)
+    need = max(round(0.5 * walk.fps), 8)
+    assert f"the clip has {frames} frame" in str(error.value) and f"physics needs {need} frames" in str(error.value)
 
 
 def test_a_clip_without_contact_is_a_physics_error_and_its_figures_say_so(walk):
