@@ -186,6 +186,8 @@ def retarget(
     result.source_labels = source_labels
     if missing:
         result.notes.append("partial map, not mapped: " + ", ".join(map(describe, missing)))
+    if source_up is None and (note := _lying_note(source.skeleton, source_labels, up_s)):
+        result.notes.append(note)
     if options.plant_feet:
         _plant(result, source, (s_pos, s_rot), up_s, options)
     if options.root_motion:
@@ -236,6 +238,25 @@ def _source_up(skeleton: Skeleton, s_pos: np.ndarray, labels: dict[str, int]) ->
     up = np.zeros(3)
     up[axis] = np.sign(rise[axis]) or 1.0
     return up
+
+
+def _lying_note(skeleton: Skeleton, labels: dict[str, int], up: np.ndarray) -> str | None:
+    """A note when the source's poses stand along another axis than its standing rest pose (:func:`standing_up`):
+    a capture lying down throughout (its feet beside the hips on every frame) is read as standing along the axis
+    from its feet to its hips, and is stood up on the target, its physics solved in that gravity. Nothing in a
+    file tells it from a capture standing in a world turned against its rest pose, so it is named, not changed
+    (a CMU walk laid on the floor: rest pose +Y, poses +Z; none of the shared captures differs)."""
+    rest = standing_up(skeleton, labels)
+    if rest is None or abs(float(rest @ up)) > 0.5:
+        return None
+    return (f"the source's poses stand along {_axis(up)} but its rest pose along {_axis(rest)}: read as standing "
+            f"along {_axis(up)} (a capture lying down throughout is stood up)")  # fmt: skip
+
+
+def _axis(v: np.ndarray) -> str:
+    """'+Y', '-Z', ... of a signed basis vector."""
+    k = int(np.argmax(np.abs(v)))
+    return ("+" if v[k] > 0 else "-") + "XYZ"[k]
 
 
 def _root_motion(

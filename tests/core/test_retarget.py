@@ -11,6 +11,7 @@ from core.contacts import foot_skating
 from core.io.bvh import read_bvh
 from core.kinematics import forward_kinematics
 from core.limbs import standing_height
+from core.motion import transform_world
 from core.retarget import (
     CONVENTIONS,
     RetargetOptions,
@@ -266,3 +267,19 @@ def test_cmu_to_bandai_real_skeleton():
     # its rest pose is not a standing pose: the up axis is not guessed from it
     default = retarget(source.frames(slice(0, 60)), target, options=NO_PLANT)
     assert np.allclose(default.alignment, [1, 0, 0, 0])
+
+
+def test_a_capture_lying_down_throughout_is_named():
+    """The walk laid on the floor (its root turned 90° about X on every frame, the rest pose still standing along
+    +Y): its feet are beside its hips on every frame, so the poses read as standing along +Z and the retarget
+    stands it up; nothing in the file tells it from a capture standing in a world turned against its rest pose,
+    so a note names it. The walk itself, and the whole walk turned Z-up (rest pose with it), get no such note."""
+    walk = synthetic.walk(120)
+    lying = walk.copy()
+    turn = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)
+    lying.rotations[:, 0] = quat.multiply(turn, lying.rotations[:, 0])
+    lying.translations[:, 0] = quat.rotate(turn, lying.translations[:, 0])
+    note = "the source's poses stand along +Z but its rest pose along +Y"
+    assert any(n.startswith(note) for n in retarget(lying, walk.skeleton).notes)
+    for standing in (walk, transform_world(walk, turn)):
+        assert not any("rest pose along" in n for n in retarget(standing, walk.skeleton).notes)
