@@ -206,7 +206,7 @@ column of the plans, each filter key), with fractions that only grow (:mod:`.pro
 callback that raises stops the solve within one evaluation.
 
 Memory (docs/physics_notes.md, "Long clips"): the plans' regulariser and normal equations are banded
-(:class:`.balance.Banded`) and B-splines evaluated from their sparse rows (dense, they grew with the square of the
+(:class:`.banded.Banded`) and B-splines evaluated from their sparse rows (dense, they grew with the square of the
 clip), and no stage holds what the solve does not read again (the pass's filter, a plan's realised motions but its
 result, the extra final plan's when not kept, the guard's planting after the repair, the repair's and the do-no-harm
 guard's last trial while the next is made, the final plan's Jacobian when no retry can read it): peak traced memory
