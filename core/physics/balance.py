@@ -39,7 +39,7 @@ reused for several steps (``SolverOptions.jacobian_every``): each step still eva
 measures of its trial, so the reuse costs convergence speed, never correctness of the merit.
 Each step's normal equations are banded (a Jacobian row touches C neighbouring controls, the regularisers
 couple neighbours): built from the colour-compressed rows (:class:`Rows`) and solved block by block
-(:func:`banded_solve`).
+(:func:`.banded.banded_solve`).
 
 The error metric (:class:`BalanceObjective`: residuals, weights, regularisers) is kept apart
 from the algorithm that minimises it (:func:`gauss_newton`), as ACL keeps its error metric
@@ -55,6 +55,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import quaternion as quat
+from .banded import Banded, banded_gram, banded_solve, difference_gram, interleaved
 from .derivatives import savgol
 from .displacement import bspline_rows, evaluate, n_controls
 from .progress import Progress, as_progress
@@ -193,109 +194,6 @@ class Rows(NamedTuple):
         return np.bincount(self.columns.ravel(), (self.values * y[:, None]).ravel(), self.width)[: self.width]
 
 
-class Banded:
-    """A symmetric (N, N) matrix zero more than ``band`` off its diagonal, kept as its band: rows (N, 2·band + 1),
-    rows[i, k] = a[i, i − band + k] (zero outside the matrix). The plan's regulariser and normal equations are kept
-    so: N·(2·band + 1) numbers, where as dense (N, N) matrices they grew with the square of the clip (8,000 frames
-    at 120 fps: 4,002 unknowns, 128 MB each and several at once; a ten-minute capture's 36,002: 10 GB each)."""
-
-    __array_ufunc__ = None  # ``x @ a`` for an array x comes here (:meth:`__rmatmul__`), not to a dense copy
-
-    def __init__(self, rows: np.ndarray, band: int) -> None:
-        self.rows, self.band = rows, int(band)
-
-    @classmethod
-    def zeros(cls, n: int, band: int) -> Banded:
-        return cls(np.zeros((n, 2 * band + 1)), band)
-
-    @classmethod
-    def from_dense(cls, a: np.ndarray, band: int) -> Banded:
-        """The band of a dense (N, N) ``a`` that is zero farther off its diagonal."""
-        n = len(a)
-        return cls(cls(np.zeros((n, 0)), band)._gather(a, 0, n), band)
-
-    def _gather(self, a: np.ndarray, r0: int, r1: int) -> np.ndarray:
-        n = len(a)
-        j = np.arange(r0, r1)[:, None] + np.arange(-self.band, self.band + 1)
-        return np.where((j >= 0) & (j < n), a[np.arange(r0, r1)[:, None], np.clip(j, 0, n - 1)], 0.0)
-
-    @property
-    def n(self) -> int:
-        return len(self.rows)
-
-    def widened(self, band: int) -> Banded:
-        """The same matrix kept with a band of ``band`` (at least its own)."""
-        pad = band - self.band
-        return self if pad == 0 else Banded(np.pad(self.rows, ((0, 0), (pad, pad))), band)
-
-    def __add__(self, other: Banded) -> Banded:
-        band = max(self.band, other.band)
-        return Banded(self.widened(band).rows + other.widened(band).rows, band)
-
-    def __sub__(self, other: Banded) -> Banded:
-        band = max(self.band, other.band)
-        return Banded(self.widened(band).rows - other.widened(band).rows, band)
-
-    def __mul__(self, factor: float) -> Banded:
-        return Banded(self.rows * factor, self.band)
-
-    def times(self, x: np.ndarray) -> np.ndarray:
-        """a·x (N,) for x (N,)."""
-        window = np.lib.stride_tricks.sliding_window_view(np.pad(x, self.band), 2 * self.band + 1)
-        return (self.rows * window).sum(axis=1)
-
-    def __matmul__(self, x: np.ndarray) -> np.ndarray:
-        return self.times(np.asarray(x, dtype=float))
-
-    def __rmatmul__(self, x: np.ndarray) -> np.ndarray:  # symmetric: xᵀa = (a·x)ᵀ
-        return self.times(np.asarray(x, dtype=float))
-
-    def block(self, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
-        """a[r0:r1, c0:c1], dense."""
-        k = np.arange(c0, c1)[None] - np.arange(r0, r1)[:, None] + self.band
-        inside = (k >= 0) & (k <= 2 * self.band)
-        return np.where(inside, self.rows[np.arange(r0, r1)[:, None], np.clip(k, 0, 2 * self.band)], 0.0)
-
-    def dense(self) -> np.ndarray:
-        return self.block(0, self.n, 0, self.n)
-
-    def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        return self.dense() if dtype is None else self.dense().astype(dtype)
-
-    def nonzero_band(self) -> int:
-        """The largest distance off the diagonal of a non-zero entry."""
-        used = np.flatnonzero(self.rows.any(axis=0))
-        return int(np.abs(used - self.band).max(initial=0))
-
-
-def banded_gram(index: np.ndarray, values: np.ndarray, n: int, weights: np.ndarray | None = None) -> Banded:
-    """BᵀWB (n, n) of rows B (N, n) non-zero on columns index … index + m − 1 alone (index (N,), values (N, m);
-    weights (N,), default 1), without forming B."""
-    m = values.shape[1]
-    out = Banded.zeros(n, m - 1)
-    scaled = values if weights is None else weights[:, None] * values
-    for a in range(m):
-        for b in range(m):
-            np.add.at(out.rows, (index + a, b - a + m - 1), scaled[:, a] * values[:, b])
-    return out
-
-
-def interleaved(per_dim: list[Banded]) -> Banded:
-    """The (n·D, n·D) matrix with ``per_dim[d]`` (n, n) on the coordinates d, d + D, …: kron(a, I_D) when all are a."""
-    dims, band = len(per_dim), max(a.band for a in per_dim)
-    out = Banded.zeros(per_dim[0].n * dims, band * dims)
-    for d, a in enumerate(per_dim):
-        out.rows[d::dims, ::dims] = a.widened(band).rows
-    return out
-
-
-def difference_gram(n: int, order: int) -> Banded:
-    """DᵀD (n, n) of the ``order``-th differences D of n control points (:func:`.displacement.second_difference_penalty`)."""
-    coefficients = np.diff(np.eye(order + 1), order, axis=0)[0]
-    rows = max(n - order, 0)
-    return banded_gram(np.arange(rows), np.tile(coefficients, (rows, 1)), n)
-
-
 def unseen_gram(t: int, n: int, spacing: float, half: int, rows: np.ndarray, scale: float, block: int = 256) -> Banded:
     """UᵀU (n, n), U = scale·(B″ − S B) on the frames ``rows`` (T,) bool: the shift's exact acceleration the measures'
     Savitzky–Golay window (S, half-width ``half``) does not see, per control (B: the B-spline basis over T frames,
@@ -319,36 +217,6 @@ def unseen_gram(t: int, n: int, spacing: float, half: int, rows: np.ndarray, sca
         local = Banded.from_dense(u.T @ u, band)
         out.rows[c0:c1] += local.rows
     return out
-
-
-def banded_solve(a: Banded | np.ndarray, b: np.ndarray, band: int) -> np.ndarray:
-    """x (N,) with a·x = b for a symmetric positive-definite a (N, N) that is zero more than ``band`` off its
-    diagonal: block-tridiagonal elimination on blocks of ``band`` rows, N / band small solves in place of one
-    dense LU of N × N (a whole-clip plan: 982 unknowns, band 19, ~10× faster; the same x within float
-    rounding). A system too small or a band too wide for blocks to pay off (under ~2·10⁶ for N²·band, measured:
-    a block costs ~35 µs of overhead) is solved densely."""
-    n, m = len(b), max(band, 1)
-    a = a if isinstance(a, Banded) else Banded.from_dense(a, band)
-    if n * n * m < 2_000_000:
-        return np.linalg.solve(a.dense(), b)
-    reduced = []  # per block: (its coupling to the next block, its right-hand side), both eliminated
-    coupling = rhs = None
-    for start in range(0, n, m):
-        stop = min(start + m, n)
-        diagonal, right = a.block(start, stop, start, stop), b[start:stop]
-        if coupling is not None:
-            lower = a.block(start, stop, start - m, start)
-            diagonal, right = diagonal - lower @ coupling, right - lower @ rhs
-        both = np.linalg.solve(diagonal, np.column_stack((a.block(start, stop, stop, min(stop + m, n)), right)))
-        coupling, rhs = both[:, :-1], both[:, -1]
-        reduced.append((coupling, rhs))
-    x = np.empty(n)
-    after = None
-    for k in range(len(reduced) - 1, -1, -1):
-        coupling, rhs = reduced[k]
-        after = rhs if after is None else rhs - coupling @ after
-        x[k * m : k * m + len(after)] = after
-    return x
 
 
 def _predict(index: np.ndarray, jac: np.ndarray, delta: np.ndarray, base: np.ndarray) -> np.ndarray:

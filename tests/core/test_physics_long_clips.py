@@ -3,7 +3,7 @@
 The balance plan's regulariser and normal equations were dense (N, N) matrices over the plan's N = 2·T/4 unknowns,
 made from a dense (T, N) B-spline basis: memory grew with the square of the clip (looped CMU 02_01 1.4x onto
 90 kg, 8,000 frames: peak traced 1,188 MB, 148.5 kB a frame, where 2,000 frames took 121.7 kB a frame). They are
-kept banded now (:class:`core.physics.balance.Banded`), and the solve drops what it no longer reads between its
+kept banded now (:class:`core.physics.banded.Banded`), and the solve drops what it no longer reads between its
 stages (:mod:`core.physics.solve`, docs/physics_notes.md "Long clips"): 2,000 looped frames 190 MB, 20,000 frames
 2,136 MB (106.8 kB a frame); the synthetic walk below, 6,000 frames at 120 fps, 635.7 → 341.7 MB (105.9 → 57.0 kB
 a frame, CPU 44.0 → 35–39 s, the same figures)."""
@@ -19,7 +19,7 @@ from core.contacts import detect_contacts
 from core.physics.balance import BalanceObjective, PlanGoals
 from core.physics.body import body_model
 from core.physics.derivatives import savgol
-from core.physics.displacement import bspline_basis, n_controls, second_difference_penalty
+from core.physics.displacement import bspline_basis, n_controls
 from core.physics.solve import physics_retarget
 from core.physics.support import Support, ground_basis
 
@@ -33,6 +33,12 @@ def _support(flags: np.ndarray) -> Support:
     return Support(
         np.broadcast_to(box, (t, 1, 4, 2)).copy(), flags.reshape(t, 1), np.array([0]), ground_basis(UP), UP, 0.0
     )
+
+
+def _difference_penalty(n: int, order: int) -> np.ndarray:
+    """DᵀD (n, n), dense, of the ``order``-th differences D of n control points."""
+    d = np.diff(np.eye(n), order, axis=0)
+    return d.T @ d
 
 
 def _goals(t: int, dims: int, half: int, rng) -> PlanGoals:
@@ -57,7 +63,7 @@ def test_banded_regulariser_is_the_dense_formula(t, spacing, dims, half):
     k = goals.free_gain * fps**2
     acc = bspline_basis(np.flatnonzero(~flags), n, spacing, 2) * k
     unseen = (bspline_basis(np.arange(t), n, spacing, 2) - savgol(basis, half, 3, 2))[flags] * np.sqrt(goals.unseen) * k
-    shared = goals.smoothness * second_difference_penalty(n) + goals.jerk * second_difference_penalty(n, 3)
+    shared = goals.smoothness * _difference_penalty(n, 2) + goals.jerk * _difference_penalty(n, 3)
     shared += acc.T @ acc + unseen.T @ unseen + 1e-12 * np.eye(n)
     dense = np.zeros((n * dims, n * dims))
     linear = np.zeros(n * dims)
