@@ -54,7 +54,7 @@ from ..limbs import limb_chain
 from ..motion import Motion
 from ..skeleton import Skeleton
 from .common import align_hemisphere, is_ancestor, local_from_world, parent_world_rotations, smoothstep, unit
-from .two_link import DEFAULT_SOFTNESS, STRAIGHT, Turns, apply_two_link, first_turns, solve_two_link
+from .two_link import DEFAULT_SOFTNESS, Turns, apply_two_link, first_turns, solve_two_link
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
 HINGE_BENT = 0.02  # sin of the bend below which a leg's knee follows its thigh's hinge more than its own plane
@@ -367,7 +367,7 @@ def stand_feet(
             target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
         target = lift_to_reach(pos[:, upper], target, reach, up)
         # a straight source leg's own plane is noise; the pole's first turns are the solve's, as in plant_feet
-        turns = first_turns(*(pos[:, j] for j in foot.leg), target, None, softness, STRAIGHT)
+        turns = first_turns(*(pos[:, j] for j in foot.leg), target, None, softness)
         pole = hinge_pole(*world, foot.leg, target, softness, turns=turns)
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
                              world=world, pole=pole, turns=turns)  # fmt: skip

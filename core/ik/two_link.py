@@ -25,13 +25,6 @@ from ..motion import Motion
 from .common import align_hemisphere, is_ancestor, local_from_world, nearest_valid, parent_world_rotations, unit
 
 DEFAULT_SOFTNESS = 0.01
-# sin of the bend below which the retarget's planting (:func:`.plant.stand_feet`) takes a limb for straight, its bend
-# plane borrowed (:func:`_bend_normal`): CMU 131_03's knee locked straight in flight bends 8.1e-7 (the rest pose's
-# rounding; CMU 05_01's 7.3e-8 and 4.5e-7), a plane 90° off the knee's hinge, and the planting twisted the thigh 90°
-# in one frame at each end of it (131_03 frames 794, 803, 820, 827: hip and ankle 89-94°, knee 28-33°, the knee's
-# place hardly moving). The default (1e-9) keeps such a plane: the physics' planting (:func:`.plant.plant_feet`) is
-# tuned on it, and its results on those clips turn no leg joint more than 26° in a frame
-STRAIGHT = 1e-6
 
 
 class TwoLinkResult(NamedTuple):
@@ -66,17 +59,15 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     return unit(quat.cross(v, basis))[0]
 
 
-def _bend_normal(
-    e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None, straight: float = 1e-9
-) -> tuple[np.ndarray, bool]:
+def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> tuple[np.ndarray, bool]:
     """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1, and whether no frame
-    is bent (the only case the pole decides). straight: the sin of the bend below which a frame counts as straight.
+    is bent (the only case the pole decides).
 
     Where the limb is straight the normal of the nearest bent frame is borrowed (projected
     off e1); with no bent frame at all, the plane through e1 and the pole, else any plane.
     """
     n, length = unit(quat.cross(e1, e2))
-    bent = length > straight * quat.length(e1) * quat.length(e2)
+    bent = length > 1e-9 * quat.length(e1) * quat.length(e2)
     if bent.all():
         return n, False
     if bent.any():
@@ -148,11 +139,9 @@ def first_turns(
     target: np.ndarray,
     pole: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
-    straight: float = 1e-9,
 ) -> Turns:
     """:func:`solve_two_link`'s turns before the twist to its pole (the pole bends only a limb straight on every
-    frame: :func:`_bend_normal`), same arguments; straight: the sin of the bend below which a frame counts as
-    straight (:data:`STRAIGHT` for the retarget's planting)."""
+    frame: :func:`_bend_normal`), same arguments."""
     a, b, c = (np.asarray(x, dtype=float) for x in (a, b, c))
     target = np.broadcast_to(np.asarray(target, dtype=float), a.shape)
     if pole is not None:
@@ -168,10 +157,10 @@ def first_turns(
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
     theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
-    normal, all_straight = _bend_normal(e1, e2, pole, straight)
+    normal, straight = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     c_bent = b + quat.rotate(delta_mid, e2)
-    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), all_straight)
+    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), straight)
 
 
 def _check_chain(motion: Motion, upper: int, mid: int, end: int) -> None:
