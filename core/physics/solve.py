@@ -1587,21 +1587,25 @@ def _do_no_harm(
             trial = _blend_back(_plant(trial, feet), trial, level)
         return trial, _judged(trial, contacts, body, measure)
 
+    made: dict = {}  # the input's report and world positions, made on the first share tried
+
     def least_given(was: np.ndarray, want: np.ndarray, full: tuple) -> tuple:
         """The round given back in part: the least share of ``want`` over ``was`` (1/2, then 1/4 or 3/4) that
         scores as well as giving it all (``full``: level, motion, analysis, shortfall), misses no bar of issue 16
         the whole round meets and keeps as much ZMP inside; else ``full``."""
-        inputs = report(before, body, source)
-        bars = report(full[2], body, full[1], source=source)
+        if not made:
+            made.update(inputs=report(before, body, source), positions=source.world_positions())
+        bars = report(full[2], body, full[1], source=made["positions"])
         kept, share, step = full, 0.5, 0.25
         for _ in range(GUARD_HALVINGS):
+            trial = trial_an = None  # the last share's, when not kept: not held while the next one is made
             level = np.maximum(was, share * want)
             trial, trial_an = realise(level)
             current = shortfall(trial_an)
             good = current[0] <= full[3][0] and flights_kept(trial_an)
             if good:
-                part = report(trial_an, body, trial, source=source)
-                good = _bars_met(part, inputs) >= _bars_met(bars, inputs)
+                part = report(trial_an, body, trial, source=made["positions"])
+                good = _bars_met(part, made["inputs"]) >= _bars_met(bars, made["inputs"])
                 good = good and part["zmp_inside_share"] >= bars["zmp_inside_share"]
             if good:
                 kept = (level, trial, trial_an, current)
@@ -1856,19 +1860,20 @@ def _bars_met(after: dict, before: dict) -> frozenset[str]:
     inside on 99 % of the contact frames, no frame over a limit, the worst ratio not above the input's, jerk within
     ``JERK_BAR`` of the input's, deviation within ``REPAIR_DEVIATION``, flight CoM within ``FLIGHT_BAR`` of its
     parabola and angular momentum within ``MOMENTUM_BAR``, flight by flight."""
-    met = {
-        "zmp": after["zmp_inside_share"] >= 0.99,  # the README's and issue 16's bar (``zmp_target`` is the plans' aim)
-        "torque frames": after["torque_violation_frames"] == 0,
-        "worst ratio": after["torque_worst_ratio"] <= max(before["torque_worst_ratio"], 1.0),
-        "jerk": after["jerk_m_s3"] <= JERK_BAR * before["jerk_m_s3"],
-        "deviation": after["deviation"] <= REPAIR_DEVIATION,
-        "flight path": after["flight_error_worst_m"] <= FLIGHT_BAR,
-        "flight momentum": after["flight_momentum_change_worst"] <= MOMENTUM_BAR,
-    }
-    return frozenset(name for name, ok in met.items() if ok)
+    met = (
+        after["zmp_inside_share"] >= 0.99,  # the README's and issue 16's bar (``zmp_target`` is the plans' aim)
+        after["torque_violation_frames"] == 0,
+        after["torque_worst_ratio"] <= max(before["torque_worst_ratio"], 1.0),
+        after["jerk_m_s3"] <= JERK_BAR * before["jerk_m_s3"],
+        after["deviation"] <= REPAIR_DEVIATION,
+        after["flight_error_worst_m"] <= FLIGHT_BAR,
+        after["flight_momentum_change_worst"] <= MOMENTUM_BAR,
+    )
+    return frozenset(name for name, ok in zip(BAR_NAMES, met, strict=True) if ok)
 
 
-BARS = 7  # how many :func:`_bars_met` judges
+BAR_NAMES = ("zmp", "torque frames", "worst ratio", "jerk", "deviation", "flight path", "flight momentum")
+BARS = len(BAR_NAMES)  # how many :func:`_bars_met` judges
 
 
 def _bar_score(after: dict, before: dict) -> tuple:

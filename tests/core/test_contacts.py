@@ -317,3 +317,6 @@ def test_limb_chain_counts_a_twist_joint_in_the_chain_with_the_bone_above():
     names = ["pelvis", "thigh_l", "thigh_twist_01_l", "calf_l", "LeftUpLegRoll", "foot_l"]
     sk = Skeleton(names, [-1, 0, 1, 1, 3, 3], np.tile([0.0, -0.2, 0.0], (6, 1)))
     assert limb_chain(sk, 5) == (1, 3, 5)
+    rolled = ["Hips", "LeftUpLeg", "LeftUpLegRoll", "LeftLeg", "LeftLegRoll", "LeftFoot"]  # a roll joint in the chain
+    sk = Skeleton(rolled, [-1, 0, 1, 2, 3, 4], np.tile([0.0, -0.2, 0.0], (6, 1)))
+    assert limb_chain(sk, 5) == (1, 3, 5)

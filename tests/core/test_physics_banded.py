@@ -13,13 +13,14 @@ from core.physics.displacement import bspline_rows, fit_controls, knots, n_contr
 
 
 def _spd_banded(n: int, band: int, seed: int) -> np.ndarray:
-    """A random symmetric positive-definite (n, n), zero beyond ``band`` off its diagonal (two factors of half-band
-    band // 2)."""
+    """A random symmetric positive-definite (n, n) with every diagonal up to ``band`` off the main one filled (the
+    outermost too: the block boundary's case) and none beyond, positive definite by diagonal dominance."""
     rng = np.random.default_rng(seed)
-    half = np.zeros((n, n))
-    for k in range(band // 2 + 1):
-        half += np.diag(rng.normal(size=n - k), -k)
-    return half @ half.T + 1e-3 * np.eye(n)
+    a = np.zeros((n, n))
+    for k in range(1, band + 1):
+        off = rng.normal(size=n - k)
+        a += np.diag(off, k) + np.diag(off, -k)
+    return a + np.diag(np.abs(a).sum(axis=1) + rng.uniform(0.1, 1.0, n))
 
 
 def _lower_form(a: np.ndarray, band: int) -> np.ndarray:
@@ -92,10 +93,11 @@ def _dense_fit(keys, values, n_frames, spacing, smoothness, weights):
     return np.linalg.solve(lhs, basis.T @ (weights[:, None] * flat)).reshape(n, *values.shape[1:])
 
 
-@pytest.mark.parametrize("n_frames, stride, spacing", [(3001, 4, 12.0), (250, 4, 4.0), (30, 1, 10.0)])
+@pytest.mark.parametrize("n_frames, stride, spacing", [(3001, 4, 12.0), (3001, 4, 3.0), (250, 4, 4.0), (30, 1, 10.0)])
 def test_fit_controls_equals_a_dense_fit(n_frames, stride, spacing):
     """The final displacement fit as the solve makes it (a key every 4 frames and a control every 12 at 120 fps,
-    the clip's last frame a key; smoothing 0.05; (K, 9, 3) values) and small ones that take the dense solve:
+    the clip's last frame a key; smoothing 0.05; (K, 9, 3) values), one with 1,001 controls that takes the block
+    solve (N²·band over its dense limit) and small ones that take the dense solve:
     the dense reference's controls within 1e-9 relative, with and without per-key weights."""
     rng = np.random.default_rng(n_frames)
     keys = np.append(np.arange(0, n_frames - 1, stride), n_frames - 1).astype(float)
