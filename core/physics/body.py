@@ -93,6 +93,7 @@ DE_LEVA_LENGTHS = {
     "male": {"head": 0.2429 / 1.741, "trunk": (0.1707, 0.2155, 0.1457), "hand_forearm": 0.0862 / 0.2689},
     "female": {"head": 0.2437 / 1.735, "trunk": (0.1425, 0.2053, 0.1815), "hand_forearm": 0.0780 / 0.2643},
 }
+FOOT_PER_SHANK = 258.1 / 434.0  # de Leva (1996) male mean foot length / shank length (heel → toe tip, knee → malleolus)
 # Default torque limits in N·m per kg of body mass, by joint role (see the module notes).
 TORQUE_LIMITS = {
     "hip": 3.0,

@@ -48,14 +48,13 @@ from ..contacts import Contacts
 from ..kinematics import end_site_positions, forward_kinematics
 from ..limbs import find_feet, limb_chain
 from ..motion import Motion
-from .body import BodyModel, G
+from .body import FOOT_PER_SHANK, BodyModel, G
 from .derivatives import by_clip, derivatives, from_clips
 from .errors import PhysicsError
 from .split import SCALE, hull_constraints, least_worst_split, leg_of_boxes, torque_map
 from .support import Support, foot_boxes, ground_basis, polygon_query, to_ground
 
 FREE_FALL = 0.1  # fraction of body weight below which the vertical ground force counts as zero
-FOOT_PER_SHANK = 258.1 / 434.0  # de Leva (1996) male mean foot length / shank length (heel → toe tip, knee → malleolus)
 
 
 class Kinematics(NamedTuple):
@@ -361,7 +360,7 @@ def _tip_is_ankle(pos: np.ndarray, foot: int, tip: np.ndarray) -> bool:
 def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.ndarray, heel: float, width: float):
     """(T, 4, 2) box of a foot whose skeleton ends at the ankle: the part of the foot that lies under the ankle
     whichever way the foot points, ``heel`` × L ahead of and behind the ankle and ``width`` × L wide, along the
-    body's facing (normal to the line between the hips on the ground); L the foot length, :data:`FOOT_PER_SHANK`
+    body's facing (normal to the line between the hips on the ground); L the foot length, :data:`.body.FOOT_PER_SHANK`
     × the shank. Without a toe there is no forward: a box of the foot model's proportions (heel ``heel`` × L
     behind, toe tip L ahead) reaching only as far forward as back holds whichever side the toes are on. Before,
     such a box was a point: no contact frame had the ZMP inside (a CMU walk without toes read 0 % before and

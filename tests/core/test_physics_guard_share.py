@@ -24,8 +24,7 @@ def solved():
     motion = read_bvh(shared_file("cmu_bvh_3dsmax/131_01.bvh")).frames(slice(1, 650)).scaled(1.4)
     contacts = detect_contacts(motion)
     body = body_model(motion.skeleton, 90.0, unit=0.0254 / 0.45, up=contacts.up)
-    whole = pytest.MonkeyPatch.context()
-    with whole as patch:
+    with pytest.MonkeyPatch.context() as patch:
         patch.setattr(solve, "GUARD_HALVINGS", 0)
         _, rep_whole = physics_retarget(motion, contacts, body)
     out, rep_part = physics_retarget(motion, contacts, body)
