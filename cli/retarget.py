@@ -115,6 +115,24 @@ def physics_of(args: argparse.Namespace):
         raise UsageError(f"--physics: {exc}") from None
 
 
+def check_physics_target(args: argparse.Namespace) -> None:
+    """UsageError (exit 2, nothing written) when --physics cannot run on a .bvh/.asf target's skeleton: a body
+    the physics' body model refuses (core.physics.body.check_whole: a rig of pelvis and legs only). A target that
+    cannot be read is reported per file; .blend and .fbx targets are checked when read (exit 1)."""
+    if args.physics_settings is None or not args.target.lower().endswith((".bvh", ".asf")):
+        return
+    from ..core.physics.body import body_model
+    from ..core.physics.errors import PhysicsError
+
+    try:
+        skeleton, up = _target_skeleton(args.target)
+        body_model(skeleton, args.physics_settings.target_mass, sex=args.physics_settings.sex, up=up)
+    except PhysicsError as exc:
+        raise UsageError(f"--physics: target {Path(args.target).name}: {exc}") from None
+    except (OSError, ValueError):
+        return
+
+
 def options_of(args: argparse.Namespace):
     from ..core.retarget import RetargetOptions
 
@@ -161,6 +179,7 @@ def _asf_of(amc: str, find_asf) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(script_args(argv))
     args.physics_settings = physics_of(args)
+    check_physics_target(args)
     sources, out = _sources(args), Path(args.output)
     batch = len(args.source) > 1 or Path(args.source[0]).is_dir()
     suffix = _output_suffix(args, out, batch)

@@ -18,6 +18,8 @@ VRM's ``J_Bip_L_``) or a bare ``l``/``r`` before a known base (CMU ASF ``lfoot``
 - toe: ``toebase``, ``toe``, ``toes``, ``ball`` (LeftToeBase, LeftToe, ltoes, Toes_L, ball_l)
 - hand: ``wrist``, ``hand`` (CMU 3dsMax has LeftWrist *and* a finger-base ``lhand``; the
   wrist is the joint that matches cgspeed's LeftHand and ASF's lwrist)
+- forearm: ``forearm``, ``lowerarm``, ``elbow``, ``radius``, ``forearmbend`` (Mixamo and CC, Unreal and
+  Bandai, CMU 3dsMax, ASF, Daz): an arm whose hand was deleted (:func:`find_arms`)
 
 Topology fallback for feet (no names match): the legs of :mod:`core.retarget.topology`, else
 the two lowest leaf chains — unbranched runs of
@@ -37,6 +39,8 @@ from .skeleton import Skeleton, rest_positions
 FOOT_BASES = ("ankle", "foot")
 TOE_BASES = ("toebase", "toe", "toes", "ball", "toe0")
 HAND_BASES = ("wrist", "hand")
+FOREARM_BASES = ("forearm", "lowerarm", "elbow", "radius", "forearmbend")
+LONG_LEAF = 0.8  # a leaf whose End Site is at least this share of the bone into it is a long bone (a forearm)
 _KNOWN = set(FOOT_BASES + TOE_BASES + HAND_BASES) | {
     "upleg", "leg", "thigh", "calf", "shin", "knee", "hip", "femur", "tibia", "upperleg", "lowerleg",
     "arm", "forearm", "upperarm", "lowerarm", "elbow", "shoulder", "humerus", "radius", "clavicle", "collar",
@@ -199,6 +203,65 @@ def find_hands(skeleton: Skeleton) -> dict[str, int]:
     return hands
 
 
+def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
+    """(upper arm, forearm, hand) joints per side, however the arm ends; the hand is None where the rig has none.
+
+    In order: the hands by name (:func:`limb_chain` above them); else the forearms by name (a rig whose
+    hands were deleted: the forearm's own bone is the last); else the arms of
+    :func:`core.retarget.topology.topology_labels`; else the chest's two side branches
+    (:func:`core.retarget.topology.arm_runs`). Without names, the leaf that ends an arm is a forearm when its
+    End Site is a long bone (at least :data:`LONG_LEAF` of the bone into it: de Leva's forearm is 0.95 of the
+    upper arm, the hand to its fingertips about 0.7 of the forearm), else the hand (wrist). Sides "A", "B" when
+    the names do not tell (as :func:`find_feet`). Before, arms were found only through their hands: a rig whose
+    arms end at the forearm lost both arms' mass (11 %) to the trunk and legs in the physics' body model.
+    """
+    hands, fores = find_by_base(skeleton, HAND_BASES), find_by_base(skeleton, FOREARM_BASES)
+    arms = {s: limb_chain(skeleton, hands[s]) for s in hands}
+    arms |= {
+        s: (bone_above(skeleton, fores[s]), fores[s], bone_below(skeleton, fores[s])) for s in fores if s not in hands
+    }
+    if arms:
+        return arms
+    from .retarget.topology import arm_runs, topology_labels  # the body's structure (it imports this module)
+
+    try:
+        labels = topology_labels(skeleton)
+        runs = arm_runs(skeleton)
+    except ValueError:
+        return {}
+    if all(f"hand.{s}" in labels for s in "LR"):
+        chains = [tuple(labels[f"{k}.{s}"] for k in ("upper_arm", "forearm", "hand")) for s in "LR"]
+        return {a: _leaf_checked(skeleton, *chain) for a, chain in zip("AB", chains)}
+    chains = [_leaf_checked(skeleton, *(run[-3:] if len(run) >= 3 else (None, *run))) for run in runs]
+    return dict(zip("AB", chains)) if len(runs) == 2 and all(chains) else {}
+
+
+def _leaf_checked(skeleton: Skeleton, upper: int | None, fore: int, hand: int) -> tuple[int, int, int | None] | None:
+    """(upper, forearm, hand) of an arm found without names: a last joint that is a leaf with a long End Site
+    (:data:`LONG_LEAF`) is the forearm, its hand missing; None for two joints that are not such an arm."""
+    ends = np.linalg.norm(skeleton.end_site_offsets[skeleton.end_site_parents == hand], axis=-1)
+    leaf = not np.any(skeleton.parents == hand)
+    bone = float(np.linalg.norm(skeleton.rest_translations[hand]))
+    if leaf and len(ends) and ends.max() >= LONG_LEAF * bone:
+        return fore, hand, None
+    return None if upper is None else (upper, fore, hand)
+
+
+def bone_below(skeleton: Skeleton, joint: int) -> int | None:
+    """The joint that starts the bone below ``joint``'s: walking down through the segments of ``joint``'s own
+    bone (children with its name base, twist or roll joints; each time the one with most descendants), the
+    first other child (most descendants); None when ``joint``'s bone ends its chain (a forearm without hand)."""
+    bases = [split_side(n) for n in skeleton.names]
+    j = joint
+    while True:
+        kids = [int(c) for c in skeleton.children(j)]
+        own = [c for c in kids if bases[c] == bases[joint] or _is_twist(bases[c][1])]
+        other = [c for c in kids if c not in own]
+        if other or not own:
+            return max(other, key=lambda c: (int(skeleton.subtree(c).sum()), -c)) if other else None
+        j = max(own, key=lambda c: (int(skeleton.subtree(c).sum()), -c))
+
+
 def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
     """(upper, mid, end) joints of the two-link limb ending at ``end`` (thigh, knee, foot).
 
@@ -208,17 +271,20 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
     ``lThighTwist`` → ``lShin``: the thigh is ``lThighBend``; taking the twist joint for the hip, physics
     refused such a rig, its body model's hips not the bone map's).
     """
+    mid = bone_above(skeleton, end)
+    return bone_above(skeleton, mid, end), mid, end
+
+
+def bone_above(skeleton: Skeleton, joint: int, end: int | None = None) -> int:
+    """The top joint of the bone above ``joint``'s (its parent, twist and same-name segments merged as
+    :func:`limb_chain` says); ValueError naming ``end`` (default ``joint``) when there is none."""
     bases = [split_side(n) for n in skeleton.names]
-    chain = [end]
-    j = end
-    for _ in range(2):
+    j = int(skeleton.parents[joint])
+    if j < 0:
+        raise ValueError(f"joint {skeleton.names[joint if end is None else end]!r} has fewer than two ancestors")
+    while skeleton.parents[j] >= 0 and (bases[skeleton.parents[j]] == bases[j] or _is_twist(bases[j][1])):
         j = int(skeleton.parents[j])
-        if j < 0:
-            raise ValueError(f"joint {skeleton.names[end]!r} has fewer than two ancestors")
-        while skeleton.parents[j] >= 0 and (bases[skeleton.parents[j]] == bases[j] or _is_twist(bases[j][1])):
-            j = int(skeleton.parents[j])
-        chain.append(j)
-    return chain[2], chain[1], chain[0]
+    return j
 
 
 def _is_twist(base: str) -> bool:
@@ -279,8 +345,12 @@ def standing_height(skeleton: Skeleton, up: np.ndarray | None = None) -> float:
 
 
 def _upright(pos: np.ndarray, skeleton: Skeleton, foot: int, up: np.ndarray) -> bool:
-    """Whether the leg of ``foot`` hangs within 25° of −up in the given pose."""
-    hip = limb_chain(skeleton, foot)[0]
+    """Whether the leg of ``foot`` hangs within 25° of −up in the given pose (a foot with no leg above it: the
+    pose is measured as it stands)."""
+    try:
+        hip = limb_chain(skeleton, foot)[0]
+    except ValueError:
+        return True
     leg = pos[foot] - pos[hip]
     return bool(-(leg @ up) >= np.cos(np.radians(25.0)) * np.linalg.norm(leg))
 

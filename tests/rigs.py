@@ -178,7 +178,7 @@ REPARENT = {
 def right_side(name: str) -> str:
     for a, b in SIDE_SWAPS:
         if a in name:
-            return name.replace(a, b)
+            return name.replace(a, b, 1)  # the side only: VRM J_Bip_L_LowerArm is not J_Bip_R_RowerArm
     return "r" + name[1:]  # CMU ASF / 3ds Max lower case: lfoot → rfoot, lhand → rhand
 
 
@@ -366,3 +366,27 @@ def wiggle(skeleton: Skeleton, n_frames: int = 120, fps: float = 30.0, seed: int
     m.translations[:, 0, 2] += travel * t[:, 0] / t[-1, 0]
     m.translations[:, 0, 1] += 0.02 * np.sin(2 * np.pi * t[:, 0])
     return m
+
+
+def pruned(skeleton: Skeleton, roots: list[str], tips: bool = False) -> tuple[Skeleton, np.ndarray]:
+    """(``skeleton`` without the joints ``roots`` and everything below them, the kept joints' old indices).
+
+    tips: the parent of each removed root ends at an End Site where the root was (what Blender's BVH export
+    writes for a bone whose child was deleted: its tail stays); else it is a bare leaf (a BVH edited by hand).
+    """
+    gone = np.any([skeleton.subtree(skeleton.index(r)) for r in roots], axis=0)
+    keep = np.flatnonzero(~gone)
+    new = np.full(skeleton.n_joints, -1)
+    new[keep] = np.arange(len(keep))
+    ends = [(p, o) for p, o in zip(skeleton.end_site_parents, skeleton.end_site_offsets) if not gone[p]]
+    if tips:
+        ends += [(skeleton.parents[skeleton.index(r)], skeleton.rest_translations[skeleton.index(r)]) for r in roots]
+    return Skeleton(
+        tuple(skeleton.names[j] for j in keep),
+        [new[skeleton.parents[j]] if skeleton.parents[j] >= 0 else -1 for j in keep],
+        skeleton.rest_translations[keep],
+        skeleton.rest_rotations[keep],
+        tuple(skeleton.channels[j] for j in keep),
+        end_site_parents=np.array([new[p] for p, _ in ends], dtype=int),
+        end_site_offsets=np.array([o for _, o in ends]).reshape(-1, 3),
+    ), keep

@@ -14,24 +14,36 @@ upper trunk     suprasternale → xiphoid    } the spine polyline mid-hip → pe
 middle trunk    xiphoid → omphalion        } spine joints → neck base, cut by de     whose bone holds
 lower trunk     omphalion → mid-hip        } Leva's sub-segment lengths              the sub-segment CoM
 upper arm       shoulder → elbow           upper joint → mid joint of the arm       upper arm joint
-forearm         elbow → wrist              mid joint → hand joint                   forearm joint
-hand            wrist → 3rd metacarpale    hand joint → finger base direction       hand joint
+forearm         elbow → wrist              mid joint → hand joint (or wrist)        forearm joint
+hand            wrist → 3rd metacarpale    hand joint → finger base direction       hand (else forearm) joint
 thigh           hip → knee                 upper joint → mid joint of the leg       thigh joint
 shank           knee → lateral malleolus   mid joint → foot joint                   shank joint
 foot            heel → toe tip             foot joint → toe tip (end site or toe)   foot joint
 ============== ========================= ======================================== ==================
 
-Joints are found with :mod:`core.limbs` (feet, hands, limb chains, body root) across naming
-conventions; the head is the joint whose name base is ``head`` (else the highest leaf in the
-rest pose), the chest is the nearest common ancestor of the two hands and the neck base its
-child towards the head. Where the skeleton has no landmark the length comes from de Leva's
-mean lengths relative to stature: the head top lies along neck base → head at 0.2429/1.741 of
-the height from the neck base when the head has no End Site above it; the hand's
+Joints are found with :mod:`core.limbs` (feet, arms however they end, limb chains, body root)
+across naming conventions; the head is the joint whose name base is ``head`` (else the highest
+leaf in the rest pose), the chest is the nearest common ancestor of the two upper arms and the
+neck base its child towards the head. Where the skeleton has no landmark the length comes from
+de Leva's mean lengths relative to stature: the head top lies along neck base → head at
+0.2429/1.741 of the height from the neck base when the head has no End Site above it; the hand's
 metacarpale lies along the hand's first finger child (or End Site, or the forearm direction)
-at the de Leva hand/forearm length ratio. Every other joint (clavicles, CMU's LHipJoint and
-Neck joints, toes, fingers, a static placement root) carries zero mass. A segment whose joints
-cannot be found is left out and the others are scaled so the masses still sum to the total
-(:attr:`BodyModel.missing` names them).
+at the de Leva hand/forearm length ratio. An arm without a hand joint (a game rig, a capture whose
+hands were deleted: :func:`core.limbs.find_arms`) ends at the wrist: the farthest point of the
+forearm's own bone (End Site, twist segments) when it is at least half the upper arm away, else
+the elbow + the upper arm × de Leva's forearm/upper-arm length ratio (a straight arm); its hand
+segment lies beyond the wrist along the forearm and its mass goes on the forearm joint. On CMU
+02_01 (1.4×, 90 kg) with ``LeftHand``/``RightHand`` and below deleted, the arms carried 0 kg
+before (their 9.9 kg spread over the trunk and legs, the chest taken at ``Neck1``: 15.9 kg on the
+neck, the rest-pose CoM 26 mm higher); now 4.45 kg each as on the whole rig, the CoM within
+0.2 mm of it. Every other joint (clavicles, CMU's LHipJoint and Neck joints, toes, fingers, a
+static placement root) carries zero mass. A segment whose joints cannot be found is left out
+and the others are scaled so the masses still sum to the total (:attr:`BodyModel.missing` names
+them) — up to :data:`MAX_MISSING_SHARE` (15 %) of de Leva's mass: a rig without hands, toes,
+a neck, a head (6.9 %) or both arms (9.9 %) runs with a note; beyond it (a rig of pelvis and legs
+only, no trunk or head: 60 %) the model is refused (:func:`check_whole`), because every joint load
+is then computed on segments 1/(1 − share) too heavy (+18 % at 15 %) and the stature is not a
+body's (a legs-only rig read 0.92 m). A trunk is missing when the head found lies on a leg.
 
 Inertia: each segment's principal axes are its longitudinal axis (proximal → distal) and two
 transverse axes, one lateral (the body's left-right axis from the hips, or the forward axis
@@ -55,7 +67,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import quaternion as quat
-from ..limbs import body_root, detect_up, find_feet, find_hands, find_head, limb_chain, standing_height
+from ..limbs import body_root, detect_up, find_arms, find_feet, find_head, limb_chain, standing_height
 from ..skeleton import Skeleton, rest_world
 from .errors import PhysicsError
 
@@ -90,10 +102,23 @@ DE_LEVA: dict[str, dict[str, tuple[float, float, float, float, float]]] = {
 }
 # Mean segment lengths / stature (de Leva 1996: males 1.741 m, females 1.735 m).
 DE_LEVA_LENGTHS = {
-    "male": {"head": 0.2429 / 1.741, "trunk": (0.1707, 0.2155, 0.1457), "hand_forearm": 0.0862 / 0.2689},
-    "female": {"head": 0.2437 / 1.735, "trunk": (0.1425, 0.2053, 0.1815), "hand_forearm": 0.0780 / 0.2643},
+    "male": {
+        "head": 0.2429 / 1.741,
+        "trunk": (0.1707, 0.2155, 0.1457),
+        "hand_forearm": 0.0862 / 0.2689,
+        "forearm_upper_arm": 0.2689 / 0.2817,
+    },
+    "female": {
+        "head": 0.2437 / 1.735,
+        "trunk": (0.1425, 0.2053, 0.1815),
+        "hand_forearm": 0.0780 / 0.2643,
+        "forearm_upper_arm": 0.2643 / 0.2751,
+    },
 }
 FOOT_PER_SHANK = 258.1 / 434.0  # de Leva (1996) male mean foot length / shank length (heel → toe tip, knee → malleolus)
+# The most of de Leva's body mass the segments a rig lacks may carry (module notes): both arms (9.9 %) pass, so do
+# hands, feet or a head; a trunk (43.5 %), a leg (19.9 %) or the head and both arms (16.8 %) do not.
+MAX_MISSING_SHARE = 0.15
 # Default torque limits in N·m per kg of body mass, by joint role (see the module notes).
 TORQUE_LIMITS = {
     "hip": 3.0,
@@ -173,6 +198,16 @@ def _segment(name, joint, proximal, distal, params, com=None) -> _Segment:
     return _Segment(name, int(joint), proximal, distal, com, params)
 
 
+def leg_chain(skeleton: Skeleton, foot: int) -> tuple[int, int, int]:
+    """(hip, knee, ankle) joints of the leg ending at ``foot`` (:func:`core.limbs.limb_chain`); a PhysicsError
+    naming the foot when no thigh and shank lie above it (a foot hanging from the root, a leg of one bone)."""
+    try:
+        return limb_chain(skeleton, foot)
+    except ValueError as exc:
+        raise PhysicsError(f"foot {skeleton.names[foot]!r} has no leg above it: physics needs a thigh and a shank "
+                           "between the pelvis and each foot") from exc  # fmt: skip
+
+
 def _limb_segments(skeleton, rest, rest_rot, table, sex, up) -> tuple[list[_Segment], list[str], dict]:
     """Thigh, shank, foot, upper arm, forearm and hand segments of both sides."""
     segs, missing, roles = [], [], {r: [] for r in ("hip", "knee", "ankle", "shoulder", "elbow", "wrist")}
@@ -181,7 +216,7 @@ def _limb_segments(skeleton, rest, rest_rot, table, sex, up) -> tuple[list[_Segm
     except ValueError:
         feet = {}
     for side, (foot, toe) in feet.items():
-        hip, knee, _ = limb_chain(skeleton, foot)
+        hip, knee, _ = leg_chain(skeleton, foot)
         tip = rest[toe] if toe is not None else rest[foot]
         if toe is not None and len(ends := _end_sites(skeleton, toe, rest, rest_rot)):
             tip = ends[0]
@@ -191,42 +226,74 @@ def _limb_segments(skeleton, rest, rest_rot, table, sex, up) -> tuple[list[_Segm
             _segment(f"foot_{side}", foot, rest[foot], tip, table["foot"]),
         ]
         roles["hip"].append(hip), roles["knee"].append(knee), roles["ankle"].append(foot)
-    hands = find_hands(skeleton)
-    ratio = DE_LEVA_LENGTHS[sex]["hand_forearm"]
-    for side, hand in hands.items():
-        shoulder, elbow, _ = limb_chain(skeleton, hand)
-        forearm = rest[hand] - rest[elbow]
-        direction = _distal_direction(skeleton, hand, rest, rest_rot, forearm)
-        knuckle = rest[hand] + direction * ratio * np.linalg.norm(forearm)
-        segs += [
-            _segment(f"upper_arm_{side}", shoulder, rest[shoulder], rest[elbow], table["upper_arm"]),
-            _segment(f"forearm_{side}", elbow, rest[elbow], rest[hand], table["forearm"]),
-            _segment(f"hand_{side}", hand, rest[hand], knuckle, table["hand"]),
-        ]
-        roles["shoulder"].append(shoulder), roles["elbow"].append(elbow), roles["wrist"].append(hand)
+    arms = find_arms(skeleton)
+    for side, (shoulder, elbow, hand) in arms.items():
+        segs += _arm(skeleton, rest, rest_rot, table, sex, side, shoulder, elbow, hand)
+        roles["shoulder"].append(shoulder), roles["elbow"].append(elbow)
+        roles["wrist"] += [hand] if hand is not None else []
     for side in ("L", "R"):
         if not feet:
             missing += [f"thigh_{side}", f"shank_{side}", f"foot_{side}"]
-        if side not in hands and len(hands) < 2:  # found by topology: sides "A", "B"
+        if side not in arms and len(arms) < 2:  # found by topology: sides "A", "B"
             missing += [f"upper_arm_{side}", f"forearm_{side}", f"hand_{side}"]
     return segs, missing, roles
 
 
+def _arm(skeleton, rest, rest_rot, table, sex, side, shoulder, elbow, hand) -> list[_Segment]:
+    """Upper arm, forearm and hand segments of one arm; without a hand joint (None) the hand's mass goes on
+    the forearm joint, at the wrist + de Leva's hand length along the forearm (module notes)."""
+    wrist = rest[hand] if hand is not None else _wrist(skeleton, rest, rest_rot, shoulder, elbow, sex)
+    forearm = wrist - rest[elbow]
+    direction = _distal_direction(skeleton, hand, rest, rest_rot, forearm) if hand is not None else _unit(forearm)
+    knuckle = wrist + direction * DE_LEVA_LENGTHS[sex]["hand_forearm"] * np.linalg.norm(forearm)
+    return [
+        _segment(f"upper_arm_{side}", shoulder, rest[shoulder], rest[elbow], table["upper_arm"]),
+        _segment(f"forearm_{side}", elbow, rest[elbow], wrist, table["forearm"]),
+        _segment(f"hand_{side}", elbow if hand is None else hand, wrist, knuckle, table["hand"]),
+    ]
+
+
+def _wrist(skeleton, rest, rest_rot, shoulder: int, elbow: int, sex: str) -> np.ndarray:
+    """(3,) rest world wrist of an arm without a hand joint: the point of the forearm's subtree (joints, End
+    Sites) farthest from the elbow when it is at least half the upper arm away (an End Site at the wrist, a
+    twist segment's end); else the elbow + de Leva's forearm length along the upper arm (a straight arm)."""
+    inside = np.flatnonzero(skeleton.subtree(elbow))
+    points = np.concatenate([rest[inside], *(_end_sites(skeleton, int(j), rest, rest_rot) for j in inside)])
+    reach = np.linalg.norm(points - rest[elbow], axis=1)
+    upper = rest[elbow] - rest[shoulder]
+    if reach.max() >= 0.5 * np.linalg.norm(upper):
+        return points[int(np.argmax(reach))]
+    return rest[elbow] + upper * DE_LEVA_LENGTHS[sex]["forearm_upper_arm"]
+
+
 def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips) -> tuple[list[_Segment], dict]:
-    """Head + neck and the three trunk sub-segments on the spine joints."""
+    """Head + neck and the three trunk sub-segments on the spine joints. None when the head found lies on a leg
+    (or is the pelvis): a rig of pelvis and legs only has no trunk or head; no head segment when it lies on an
+    arm (a headless rig's highest leaf is a hand)."""
     pelvis = body_root(skeleton)
     head = find_head(skeleton, rest, up)
-    hands = list(find_hands(skeleton).values())
-    chest = skeleton.common_ancestor(*hands) if len(hands) == 2 else -1
-    chest = chest if chest >= 0 else int(skeleton.parents[head])  # no hands, or arms in separate trees
+    if head == pelvis or any(skeleton.subtree(hip)[head] for hip in hips):
+        return [], {}
+    shoulders = [upper for upper, _, _ in find_arms(skeleton).values()]
+    headless = any(skeleton.subtree(upper)[head] for upper in shoulders)
+    chest = skeleton.common_ancestor(*shoulders) if len(shoulders) == 2 else -1
+    chest = chest if chest >= 0 else int(skeleton.parents[shoulders[0] if headless else head])  # arms apart
     path = skeleton.path_to_root(head)
     neck_base = path[path.index(chest) - 1] if chest in path and path.index(chest) > 0 else head
+    neck_base = chest if headless else neck_base
     spine = skeleton.path_to_root(chest)
     spine = spine[: spine.index(pelvis) + 1][::-1] if pelvis in spine else [chest]
     mid_hip = rest[hips].mean(axis=0) if len(hips) == 2 else rest[pelvis]
-    # Polyline mid-hip → pelvis → … → chest → neck base; piece k belongs to owners[k].
-    points = np.array([mid_hip, *rest[spine], rest[neck_base]])
-    owners = [spine[0], *spine]
+    segs = _trunk(np.array([mid_hip, *rest[spine], rest[neck_base]]), [spine[0], *spine], table, sex)
+    if not headless:
+        segs.append(_head(skeleton, rest, rest_rot, table, sex, up, height_units, head, neck_base))
+    roles = {"spine": [j for j in spine if j != pelvis] or [], "neck": [] if headless else [head], "pelvis": [pelvis]}
+    return segs, roles
+
+
+def _trunk(points: np.ndarray, owners: list[int], table, sex) -> list[_Segment]:
+    """Upper, middle and lower trunk cut from the polyline ``points`` (P, 3) mid-hip → pelvis → … → chest → neck
+    base by de Leva's sub-segment lengths; piece k of the polyline belongs to joint ``owners[k]``."""
     lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)
     arc = np.concatenate(([0.0], np.cumsum(lengths)))
     parts = np.array(DE_LEVA_LENGTHS[sex]["trunk"])  # upper, middle, lower (top down)
@@ -241,14 +308,30 @@ def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips
         top = np.array([np.interp(bounds[k], arc, points[:, c]) for c in range(3)])
         bottom = np.array([np.interp(bounds[k + 1], arc, points[:, c]) for c in range(3)])
         segs.append(_segment(name, owners[piece], top, bottom, params, com))
+    return segs
+
+
+def _head(skeleton, rest, rest_rot, table, sex, up, height_units, head: int, neck_base: int) -> _Segment:
+    """Head + neck from the neck base to the head top (module notes)."""
     head_tops = [rest[head], *_end_sites(skeleton, head, rest, rest_rot)]
     top = max(head_tops, key=lambda p: p @ up)
     length = DE_LEVA_LENGTHS[sex]["head"] * height_units
     if np.linalg.norm(top - rest[neck_base]) < length:
         top = rest[neck_base] + _unit(top - rest[neck_base] if head != neck_base else up) * length
-    segs.append(_segment("head", head, top, rest[neck_base], table["head"]))
-    roles = {"spine": [j for j in spine if j != pelvis] or [], "neck": [head], "pelvis": [pelvis]}
-    return segs, roles
+    return _segment("head", head, top, rest[neck_base], table["head"])
+
+
+def check_whole(missing: list[str], table: dict[str, tuple]) -> None:
+    """PhysicsError naming the segments not found when they carry more than :data:`MAX_MISSING_SHARE` of de Leva's
+    body mass (``table``: :data:`DE_LEVA`'s for the sex; names with a side suffix, as :attr:`BodyModel.missing`)."""
+    parts = [name.rsplit("_", 1) if name[-2:] in ("_L", "_R", "_A", "_B") else (name, "") for name in missing]
+    share = sum(table[segment][0] for segment, _ in parts)
+    if share > MAX_MISSING_SHARE:
+        sides = {"L": "left ", "R": "right ", "A": "", "B": ""}
+        named = ", ".join(dict.fromkeys(f"{sides.get(side, '')}{segment.replace('_', ' ')}" for segment, side in parts))
+        lacks = "no trunk or head" if "head" in missing else "parts missing"
+        raise PhysicsError(f"physics needs a whole body and this skeleton has {lacks} ({named} not found: "
+                           f"{share:.0%} of the body's mass; at most {MAX_MISSING_SHARE:.0%} may be missing)")  # fmt: skip
 
 
 def _principal_axes(long_axis: np.ndarray, lateral: np.ndarray, forward: np.ndarray) -> np.ndarray:
@@ -297,6 +380,9 @@ def body_model(
     trunk, trunk_roles = _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height / unit, hips)
     segs += trunk
     roles |= trunk_roles
+    found = {seg.name for seg in trunk}
+    missing += [name for name in ("head", "upper_trunk", "middle_trunk", "lower_trunk") if name not in found]
+    check_whole(missing, table)
     lateral = _unit(np.cross(up, np.cross(rest[hips[1]] - rest[hips[0]], up))) if len(hips) == 2 else None
     if lateral is None or np.linalg.norm(lateral) < 0.5:
         lateral = np.eye(3)[int(np.argmin(np.abs(up)))]

@@ -46,9 +46,9 @@ import numpy as np
 from .. import quaternion as quat
 from ..contacts import Contacts
 from ..kinematics import end_site_positions, forward_kinematics
-from ..limbs import find_feet, limb_chain
+from ..limbs import find_feet
 from ..motion import Motion
-from .body import FOOT_PER_SHANK, BodyModel, G
+from .body import FOOT_PER_SHANK, BodyModel, G, leg_chain
 from .derivatives import by_clip, derivatives, from_clips
 from .errors import PhysicsError
 from .split import SCALE, hull_constraints, least_worst_split, leg_of_boxes, torque_map
@@ -365,8 +365,8 @@ def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.nd
     behind, toe tip L ahead) reaching only as far forward as back holds whichever side the toes are on. Before,
     such a box was a point: no contact frame had the ZMP inside (a CMU walk without toes read 0 % before and
     after, its whole clip given back as retargeted, the mean ZMP distance outside infinite)."""
-    knee = limb_chain(sk, foot)[1]
-    hips = {limb_chain(sk, f)[0] for f in feet}
+    knee = leg_chain(sk, foot)[1]
+    hips = {leg_chain(sk, f)[0] for f in feet}
     length = FOOT_PER_SHANK * float(np.median(quat.length(pos[:, foot] - pos[:, knee]))) / (1.0 + heel)  # ankle → tip
     across = to_ground(pos[:, max(hips)] - pos[:, min(hips)], basis)  # zero with one hip: the fallback below
     facing = np.stack((-across[:, 1], across[:, 0]), axis=-1)  # either way round: the box is symmetric

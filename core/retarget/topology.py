@@ -264,6 +264,33 @@ def find_hips(skeleton: Skeleton) -> tuple[int, list[int]]:
     return hips, tree.majors(hips)
 
 
+def arm_runs(skeleton: Skeleton) -> list[list[int]]:
+    """The chest's two most alike major branches (the arms, as :func:`topology_labels` takes them), each
+    followed down its main children to a leaf; [] without a chest. ValueError without a humanoid structure."""
+    tree, hips = _body_tree(skeleton)
+    spine = _spine(tree, _spine_start(tree, tree.majors(hips)))
+    return [tree.run(c) for c in _alike(tree, tree.majors(spine[-1], False))] if spine else []
+
+
+def _spine_start(tree: _Tree, branches: list[int]) -> int:
+    """The hips' branch with the most leaves (module notes); ValueError with fewer than three branches."""
+    if len(branches) < 3:
+        raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
+    return max(branches, key=lambda c: (tree.leaves(c), int(tree.sk.subtree(c).sum()), -c))
+
+
+def _spine(tree: _Tree, start: int) -> list[int]:
+    """The spine from ``start`` down its main children to the chest (the first joint with two or more
+    major branches), the chest last; [] when it ends without one."""
+    spine = [start]
+    while len(tree.majors(spine[-1], False)) < 2:
+        nxt = tree.main_child(spine[-1])
+        if nxt is None:
+            return []
+        spine.append(nxt)
+    return spine
+
+
 def topology_labels(
     skeleton: Skeleton, positions: np.ndarray | None = None, up: np.ndarray | None = None
 ) -> dict[str, int]:
@@ -279,9 +306,7 @@ def topology_labels(
     poses = (tree.pos if positions is None else np.asarray(positions, dtype=float)).reshape(-1, skeleton.n_joints, 3)
     pose = poses[0]
     branches = tree.majors(hips)
-    if len(branches) < 3:
-        raise ValueError("no humanoid structure: no joint where two legs and a spine meet")
-    spine_start = max(branches, key=lambda c: (tree.leaves(c), int(skeleton.subtree(c).sum()), -c))
+    spine_start = _spine_start(tree, branches)
     others = [c for c in branches if c != spine_start]
     labels = {"hips": hips}
     leg_names = ("upper_leg", "lower_leg", "foot", "hip_joint", "toe")
@@ -291,12 +316,9 @@ def topology_labels(
         left = _left_axis(legs, hips, pose)
         for side, leg in zip(_sides(skeleton, legs, "upper_leg", pose, left), legs):
             labels.update({f"{k}.{side}": v for k, v in leg.items()})
-    spine = [spine_start]
-    while len(tree.majors(spine[-1], False)) < 2:
-        nxt = tree.main_child(spine[-1])
-        if nxt is None:
-            return labels
-        spine.append(nxt)
+    spine = _spine(tree, spine_start)
+    if not spine:
+        return labels
     chest = spine[-1]
     labels["chest"] = chest
     labels.update(dict(zip(("spine", "spine1"), spine[:-1][:2])))

@@ -1,0 +1,198 @@
+"""The physics' body model on rigs missing parts: arms without hands, a body of legs only, a foot with no leg.
+
+References are the same rig whole: de Leva's segment masses do not depend on how an arm ends, so the arm
+joints of a rig whose hands were deleted must carry what the whole rig's upper arm, forearm and hand carry, and
+the whole-body centre of mass (CoM) of the rest pose must stay where it was."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from core import quaternion as quat
+from core import synthetic
+from core.contacts import detect_contacts
+from core.io.bvh import read_bvh
+from core.motion import Motion
+from core.physics.body import DE_LEVA, MAX_MISSING_SHARE, body_model
+from core.physics.dynamics import support_from
+from core.physics.errors import PhysicsError
+from core.skeleton import Skeleton, rest_world
+from tests import rigs
+from tests.conftest import shared_file
+
+UP = np.array([0.0, 1.0, 0.0])
+ARM_SEGMENTS = ("upper_arm", "forearm", "hand")
+
+
+def rest_com(body) -> np.ndarray:
+    """(3,) whole-body CoM of the rest pose, metres."""
+    rest, rot = rest_world(body.skeleton)
+    points = rest + quat.rotate(rot, body.com_local)
+    return (body.masses[:, None] * points).sum(axis=0) / body.masses.sum() * body.unit
+
+
+def arm_masses(body, sides="LR") -> list[float]:
+    """kg on the joints carrying each arm's de Leva segments, per side."""
+    return [sum(body.masses[j] for j in {body.segments[f"{s}_{side}"] for s in ARM_SEGMENTS}) for side in sides]
+
+
+def assert_same_arm_joints(whole, stripped, keep, sides="LR"):
+    """The stripped rig's upper arm joint carries the whole rig's upper arm, its forearm joint the forearm and
+    the (deleted) hand, per side (``sides``: the stripped model's side names, "AB" when found by topology)."""
+    old = {int(k): i for i, k in enumerate(keep)}
+    for side in "LR":
+        upper, fore, hand = (whole.segments[f"{s}_{side}"] for s in ARM_SEGMENTS)
+        match = [x for x in sides if stripped.segments[f"upper_arm_{x}"] == old[upper]]
+        assert len(match) == 1, f"the {side} upper arm is not on {whole.skeleton.names[upper]}"
+        assert stripped.segments[f"forearm_{match[0]}"] == stripped.segments[f"hand_{match[0]}"] == old[fore]
+        assert stripped.masses[old[upper]] == pytest.approx(whole.masses[upper], rel=0.02)
+        assert stripped.masses[old[fore]] == pytest.approx(whole.masses[fore] + whole.masses[hand], rel=0.02)
+
+
+def without_hands(skeleton: Skeleton, hands: list[str], tips: bool, anonymous: bool = False):
+    sk, keep = rigs.pruned(skeleton, hands, tips)
+    return (dataclasses.replace(sk, names=tuple(f"bone{j}" for j in range(sk.n_joints))) if anonymous else sk), keep
+
+
+def test_the_de_leva_table_sums_to_the_body():
+    """The missing share is read from the table: it must hold the whole body once (both sides of each limb)."""
+    for table in DE_LEVA.values():
+        limbs = ("upper_arm", "forearm", "hand", "thigh", "shank", "foot")
+        total = sum(table[k][0] for k in ("head", "upper_trunk", "middle_trunk", "lower_trunk"))
+        assert total + 2 * sum(table[k][0] for k in limbs) == pytest.approx(1.0, abs=2e-3)
+
+
+# The tolerance on the CoM: 1 mm on a 1.74 m body. The hand's CoM lies along the forearm instead of along the hand
+# (the same line in these T-poses), and without an End Site the wrist is estimated from de Leva's forearm/upper
+# arm ratio: the synthetic forearm is 0.25 m, the estimate 0.955 × 0.28 = 0.267 m, 17 mm off for 2.2 % of the
+# mass (forearm + hand) per arm: 2 × 0.022 × 17 mm × ~0.7 (CoM share along the forearm) ≈ 0.5 mm.
+@pytest.mark.parametrize("tips", [True, False], ids=["end_site", "bare_leaf"])
+@pytest.mark.parametrize("convention", sorted(rigs.NAMES))
+def test_arms_without_hands_keep_their_mass(convention, tips):
+    """Every shipped naming convention with both hands (and all below them) deleted, the forearm ending at an
+    End Site where the wrist was (Blender's export of a deleted bone) or as a bare leaf. Before, the arms were
+    found through their hands only: 0 kg on them, their 9.9 % spread over the trunk and legs."""
+    whole = rigs.build(convention)
+    canon = rigs.canonical_names(convention)
+    stripped, keep = without_hands(whole, [canon["hand.L"], canon["hand.R"]], tips)
+    a, b = (body_model(sk, 70.0, unit=1.0, up=UP) for sk in (whole, stripped))
+    assert not b.missing and b.masses.sum() == pytest.approx(70.0)
+    assert arm_masses(b) == pytest.approx(arm_masses(a), rel=0.02)
+    assert np.linalg.norm(rest_com(b) - rest_com(a)) < 1e-3
+    assert_same_arm_joints(a, b, keep)
+    assert [b.skeleton.names[j] for j in b.roles["spine"]] == [a.skeleton.names[j] for j in a.roles["spine"]]
+    assert not b.roles["wrist"] and len(b.roles["elbow"]) == 2
+
+
+@pytest.mark.parametrize("convention", ["cmu_cgspeed", "mixamo", "unreal", "bandai_namco"])
+def test_arms_without_hands_or_names_are_found_from_the_hierarchy(convention):
+    """Names say nothing (``bone17``): the arms are the chest's side branches, and a leaf whose End Site is a
+    long bone is a forearm whose hand is missing (not a hand: the topology's labels are one bone up there, the
+    collar taken for the upper arm)."""
+    whole = rigs.build(convention, a_pose=30.0)  # arms lowered: an arm read one bone up moves the CoM
+    canon = rigs.canonical_names(convention)
+    stripped, keep = without_hands(whole, [canon["hand.L"], canon["hand.R"]], tips=True, anonymous=True)
+    a, b = (body_model(sk, 70.0, unit=1.0, up=UP) for sk in (whole, stripped))
+    assert not b.missing
+    assert_same_arm_joints(a, b, keep, "AB")
+    assert sorted(arm_masses(b, "AB")) == pytest.approx(sorted(arm_masses(a)), rel=0.02)
+    assert np.linalg.norm(rest_com(b) - rest_com(a)) < 1e-3
+
+
+@pytest.mark.parametrize("tips", [True, False], ids=["end_site", "bare_leaf"])
+def test_a_cmu_capture_without_hands_keeps_its_arms(tips):
+    """CMU 02_01 (1.4×, 90 kg) with LeftHand, RightHand and everything below them deleted. Before: 0 kg on the
+    arms, the chest taken at Neck1 (15.9 kg on the neck) and the rest-pose CoM 26 mm higher."""
+    walk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 3)).scaled(1.4)
+    stripped, keep = without_hands(walk.skeleton, ["LeftHand", "RightHand"], tips)
+    a, b = (body_model(sk, 90.0, unit=0.0254, up=UP) for sk in (walk.skeleton, stripped))
+    assert_same_arm_joints(a, b, keep)
+    assert arm_masses(b) == pytest.approx(arm_masses(a), rel=0.02)
+    assert arm_masses(a)[0] == pytest.approx(90.0 * sum(DE_LEVA["male"][s][0] for s in ARM_SEGMENTS))
+    assert np.linalg.norm(rest_com(b) - rest_com(a)) < 1e-3
+    for name in ("LowerBack", "Spine", "Spine1", "Neck", "Neck1", "Head"):
+        assert b.masses[stripped.index(name)] == pytest.approx(a.masses[walk.skeleton.index(name)], rel=1e-9)
+
+
+def legs_only(skeleton: Skeleton) -> Skeleton:
+    """``skeleton`` without the spine (and all above it): a pelvis and two legs."""
+    spine = [n for n in skeleton.names if skeleton.parents[skeleton.index(n)] == 0 and "Leg" not in n]
+    return rigs.pruned(skeleton, spine, tips=True)[0]
+
+
+def test_a_body_of_legs_only_is_refused_naming_what_is_missing():
+    """A rig of pelvis and legs: no trunk or head (60 % of the mass). Before, the model put the head on a toe,
+    the trunk along the leg and ran physics on a 0.92 m stature."""
+    legs = legs_only(synthetic.humanoid())
+    assert set(legs.names) == {
+        "Hips",
+        *(f"{s}{p}" for s in ("Left", "Right") for p in ("UpLeg", "Leg", "Foot", "ToeBase")),
+    }
+    with pytest.raises(PhysicsError, match=r"no trunk or head \(left upper arm, .*, head, upper trunk, middle trunk, "
+                                           r"lower trunk not found: 60% of the body's mass; at most 15% may be missing\)"):  # fmt: skip
+        body_model(legs, 70.0, up=UP)
+
+
+def neckless(skeleton: Skeleton) -> Skeleton:
+    """``skeleton`` with its Head hung straight from the Chest (no Neck joint), where it was."""
+    sk, _ = rigs.pruned(skeleton, ["Neck"], tips=False)
+    head = skeleton.index("Head")
+    offset = skeleton.rest_translations[skeleton.index("Neck")] + skeleton.rest_translations[head]
+    ends = skeleton.end_site_parents == head
+    return Skeleton(
+        (*sk.names, "Head"),
+        np.append(sk.parents, sk.index("Chest")),
+        np.vstack((sk.rest_translations, offset)),
+        end_site_parents=np.append(sk.end_site_parents, sk.n_joints),
+        end_site_offsets=np.vstack((sk.end_site_offsets, skeleton.end_site_offsets[ends])),
+    )
+
+
+@pytest.mark.parametrize(
+    "drop, missing",
+    [
+        (["LeftHand", "RightHand"], []),
+        (["LeftToeBase", "RightToeBase"], []),
+        ("neckless", []),
+        (["Neck"], ["head"]),  # the head and neck (6.9 %)
+        (["LeftShoulder", "RightShoulder"], [f"{s}_{side}" for side in "LR" for s in ARM_SEGMENTS]),  # 9.9 %
+    ],
+)
+def test_rigs_missing_small_parts_still_run(drop, missing):
+    """No hands, no toes, no neck joint, no head, no arms at all: below the missing share allowed, so the body
+    model is made (the missing parts named, their mass spread over the others)."""
+    sk = neckless(synthetic.humanoid()) if drop == "neckless" else rigs.pruned(synthetic.humanoid(), drop, False)[0]
+    body = body_model(sk, 70.0, up=UP)
+    assert body.masses.sum() == pytest.approx(70.0) and body.missing == missing
+    share = sum(DE_LEVA["male"][name.removesuffix("_L").removesuffix("_R")][0] for name in missing)
+    assert share <= MAX_MISSING_SHARE
+
+
+def foot_under_the_root() -> Motion:
+    """The synthetic walk whose right leg is a toe-less foot hung from the hips (no thigh or shank)."""
+    walk = synthetic.walk(60)
+    sk, keep = rigs.pruned(walk.skeleton, ["RightUpLeg"], tips=False)
+    parents, offsets = sk.parents.copy(), sk.rest_translations.copy()
+    foot = len(sk.names)
+    names = (*sk.names, "RightFoot")
+    parents = np.append(parents, 0)
+    offsets = np.vstack((offsets, [-0.1, -0.89, 0.0]))
+    stub = Skeleton(names, parents, offsets, end_site_parents=sk.end_site_parents, end_site_offsets=sk.end_site_offsets)
+    t, r = walk.translations[:, keep], walk.rotations[:, keep]
+    t = np.concatenate((t, np.broadcast_to(offsets[foot], (walk.n_frames, 1, 3))), axis=1)
+    r = np.concatenate((r, quat.identity((walk.n_frames, 1))), axis=1)
+    return Motion(stub, t, r, walk.fps)
+
+
+def test_a_foot_with_no_leg_is_a_physics_error_naming_it():
+    """A toe-less foot hanging from the root: the stub foot box (and the body model) looked for its knee with
+    limb_chain and raised a bare ValueError ("fewer than two ancestors"), not a PhysicsError."""
+    motion = foot_under_the_root()
+    contacts = detect_contacts(motion, up=UP)
+    assert "RightFoot" in [motion.skeleton.names[j] for j in contacts.joints]
+    every = dataclasses.replace(contacts, flags=np.ones_like(contacts.flags))
+    with pytest.raises(PhysicsError, match="foot 'RightFoot' has no leg above it"):
+        support_from(motion, every)
+    with pytest.raises(PhysicsError, match="foot 'RightFoot' has no leg above it"):
+        body_model(motion.skeleton, 70.0, up=UP)
