@@ -34,7 +34,8 @@ leg with an arm; otherwise the file fails with a message naming what is missing 
 
 Exit status: 0 done, 1 an input or a write failed (in a batch: any file), 2 a bad argument (a
 value that is not finite or out of range, an output that is an input — ``--force`` allows it —
-or -o the target .blend, which would also receive the imported source armature). Outputs are
+-o the target .blend, which would also receive the imported source armature, or --physics onto a
+.bvh/.asf target whose skeleton is no whole body: pelvis and legs only, no trunk or head). Outputs are
 written atomically. .blend inputs are opened and appended with their Python disabled; registered
 Text blocks and Python drivers are named in a warning and in the report (``python_not_run``),
 and an output .blend gets the Text blocks unregistered (``--keep-scripts`` keeps them).

@@ -16,7 +16,8 @@ section and ``scripts/retarget.py --physics`` share it).
   else is a PhysicsError). The figures combine the stretches (:func:`.metrics.combine_reports`).
 - **Body map**: on a retargeted clip the body model's legs must be the retarget's canonical
   body map's (:func:`check_legs`); a map without legs, or a body that finds other joints for
-  them, is a PhysicsError naming them.
+  them, is a PhysicsError naming them. So is a skeleton that is no whole body (pelvis and legs
+  only: :func:`.body.check_whole`) or a foot with no leg above it (:func:`.body.leg_chain`).
 - **Figures** (:func:`summary` gives the line users read): ZMP-inside share of the contact
   frames, torque-limit frames, worst torque ratio, CoM flight-path error, deviation from the
   retargeted clip (mean joint error / stature), before → after; JSON-ready; with the derivatives'

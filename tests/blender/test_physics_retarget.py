@@ -279,6 +279,28 @@ def test_physics_that_cannot_run_writes_nothing():
         retarget_addon.retarget_armatures(source, target, physics=apply.PhysicsSettings())
 
 
+def test_physics_onto_a_rig_of_legs_only_is_refused_and_writes_nothing():
+    """A target armature of pelvis and legs, retargeted with Allow Partial Map: physics ran on its legs (a 0.92 m
+    stature) as if they were a body. Now the operator reports what is missing and the scene is left as it was."""
+    from tests.rigs import pruned
+
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 60, 1.0
+    synthetic = import_module(PACKAGE + ".core.synthetic")
+    armature = import_module(PACKAGE + ".addon.common.armature")
+    source = armature.create_animated_armature(synthetic.walk(120), "Walk", scene.collection)
+    legs = armature.build_armature(pruned(synthetic.humanoid(1.4), ["Spine"], tips=True)[0], "Legs", scene.collection)
+    bpy.context.view_layer.update()
+    select_pair(source, legs)
+    actions = set(bpy.data.actions)
+    with pytest.raises(
+        RuntimeError, match="Physics: physics needs a whole body and this skeleton has no trunk or head"
+    ):
+        bpy.ops.mocap.retarget(use_physics=True, allow_partial=True)
+    assert set(bpy.data.actions) == actions and legs.animation_data is None
+    assert bpy.ops.mocap.retarget(allow_partial=True) == {"FINISHED"}  # without physics the partial map runs
+
+
 def test_the_measured_height_is_the_one_the_physics_uses_on_a_folded_rest_pose():
     """The Character Creator BVH's rest pose lies folded along one axis: the panel measured it upright along that
     axis (1.35 m at scale 0.01) while the physics stands it along the world's up (1.77 m, the CC base body's)."""

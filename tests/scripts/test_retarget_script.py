@@ -227,6 +227,28 @@ def test_a_map_missing_the_core_body_exits_1_unless_forced(files, tmp_path):
     assert proc.returncode == 1 and "crosses sides or limbs: 'LeftFoot' (left foot) ← 'RightFoot'" in proc.stderr
 
 
+def test_physics_onto_a_rig_of_legs_only_exits_2_naming_what_is_missing(files, tmp_path):
+    """A target of pelvis and legs (retargeted with --force-partial): physics ran on its 1.33 m legs (0.92 m at
+    scale 1) as if they were a body. Now the run stops before writing anything, one line naming what is missing;
+    without --physics the same partial retarget still runs."""
+    from tests.rigs import pruned
+
+    folder, _ = files
+    tall = read_bvh(folder / "tall.bvh")
+    legs, keep = pruned(tall.skeleton, ["Spine"], tips=True)
+    write_bvh(Motion(legs, tall.translations[:, keep], tall.rotations[:, keep], tall.fps), tmp_path / "legs.bvh")
+    out = tmp_path / "out.bvh"
+    proc = run(folder / "walk.bvh", tmp_path / "legs.bvh", "-o", out, "--physics", "--force-partial", check=False,
+               blender=False)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    message = proc.stderr.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message
+    assert "--physics: target legs.bvh: physics needs a whole body and this skeleton has no trunk or head" in message
+    assert not out.exists() and not out.with_suffix(".json").exists()
+    run(folder / "walk.bvh", tmp_path / "legs.bvh", "-o", out, "--force-partial", blender=False)
+    assert read_bvh(out).skeleton.names == legs.names
+
+
 def test_an_asf_target_our_writer_made_keeps_its_own_bones(files, tmp_path):
     """An .asf target made by our writer from a BVH whose joints start away from their parent's bone end (the
     writer adds ``_link`` bones) is retargeted onto as that BVH's skeleton, in plain Python and through Blender:
