@@ -40,7 +40,10 @@ FOOT_BASES = ("ankle", "foot")
 TOE_BASES = ("toebase", "toe", "toes", "ball", "toe0")
 HAND_BASES = ("wrist", "hand")
 FOREARM_BASES = ("forearm", "lowerarm", "elbow", "radius", "forearmbend")
-LONG_LEAF = 0.8  # a leaf whose End Site is at least this share of the bone into it is a long bone (a forearm)
+# A leaf whose End Site is at least this share of the mean of the two bones above it is a long bone (a forearm):
+# forearm / mean(upper arm, collar) is 0.79–1.5 on the CMU, Mixamo, CC and Bandai rigs, a hand to its fingertips
+# / mean(forearm, upper arm) about 0.7, to its knuckles 0.35.
+LONG_LEAF = 0.75
 _KNOWN = set(FOOT_BASES + TOE_BASES + HAND_BASES) | {
     "upleg", "leg", "thigh", "calf", "shin", "knee", "hip", "femur", "tibia", "upperleg", "lowerleg",
     "arm", "forearm", "upperarm", "lowerarm", "elbow", "shoulder", "humerus", "radius", "clavicle", "collar",
@@ -210,8 +213,7 @@ def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
     hands were deleted: the forearm's own bone is the last); else the arms of
     :func:`core.retarget.topology.topology_labels`; else the chest's two side branches
     (:func:`core.retarget.topology.arm_runs`). Without names, the leaf that ends an arm is a forearm when its
-    End Site is a long bone (at least :data:`LONG_LEAF` of the bone into it: de Leva's forearm is 0.95 of the
-    upper arm, the hand to its fingertips about 0.7 of the forearm), else the hand (wrist). Sides "A", "B" when
+    End Site is a long bone (:data:`LONG_LEAF`), else the hand (wrist). Sides "A", "B" when
     the names do not tell (as :func:`find_feet`). Before, arms were found only through their hands: a rig whose
     arms end at the forearm lost both arms' mass (11 %) to the trunk and legs in the physics' body model.
     """
@@ -241,8 +243,8 @@ def _leaf_checked(skeleton: Skeleton, upper: int | None, fore: int, hand: int) -
     (:data:`LONG_LEAF`) is the forearm, its hand missing; None for two joints that are not such an arm."""
     ends = np.linalg.norm(skeleton.end_site_offsets[skeleton.end_site_parents == hand], axis=-1)
     leaf = not np.any(skeleton.parents == hand)
-    bone = float(np.linalg.norm(skeleton.rest_translations[hand]))
-    if leaf and len(ends) and ends.max() >= LONG_LEAF * bone:
+    bones = float(np.mean(np.linalg.norm(skeleton.rest_translations[[hand, fore]], axis=-1)))
+    if leaf and len(ends) and ends.max() >= LONG_LEAF * bones:
         return fore, hand, None
     return None if upper is None else (upper, fore, hand)
 
@@ -250,13 +252,16 @@ def _leaf_checked(skeleton: Skeleton, upper: int | None, fore: int, hand: int) -
 def bone_below(skeleton: Skeleton, joint: int) -> int | None:
     """The joint that starts the bone below ``joint``'s: walking down through the segments of ``joint``'s own
     bone (children with its name base, twist or roll joints; each time the one with most descendants), the
-    first other child (most descendants); None when ``joint``'s bone ends its chain (a forearm without hand)."""
+    first other child (most descendants) that lies away from its parent (a quarter of ``joint``'s own offset or
+    more: iClone's ``ElbowShareBone`` sits on the elbow); None when ``joint``'s bone ends its chain (a forearm
+    without hand)."""
     bases = [split_side(n) for n in skeleton.names]
+    near = 0.25 * float(np.linalg.norm(skeleton.rest_translations[joint]))
     j = joint
     while True:
         kids = [int(c) for c in skeleton.children(j)]
         own = [c for c in kids if bases[c] == bases[joint] or _is_twist(bases[c][1])]
-        other = [c for c in kids if c not in own]
+        other = [c for c in kids if c not in own and np.linalg.norm(skeleton.rest_translations[c]) >= near]
         if other or not own:
             return max(other, key=lambda c: (int(skeleton.subtree(c).sum()), -c)) if other else None
         j = max(own, key=lambda c: (int(skeleton.subtree(c).sum()), -c))

@@ -30,8 +30,8 @@ de Leva's mean lengths relative to stature: the head top lies along neck base �
 metacarpale lies along the hand's first finger child (or End Site, or the forearm direction)
 at the de Leva hand/forearm length ratio. An arm without a hand joint (a game rig, a capture whose
 hands were deleted: :func:`core.limbs.find_arms`) ends at the wrist: the farthest point of the
-forearm's own bone (End Site, twist segments) when it is at least half the upper arm away, else
-the elbow + the upper arm × de Leva's forearm/upper-arm length ratio (a straight arm); its hand
+forearm's own bone (End Site, twist segments) when it reaches 3/4 of de Leva's forearm for that upper
+arm, else the elbow + the upper arm × de Leva's forearm/upper-arm length ratio (a straight arm); its hand
 segment lies beyond the wrist along the forearm and its mass goes on the forearm joint. On CMU
 02_01 (1.4×, 90 kg) with ``LeftHand``/``RightHand`` and below deleted, the arms carried 0 kg
 before (their 9.9 kg spread over the trunk and legs, the chest taken at ``Neck1``: 15.9 kg on the
@@ -255,15 +255,16 @@ def _arm(skeleton, rest, rest_rot, table, sex, side, shoulder, elbow, hand) -> l
 
 def _wrist(skeleton, rest, rest_rot, shoulder: int, elbow: int, sex: str) -> np.ndarray:
     """(3,) rest world wrist of an arm without a hand joint: the point of the forearm's subtree (joints, End
-    Sites) farthest from the elbow when it is at least half the upper arm away (an End Site at the wrist, a
-    twist segment's end); else the elbow + de Leva's forearm length along the upper arm (a straight arm)."""
+    Sites) farthest from the elbow when it reaches three quarters of de Leva's forearm for this upper arm (an End
+    Site at the wrist, the last twist segment's end; not iClone's mid-forearm twist joint); else the elbow +
+    de Leva's forearm length along the upper arm (a straight arm)."""
     inside = np.flatnonzero(skeleton.subtree(elbow))
     points = np.concatenate([rest[inside], *(_end_sites(skeleton, int(j), rest, rest_rot) for j in inside)])
     reach = np.linalg.norm(points - rest[elbow], axis=1)
-    upper = rest[elbow] - rest[shoulder]
-    if reach.max() >= 0.5 * np.linalg.norm(upper):
+    forearm = (rest[elbow] - rest[shoulder]) * DE_LEVA_LENGTHS[sex]["forearm_upper_arm"]
+    if reach.max() >= 0.75 * np.linalg.norm(forearm):
         return points[int(np.argmax(reach))]
-    return rest[elbow] + upper * DE_LEVA_LENGTHS[sex]["forearm_upper_arm"]
+    return rest[elbow] + forearm
 
 
 def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips) -> tuple[list[_Segment], dict]:
