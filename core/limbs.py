@@ -276,14 +276,16 @@ def limb_chain(skeleton: Skeleton, end: int) -> tuple[int, int, int]:
     ``lThighTwist`` → ``lShin``: the thigh is ``lThighBend``; taking the twist joint for the hip, physics
     refused such a rig, its body model's hips not the bone map's).
     """
-    mid = bone_above(skeleton, end)
-    return bone_above(skeleton, mid, end), mid, end
-
-
-def bone_above(skeleton: Skeleton, joint: int, end: int | None = None) -> int:
-    """The top joint of the bone above ``joint``'s (its parent, twist and same-name segments merged as
-    :func:`limb_chain` says); ValueError naming ``end`` (default ``joint``) when there is none."""
     bases = [split_side(n) for n in skeleton.names]
+    mid = bone_above(skeleton, end, bases=bases)
+    return bone_above(skeleton, mid, end, bases), mid, end
+
+
+def bone_above(skeleton: Skeleton, joint: int, end: int | None = None, bases: list | None = None) -> int:
+    """The top joint of the bone above ``joint``'s (its parent, twist and same-name segments merged as
+    :func:`limb_chain` says); ValueError naming ``end`` (default ``joint``) when there is none. bases: the
+    joints' :func:`split_side` when the caller has them."""
+    bases = [split_side(n) for n in skeleton.names] if bases is None else bases
     j = int(skeleton.parents[joint])
     if j < 0:
         raise ValueError(f"joint {skeleton.names[joint if end is None else end]!r} has fewer than two ancestors")

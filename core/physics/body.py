@@ -267,15 +267,16 @@ def _wrist(skeleton, rest, rest_rot, shoulder: int, elbow: int, sex: str) -> np.
     return rest[elbow] + forearm
 
 
-def _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height_units, hips) -> tuple[list[_Segment], dict]:
+def _trunk_and_head(
+    skeleton, rest, rest_rot, table, sex, up, height_units, hips, shoulders
+) -> tuple[list[_Segment], dict]:
     """Head + neck and the three trunk sub-segments on the spine joints. None when the head found lies on a leg
     (or is the pelvis): a rig of pelvis and legs only has no trunk or head; no head segment when it lies on an
-    arm (a headless rig's highest leaf is a hand)."""
+    arm (a headless rig's highest leaf is a hand). hips, shoulders: the legs' and arms' upper joints."""
     pelvis = body_root(skeleton)
     head = find_head(skeleton, rest, up)
     if head == pelvis or any(skeleton.subtree(hip)[head] for hip in hips):
         return [], {}
-    shoulders = [upper for upper, _, _ in find_arms(skeleton).values()]
     headless = any(skeleton.subtree(upper)[head] for upper in shoulders)
     chest = skeleton.common_ancestor(*shoulders) if len(shoulders) == 2 else -1
     chest = chest if chest >= 0 else int(skeleton.parents[shoulders[0] if headless else head])  # arms apart
@@ -378,7 +379,9 @@ def body_model(
     rest, rest_rot = rest_world(skeleton)
     segs, missing, roles = _limb_segments(skeleton, rest, rest_rot, table, sex, up)
     hips = roles["hip"]
-    trunk, trunk_roles = _trunk_and_head(skeleton, rest, rest_rot, table, sex, up, height / unit, hips)
+    trunk, trunk_roles = _trunk_and_head(
+        skeleton, rest, rest_rot, table, sex, up, height / unit, hips, roles["shoulder"]
+    )
     segs += trunk
     roles |= trunk_roles
     found = {seg.name for seg in trunk}
