@@ -63,7 +63,7 @@ def test_the_de_leva_table_sums_to_the_body():
         assert total + 2 * sum(table[k][0] for k in limbs) == pytest.approx(1.0, abs=2e-3)
 
 
-# The tolerance on the CoM: 1 mm on a 1.74 m body. The hand's CoM lies along the forearm instead of along the hand
+# The tolerance on the CoM: 1 mm on a 1.74 m body (0.1 mm where the End Site gives the wrist). The hand's CoM lies along the forearm instead of along the hand
 # (the same line in these T-poses), and without an End Site the wrist is estimated from de Leva's forearm/upper
 # arm ratio: the synthetic forearm is 0.25 m, the estimate 0.955 × 0.28 = 0.267 m, 17 mm off for 2.2 % of the
 # mass (forearm + hand) per arm: 2 × 0.022 × 17 mm × ~0.7 (CoM share along the forearm) ≈ 0.5 mm.
@@ -79,7 +79,7 @@ def test_arms_without_hands_keep_their_mass(convention, tips):
     a, b = (body_model(sk, 70.0, unit=1.0, up=UP) for sk in (whole, stripped))
     assert not b.missing and b.masses.sum() == pytest.approx(70.0)
     assert arm_masses(b) == pytest.approx(arm_masses(a), rel=0.02)
-    assert np.linalg.norm(rest_com(b) - rest_com(a)) < 1e-3
+    assert np.linalg.norm(rest_com(b) - rest_com(a)) < (1e-4 if tips else 1e-3)  # an End Site is the wrist itself
     assert_same_arm_joints(a, b, keep)
     assert [b.skeleton.names[j] for j in b.roles["spine"]] == [a.skeleton.names[j] for j in a.roles["spine"]]
     assert not b.roles["wrist"] and len(b.roles["elbow"]) == 2
@@ -113,7 +113,7 @@ def test_a_cmu_capture_without_hands_keeps_its_arms(tips, anonymous):
     a, b = (body_model(sk, 90.0, unit=0.0254, up=UP) for sk in (walk.skeleton, stripped))
     assert_same_arm_joints(a, b, keep, "AB" if anonymous else "LR")
     assert arm_masses(a)[0] == pytest.approx(90.0 * sum(DE_LEVA["male"][s][0] for s in ARM_SEGMENTS))
-    assert np.linalg.norm(rest_com(b) - rest_com(a)) < 1e-3
+    assert np.linalg.norm(rest_com(b) - rest_com(a)) < (1e-4 if tips else 1e-3)  # an End Site is the wrist itself
     for name in ("LowerBack", "Spine", "Spine1", "Neck", "Neck1", "Head"):
         k = walk.skeleton.index(name)
         assert b.masses[list(keep).index(k)] == pytest.approx(a.masses[k], rel=1e-9)
