@@ -215,7 +215,7 @@ def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
     (:func:`core.retarget.topology.arm_runs`). Without names, the leaf that ends an arm is a forearm when its
     End Site is a long bone (:data:`LONG_LEAF`), else the hand (wrist). Sides "A", "B" when
     the names do not tell (as :func:`find_feet`). Before, arms were found only through their hands: a rig whose
-    arms end at the forearm lost both arms' mass (11 %) to the trunk and legs in the physics' body model.
+    arms end at the forearm lost both arms' mass (9.9 %) to the trunk and legs in the physics' body model.
     """
     hands, fores = find_by_base(skeleton, HAND_BASES), find_by_base(skeleton, FOREARM_BASES)
     arms = {s: limb_chain(skeleton, hands[s]) for s in hands}
