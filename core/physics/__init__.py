@@ -21,7 +21,8 @@ from .body import BodyModel, body_model
 from .dynamics import center_of_mass, inverse_dynamics, momentum, segment_kinematics, support_from, zmp
 from .errors import PhysicsError
 from .metrics import analyse, report
-from .solve import PhysicsOptions, physics_retarget
+from .options import PhysicsOptions
+from .solve import physics_retarget
 
 __all__ = [
     "BodyModel",

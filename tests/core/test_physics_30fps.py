@@ -10,7 +10,8 @@ from core.io.bvh import read_bvh
 from core.physics import solve
 from core.physics.body import body_model
 from core.physics.metrics import analyse, report
-from core.physics.solve import MIN_PLAN_SPACING, PhysicsOptions, _plant, eased_anchors, physics_retarget, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.solve import MIN_PLAN_SPACING, _plant, eased_anchors, physics_retarget, with_toes
 from tests.conftest import shared_file
 
 

@@ -20,7 +20,8 @@ from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.motion import Motion
 from core.physics.body import body_model
-from core.physics.solve import PhysicsOptions, physics_retarget, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.solve import physics_retarget, with_toes
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

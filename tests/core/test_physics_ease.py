@@ -11,7 +11,8 @@ from core.limbs import find_feet, standing_height
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
 from core.physics.metrics import analyse
-from core.physics.solve import PhysicsOptions, _plant, airborne, eased_anchors, planting_anchors, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.solve import _plant, airborne, eased_anchors, planting_anchors, with_toes
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

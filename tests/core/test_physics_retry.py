@@ -10,7 +10,8 @@ from core.limbs import standing_height
 from core.physics import solve
 from core.physics.body import body_model
 from core.physics.metrics import analyse, report
-from core.physics.solve import PhysicsOptions, _bar_score, physics_retarget
+from core.physics.options import PhysicsOptions
+from core.physics.solve import _bar_score, physics_retarget
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 
