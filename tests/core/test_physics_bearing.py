@@ -21,7 +21,8 @@ from core.limbs import standing_height
 from core.motion import Motion
 from core.physics.body import body_model
 from core.physics.options import PhysicsOptions
-from core.physics.solve import physics_retarget, with_toes
+from core.physics.planting import with_toes
+from core.physics.solve import physics_retarget
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

@@ -16,7 +16,8 @@ from core.editing.timing import resample
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
 from core.physics.metrics import analyse, flight_momentum_change
-from core.physics.solve import _flight_spin, _turn_about_com, airborne, with_toes
+from core.physics.planting import with_toes
+from core.physics.solve import _flight_spin, _turn_about_com, airborne
 from tests.conftest import shared_file
 
 

@@ -11,6 +11,7 @@ from core.physics import solve
 from core.physics.body import body_model
 from core.physics.metrics import analyse, report
 from core.physics.options import PhysicsOptions
+from core.physics.planting import with_toes
 from core.physics.solve import _bar_score, physics_retarget
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
@@ -90,7 +91,7 @@ def test_a_result_missing_a_bar_is_solved_again_and_the_better_by_the_bars_kept(
     out, rep = physics_retarget(motion, contacts, body)
     assert boosts == [PhysicsOptions().polish_boost, PhysicsOptions().retry_boost]
     before = rep["before"]
-    toes, measure = solve.with_toes(motion, contacts), _measure(body, motion, contacts)
+    toes, measure = with_toes(motion, contacts), _measure(body, motion, contacts)
     scores = [
         _bar_score(report(solve._judged(m, toes, body, measure), body, m, source=motion), before) for m in finished
     ]
@@ -102,7 +103,7 @@ def test_a_result_missing_a_bar_is_solved_again_and_the_better_by_the_bars_kept(
 def _measure(body, motion, contacts) -> dict:
     """The solve's analysis settings (its defaults, the input's ground)."""
     o = PhysicsOptions()
-    ground = analyse(motion, solve.with_toes(motion, contacts), body).support.ground
+    ground = analyse(motion, with_toes(motion, contacts), body).support.ground
     return {"smooth": o.smooth, "free_fall": o.free_fall, "heel": o.heel, "width": o.width, "ground": ground}
 
 
