@@ -11,8 +11,9 @@ from core.physics import planting
 from core.physics.body import body_model
 from core.physics.metrics import analyse, report
 from core.physics.options import PhysicsOptions
+from core.physics.plan import MIN_PLAN_SPACING
 from core.physics.planting import _plant, eased_anchors, with_toes
-from core.physics.solve import MIN_PLAN_SPACING, physics_retarget
+from core.physics.solve import physics_retarget
 from tests.conftest import shared_file
 
 
