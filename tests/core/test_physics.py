@@ -436,7 +436,7 @@ def test_phase_momentum_is_constant_where_the_clip_wide_derivatives_mix_in_the_p
     from core.io.bvh import read_bvh
     from core.physics.body import body_model
     from core.physics.dynamics import center_of_mass, momentum, phase_momentum, segment_kinematics
-    from core.physics.solve import _turn_about_com
+    from core.physics.flights import _turn_about_com
     from tests.conftest import shared_file
 
     unit = 0.0254 / 0.45

@@ -10,10 +10,10 @@ from core.io.bvh import read_bvh
 from core.limbs import find_feet, standing_height
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
+from core.physics.flights import airborne
 from core.physics.metrics import analyse
 from core.physics.options import PhysicsOptions
 from core.physics.planting import _plant, eased_anchors, planting_anchors, with_toes
-from core.physics.solve import airborne
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

@@ -7,8 +7,9 @@ import numpy as np
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
+from core.physics.flights import FLIGHT_BAR, MOMENTUM_BAR
 from core.physics.metrics import analyse, report
-from core.physics.solve import FLIGHT_BAR, MOMENTUM_BAR, _bar_score
+from core.physics.solve import _bar_score
 from tests.conftest import shared_file
 
 
