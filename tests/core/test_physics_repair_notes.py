@@ -10,7 +10,7 @@ import numpy as np
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
-from core.physics import repair, solve
+from core.physics import guard, repair, solve
 from core.physics.body import body_model
 from core.physics.options import PhysicsOptions
 from core.physics.units import likely_unit
@@ -53,8 +53,10 @@ def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
         assert int(jerk[1]) > int(jerk[2])
     # Those bars lifted (and no other: this note names no ZMP, flight or worse-frame refusal), the repair keeps it.
     assert not any(k in bars for k in ("ZMP", "flight", "worse than the input"))
-    for stage in (repair, solve):  # lifted in every module that reads them: the repair's refusals, the solve's bars
+    # lifted in every module that reads them: the repair's refusals, the do-no-harm guard's bars, the report's bound
+    for stage in (repair, guard, solve):
         monkeypatch.setattr(stage, "REPAIR_DEVIATION", np.inf)
+    for stage in (repair, guard):
         monkeypatch.setattr(stage, "JERK_BAR", np.inf)
     lifted, lifted_rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
     # the repair's search is adaptive (a window kept changes the next ones), so the lifted run need not find that
