@@ -54,9 +54,9 @@ def _guard_torques(
     ``guard_width`` seconds wide, a quarter more each round, until no such frame is left or
     ``torque_guard`` rounds are done; a round is kept only when it leaves fewer such frames, no
     fewer contact frames with the ZMP inside and the flights within issue 16's bars or no worse
-    (:func:`_flights_kept`: blending a flight back towards the input takes it off the parabola the final
+    (:func:`.flights._flights_kept`: blending a flight back towards the input takes it off the parabola the final
     flight set; on the rest of 01_01 the guard took two flights 0.3 → 1.7 and 0.15 → 3.2 mm off it,
-    1.7 → 5.9 and 2.5 → 7.2 % momentum change). Also returns (``motion``, :func:`_replanted` of it) when a round
+    1.7 → 5.9 and 2.5 → 7.2 % momentum change). Also returns (``motion``, :func:`.planting._replanted` of it) when a round
     made it, else None: the repair splices into the same planting of that motion when the guard kept nothing."""
     t = motion.n_frames
     half = max(int(round(0.5 * opts.guard_width * motion.fps)), 2)
@@ -173,7 +173,7 @@ def _do_no_harm(
     131_01 89.7 → 94.0 % and 60 → 53 frames over a limit (jerk ×1.108 → ×1.150, deviation 1.15 → 1.22 %), 01_14 301 →
     278, 01_08 63 → 46, no other row moved. The best round is kept (fewest frames over a limit beyond the input's,
     then the worst ratio's excess, then flights), among those whose flights are within issue 16's bars or no worse
-    than the solve left them (:func:`_flights_kept`): the guard is for torques, and a given-back take-off or landing, its
+    than the solve left them (:func:`.flights._flights_kept`): the guard is for torques, and a given-back take-off or landing, its
     ramp reaching into the flight, takes the CoM off its parabola (CMU 01_01's jumps retargeted onto the Mixamo
     rig: the solve left the flights 0.14 mm off their parabolas and the worst ratio 0.97 under every limit, the
     input's 0.78 with its flights 2.39 mm off; giving back the frames above 0.78 took the flights to 2.77 mm,

@@ -10,7 +10,7 @@ from .errors import PhysicsError
 
 @dataclass
 class PhysicsOptions:
-    """Settings of :func:`physics_retarget`; lengths in body heights, times in seconds."""
+    """Settings of :func:`.solve.physics_retarget`; lengths in body heights, times in seconds."""
 
     balance: bool = True
     torques: bool = True

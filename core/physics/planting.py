@@ -221,7 +221,7 @@ def planting_anchors(
     ankles above the speed threshold, the body not falling) left the touch-down after it and the release before
     it uneased, the ankle snapped 5.9 cm onto its anchor and planting alone took the hip there to 2.73 of its limit
     (input 2.10); eased, planting alone ends at 2.31 (frame 350) and the solve at 1.85. Only real flights
-    (mostly free fall, :func:`airborne`) keeping their pins eased the stretches held off the floor too, and
+    (mostly free fall, :func:`.flights.airborne`) keeping their pins eased the stretches held off the floor too, and
     cost elsewhere (the benchmark: CMU 01_14 286 → 320 frames over a limit, 05_18 130 → 137, Bandai's run
     1 → 6)."""
     world = motion.world_positions()

@@ -11,7 +11,7 @@ on the whole clip, fewer frames stay over a limit there (or as many, less far ov
 frames are worse than the input, the ZMP stays inside on as many contact frames (or at least
 ``zmp_target``), the deviation stays within 1.5 % of the stature (or 0.1 % above what it was),
 and jerk and flight stay within issue 16's bars (or as they were; each flight, not only their RMS: a trial
-that only a flight refuses is first turned and shifted back in the flights it touches, :func:`_flights_restored`). What remains is reported
+that only a flight refuses is first turned and shifted back in the flights it touches, :func:`.flights._flights_restored`). What remains is reported
 per frame with its cause (:func:`.metrics.torque_causes`: gravity alone, clip edge, dynamics)
 and whether the repair searched it and found nothing that keeps every other constraint.
 Measured (benchmark, 1.4× CMU onto 90 kg): frames over a limit on walk 02_01 2 → 0 (its last
@@ -92,7 +92,7 @@ def _repair_torques(
     found nothing it could keep, each with why (:func:`.metrics.torque_causes` marks the frames still over a
     limit there as searched): the closest trial refused (the fewest frames over a limit it left in the window)
     and every bar it broke, with its figure and the bar, or that no local plan lowered them at all.
-    replanted: (a motion, its :func:`_replanted` motion and analysis) already made, used when it is ``motion``'s
+    replanted: (a motion, its :func:`.planting._replanted` motion and analysis) already made, used when it is ``motion``'s
     (the guard's, when the guard kept nothing: the same planting, not made twice)."""
     t = motion.n_frames
     pad = max(int(round(opts.repair_window * motion.fps)), 1)

@@ -1,65 +1,16 @@
 """Physics-aware retargeting (Jin et al. 2014, after Tak & Ko 2005): make a retargeted motion physically plausible.
 
 Input: a motion already retargeted to the target skeleton (geometric retargeting is another
-module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Steps:
+module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Steps, each stage's notes in its module:
 
 1. Analysis (:func:`.metrics.analyse`): segment kinematics, support polygons (feet, and toes
    when ``toes``: a heel lifted before toe-off still supports on the forefoot), ZMP, torques.
-2. Flight: in flight phases the input is moved so its CoM follows the ballistic parabola
-   bridging take-off and landing (zero shift at both ends; a rigid shift is exact in flight).
-   Balance plan (:mod:`.balance`): a smooth horizontal shift δ(t) of the placement joint, the
-   feet planted again, solved by Gauss–Newton on the exact ZMP and inverse-dynamics torques of
-   the shifted motion, so that the ZMP stays ``margin`` inside the support polygon and the
-   hip, knee, ankle and spine torques under their limits (the per-frame filter cannot foresee
-   the accelerations its own corrections cause; the plan sees them). The torques the plan sees
-   hold the double-support ground-force split of its reference motion (:mod:`.split`; re-solved
-   on every evaluation, the least split turns at kinks as the joints that bind change, and on the
-   jumps the plan's Gauss–Newton then stalled at a merit five times higher); every figure after
-   the plan is measured with the split solved anew. The reference motion is
-   the input with the plan applied. The shift's jerk (third differences of its controls,
-   ``plan_jerk``) is penalised too: it adds to the motion's (on 02_01 the plans added 7 %
-   of the input's jerk, the final plan 6 % more; with the penalty 4.6 % in all, planting 0.8 %).
-   So is the shift's exact acceleration that the measures' 0.2 s derivative window does not see
-   (``plan_unseen``, :mod:`.balance`): without it the plans wiggled the shift at ~11 Hz, moving the
-   measured ZMP but not the real one (benchmark, CMU 131_01: jerk ×3.3 of the input's; the jumps'
-   ZMP inside 99.5 % with the 0.2 s window, 30 % re-measured with a 0.1 s one, the input 78 %).
-3. Unscented Kalman filter, one step per key frame (``key_rate`` per second). State (reduced,
-   to keep it fast): the placement joint's translation and the rotations of the pelvis (body
-   root), up to ``spine_joints`` spine joints, hips, knees and ankles — 3 + 3·K tangent
-   dimensions, typically K = 9 → 30, 61 sigma points, all pushed through forward kinematics
-   at once. Prediction: the displacement-mapped reference frame, x_t = ref_t ⊕ ρ·(x_{t−1} ⊖
-   ref_{t−1}) with ρ = exp(−Δt/``decay``) (displacements fade back to the reference), process
-   noise ``sigma_root``, ``sigma_rotation`` per √s. Measurements ("goals", their noise being
-   stiffness knobs): contact joints (feet, toes) at their anchors; the ZMP (moved as much as
-   the CoM moves from the reference's) at the reference's ZMP projected into the polygon; torques
-   of hips, knees, ankles and spine clamped to their limits (rows only for joints over
-   ``1 − torque_margin`` of the limit; torques from a reduced, quasi-static measure: the
-   reference frame's body forces and ground forces held fixed, moment arms from the sigma
-   pose); in flight the CoM on a ballistic parabola bridging take-off and landing and the
-   angular momentum about the CoM equal to its mean over the phase (reference velocities,
-   sigma-pose arms and inertia).
-   Stiffness (``stiffness`` s, default 1, one knob for both noise matrices): Q = Q₀/s and
-   R = s·R₀, i.e. the process standard deviations divided by √s and every measurement's
-   multiplied by √s. The Kalman gain follows the ratio of prior to measurement covariance,
-   which s divides by s²: a stiffer filter keeps the pose closer to its prediction (the
-   reference: the input with the balance plan and flight corrections), a softer one follows
-   the per-frame goals further. Measured with the Retarget operator on CMU 02_01 retargeted
-   1.4× (90 kg), s = 0.3 / 1 / 3: ZMP inside 90.7 / 99.4 / 99.4 % of contact frames,
-   deviation 1.1 / 0.8 / 0.7 % of the stature, torque-limit frames 23 / 24 / 24.
-4. Smoothing + displacement mapping: the filtered displacements at the key frames are fitted
-   with a penalised cubic B-spline (control every key, ``smoothing`` the second-difference
-   weight), which removes frame-to-frame jitter, and the reference motion is warped by it
-   (q·exp(v/2), p + v) on every frame.
-5. Flight, once more (:func:`_final_flight`): the filter and the smoothing bend the flight paths
-   the reference had, so in each flight phase the whole body is turned about its CoM to hold the
-   angular momentum about the CoM at its phase mean (θ̇ = I⁻¹(L̄ − L), :func:`_flight_spin`), then
-   shifted so the CoM follows the parabola bridging take-off and landing, twice (the second
-   turn measures L on the phase's own frames, :func:`.dynamics.phase_momentum`, as the report
-   does: the clip-wide derivative windows mix take-off and landing into the phase's first and
-   last 0.1 s; on the jumps that measure gives 12.6 % where the phase's own frames give 9.1 %
-   before, and the solve ended at 7.5 % on it when it turned on the clip-wide L). The final plan
-   after it keeps flight ballistic (its regulariser penalises the shift's acceleration in flight,
-   and a shift does not change the momentum about the CoM).
+   The feet are planted before the first step and after every pass (:mod:`.planting`).
+2. Flight (:mod:`.flights`) and balance plan (:mod:`.plan`; its objective and solver :mod:`.balance`): the CoM on
+   its parabola in flight, then a smooth horizontal shift of the placement joint for balance and torques.
+3. Unscented Kalman filter, one step per key frame (:mod:`.filter_pass`).
+4. Smoothing + displacement mapping (:mod:`.filter_pass`).
+5. Flight, once more (:func:`.flights._final_flight`).
 6. Final plan: the filter's corrections and the final planting move the ZMP and the torques the
    plan had set (they cannot see the accelerations they cause), so the balance plan runs once
    more on the result (``polish_iterations`` Gauss–Newton steps): the motion returned is the one
@@ -73,54 +24,16 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    with weight ``polish_deviation``, not from where the filter left it: it takes back what the earlier steps moved
    that balance and torques do not need (benchmark, 1.4× onto 90 kg: deviation on the jumps 1.53 → 1.43 %, walk
    05_01 0.84 → 0.63 %, the dance 1.26 → 1.01 %; with weight 1e-2 as the first plan's, 1.52 % on the jumps).
-
-7. Torque guard (:func:`_guard_torques`): frames over a limit and further over than in the input
-   are blended back towards the (planted) input with a smooth 0.3 s bump, a quarter more each
-   round, kept only while that leaves fewer such frames and no fewer contact frames with the ZMP
-   inside.
-8. Torque repair (:func:`_repair_torques`): around the frames still over a limit (±0.35 s, the
-   windows of frames worse than the input first, at most four a round), a local plan on that
-   stretch alone moves the body in 3-D — up and down too: a knee or hip over its limit on a
-   landing needs less flexion or a slower deceleration, which only the vertical shift gives —
-   with a five times stronger torque weight aiming 2 % under the limits, the shift held at zero
-   at the window's inner ends; a clip edge is searched inwards (its frames' derivatives come from
-   a one-sided window, the same before and after). A window's shift is kept only when, measured
-   on the whole clip, fewer frames stay over a limit there (or as many, less far over), no more
-   frames are worse than the input, the ZMP stays inside on as many contact frames (or at least
-   ``zmp_target``), the deviation stays within 1.5 % of the stature (or 0.1 % above what it was),
-   and jerk and flight stay within issue 16's bars (or as they were; each flight, not only their RMS: a trial
-   that only a flight refuses is first turned and shifted back in the flights it touches, :func:`_flights_restored`). What remains is reported
-   per frame with its cause (:func:`.metrics.torque_causes`: gravity alone, clip edge, dynamics)
-   and whether the repair searched it and found nothing that keeps every other constraint.
-   Measured (benchmark, 1.4× CMU onto 90 kg): frames over a limit on walk 02_01 2 → 0 (its last
-   two, the clip edge), on the dance 2 → 0, on the jumps 20 → 7 (the four worse than the input
-   among them fixed). A trial that is better but refused (a frame left worse than the input, a bar) is searched
-   on once more from where it ended (``REPAIR_FOLLOW``): on the jumps' landing at 643–656 the first local plan
-   left 2–5 of 8 frames over and one worse than the input, depending on ``plan_unseen`` (0.003–0.005), the second
-   none. A trial refused because it moved a flight (the CoM off its parabola past the bar, or its angular momentum)
-   is searched once more from the start with the flights held: at 0.005 the right ankle at 289–290 (1.02, after
-   a landing) was repaired only by a trial that took the flight CoM error 0.72 → 1.01 mm; with the flights held,
-   0.73 mm. The jumps now end with no frame over a limit at ``plan_unseen`` 0.003, 0.004 and 0.005 (deviation
-   1.45, 1.43, 1.45 %; before these searches 8, 0 and 8 frames stayed over).
-
-9. Do no harm (:func:`_do_no_harm`): frames the floor-and-feet model cannot explain
-   (:mod:`.unexplained`: a stretch without foot contact that does not fall — held by the hands or
-   equipment; a ZMP run farther outside the feet than a shift near the motion can bring back) are
-   named in the report; the held ones are held by every plan (their shift pinned at zero, where the
-   flight regulariser used to carry a landing's shift back across them linearly: on CMU 01_14, 30 cm
-   over 1.4 s of sitting, 8.4 % mean deviation) and given back as captured. Then, while the result
-   has more frames over a torque limit than the input, a higher worst ratio or a flight whose angular
-   momentum changes more, frames made worse are given back to the input (whole derivative windows,
-   0.3 s smoothstep ramps) until it has not. Contacts: a foot sliding more than ``LEASH`` of the
-   stature from its span's anchor (a pivot, a shuffle under the speed threshold) is planted on a
-   leash instead (:func:`core.contacts.leash_anchors`; on CMU 06_12 planting dragged a foot 36 cm).
+7. Torque guard (:func:`.guard._guard_torques`).
+8. Torque repair (:func:`.repair._repair_torques`).
+9. Do no harm (:func:`.guard._do_no_harm`).
 
 10. Retry (``retry_boost``, :func:`_finish`): a result that still misses one of issue 16's bars, judged as the
-   report judges it (:func:`_judged`, the contacts its feet bear: ZMP inside on ≥ 99 % of the contact frames, no
+   report judges it (:func:`.guard._judged`, the contacts its feet bear: ZMP inside on ≥ 99 % of the contact frames, no
    frame over a limit, the worst ratio not above the input's, jerk ≤ ×1.05, deviation ≤ 1.5 %, flight CoM within
    1 mm of its parabola, angular momentum within 5 %), runs steps 6–9 again from the passes' result with
    the final plan weighing the joint-frames the solve made worse like the others (``polish_boost`` 5 → 1), and the
-   better by the bars is kept (:func:`_bar_score`: fewer bars missed, then fewer frames over a limit, more ZMP
+   better by the bars is kept (:func:`.guard._bar_score`: fewer bars missed, then fewer frames over a limit, more ZMP
    inside, less deviation); the second final plan starts from the first's Jacobian. Why: the outcome was chaotic
    in millimetres. ``scripts/perturb_physics.py`` solves a row 7 times (planting's knee cap ×0.998–1.002, i.e.
    ±1–2 mm of the leg; the input's root swayed ±1 mm mid-clip) and gives median [range]; before → after, 1.4×
@@ -158,48 +71,14 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    lose those rows' tie-break wins (skipped on the cartwheel: 163 frames over a limit instead of 146, ZMP inside
    58.2 % instead of 65.0 %): not taken.
 
-Planting (:func:`_plant`) pins each foot to its contact's anchor; the anchors it gets are eased in and
-out over each span's first and last ``plant_ease`` seconds (``MIN_EASE`` frames at least, :func:`eased_anchors`), so a
-foot leaves its anchor at the velocity the motion has there rather than stopping dead and jumping to it (third
-differences that added 3.8 % to the CC walk's jerk, planting alone); next to a flight the pins stay (eased there, the
-jumps' flight momentum changed by 42 % instead of 4.7 %). Measured with the benchmark: jerk after / before
-CC 02_01 1.079 → 1.025, walk 02_01 1.050 → 0.975, 05_01 0.991 → 0.974, Mixamo 1.039 → 1.007, deviation
-0.69 → 0.50 %, 0.87 → 0.49 %, 0.79 → 0.67 %, 0.36 → 0.26 % (the dance 1.19 → 1.32 %, the jumps unchanged);
-the ankle then moves off its anchor along the ground by 0.3 % of the body size on average over a contact's
-frames on walk 02_01, up to 3.3 % on its last frame (where the motion's ankle has already rolled forward).
-Those figures are over 0.1 s; the ease now lasts 0.2 s (:func:`eased_anchors`: the clean Mixamo walk's jerk).
-
 Where the input is under every torque limit and already balanced, the solve works on limits scaled by
 the input's worst |τ|/limit (:func:`solver_body`): the plans, the filter's torque rows, the guard and the
 repair then hold the result's worst ratio at the input's (the reports use the real limits). Out of balance the
 limits stay, and the do-no-harm guard (step 9) gives back the frames the solve put above the input's worst ratio.
 
-Speed: the plans' Jacobians dominate. Each is C·D finite-difference columns (C colours, D = 2),
-realised and measured in batches (:class:`_Batch`: the copies one after another, planted in one
-call, analysed with ``clips``), and a plan computes one Jacobian for all its Gauss–Newton steps
-(``plan_jacobian_every``); the colouring reach is two control spacings plus one derivative
-window, the clip's first and last half-window of frames reaching from the centre of the
-one-sided window they are differentiated on (exact: 11 colours at 120 fps instead of the 17 of
-twice the window), leaving out planting's blend (a contact's last frame moves the swing frames
-after it; measured on the four CMU clips of the benchmark, the plans with and without that
-coupling in the reach agree to three decimals of every figure). The plans' evaluations leave the
-angular momentum out, and the extra final plan (when the ZMP is still inside on fewer than
-``zmp_target`` of the contact frames) starts from the last plan's Jacobian. The torque guard's and
-repair's trials are re-analysed on the frames they change only (:func:`.metrics.analyse_changed`:
-the changed span and two derivative half-windows, spliced into the previous analysis); the repair's
-trials are also planted on their window only (:func:`_plant_span`: the span and two blend margins), and
-the guard's likewise, both spliced into the motion planted again and its analysis (:func:`_replanted`), so a
-trial's analysis covers its window alone; that replanting moves a few frames all over the clip, and is re-analysed
-run by run of them (:func:`.metrics.analyse_changed`; it had been measured whole, ~0.19 s of CPU each on the rest of
-01_01, ten times a solve); a repair trial's flights away from its window are its base's (:func:`.metrics.flight_series`
-with ``known``), and the guard reads a trial's flight figures alone; a repair window's search restarted from zero with the flights held
-starts from the first search's stretch, analysis and Jacobian (the same motion and controls: bit for bit), and a
-trial's report takes its world positions spliced from its planting's (:func:`_positions_from`). The input's judged
+Speed: the plans' (:mod:`.plan`), the guard's and the repair's trials' (:mod:`.repair`) notes. The input's judged
 analysis is made once for both finishes, and a finish's own judged result is the report's where the limits are not
-scaled. A plan's evaluation carries its forward kinematics: the reference's,
-shifted with the placement joint, planting recomputing only the legs it turns (``forward_kinematics(known=)``),
-and the joints it does not turn keep the reference's angular velocities and spins (``analyse(turned=)``); a
-plan's result is the motion its last evaluation realised.
+scaled.
 
 Progress: ``progress(fraction)`` is called after every evaluation of the clip (each Jacobian
 column of the plans, each filter key), with fractions that only grow (:mod:`.progress`), so a
@@ -271,7 +150,7 @@ def _finish(
     """The final plan(s), the torque guard, the repair and the do-no-harm guard on the passes' result: (motion,
     analysis, the repair's searched frames, the final plan's Jacobian when ``keep``, else None: not held through the
     guard, the repair and the do-no-harm guard, ~8 kB a frame of clip, when no later finish will read it).
-    judged_in: the input's :func:`_judged` analysis (with ``body``; the same for every finish, made once). jacobian:
+    judged_in: the input's :func:`.guard._judged` analysis (with ``body``; the same for every finish, made once). jacobian:
     the final plan's of an earlier finish from the same motion (its measures' Jacobian does not depend on the plan's
     weights: with the defaults, one Jacobian per ``plan_jacobian_every`` = 6 iterations and 4 of them, the plan is
     the same as with a fresh one, without its cost)."""
@@ -373,7 +252,7 @@ def physics_retarget(
     (:func:`.metrics.torque_regressions`; empty when the torque constraint held), and
     ``torque_causes``: every frame still over a limit with why (:func:`.metrics.torque_causes`) and
     ``searched`` (the torque repair looked around it and found no motion that keeps the other
-    constraints with it under its limits), ``repair`` (why, :func:`_repair_torques`: what the closest motion it
+    constraints with it under its limits), ``repair`` (why, :func:`.repair._repair_torques`: what the closest motion it
     found left over a limit and which bars refused it, figure against bar; None where not searched) and
     ``bound`` (:func:`.feasibility.landing_bound`'s reason,
     with every joint allowed 1.5 % of the stature: proven infeasible, or "searched, not proven"), and
@@ -428,7 +307,7 @@ def physics_retarget(
         else:
             an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
         first_in = (out, an)
-        # each motion judged by the contacts its own feet can bear (:func:`_judged`), on the report's body; the
+        # each motion judged by the contacts its own feet can bear (:func:`.guard._judged`), on the report's body; the
         # finishes judge on the solve's, the same analysis when the limits were not scaled (:func:`solver_body`)
         judged_in = _judged(motion, contacts, report_body, measure)
         judged_solver = judged_in if body is report_body else _judged(motion, contacts, body, measure)
