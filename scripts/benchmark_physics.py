@@ -52,8 +52,10 @@ from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
 from core.physics.errors import PhysicsError  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
+from core.physics.options import PhysicsOptions  # noqa: E402
+from core.physics.planting import with_toes  # noqa: E402
 from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
-from core.physics.solve import PhysicsOptions, physics_retarget, with_toes  # noqa: E402
+from core.physics.solve import physics_retarget  # noqa: E402
 from core.physics.units import likely_unit  # noqa: E402
 from core.retarget.pipeline import retarget  # noqa: E402
 

@@ -7,7 +7,9 @@
 - :mod:`.displacement`: cubic B-spline displacement mapping (motion warping);
 - :mod:`.balance`: the balance plan (cart-table ZMP correction as a B-spline shift);
 - :mod:`.ukf`: unscented Kalman filter with Merwe sigma points and quaternion-aware states;
-- :mod:`.metrics`: plausibility metrics; :mod:`.solve`: the :func:`physics_retarget` driver;
+- :mod:`.metrics`: plausibility metrics; :mod:`.solve`: the :func:`physics_retarget` driver, its stages
+  :mod:`.planting`, :mod:`.plan`, :mod:`.filter_pass`, :mod:`.flights`, :mod:`.guard`, :mod:`.repair` and its
+  settings :mod:`.options`;
 - :mod:`.split`: the double-support force split needing the least torque;
 - :mod:`.unexplained`: frames the floor-and-feet model cannot explain (hands, equipment);
 - :mod:`.feasibility`: lower bounds showing where no valid pose near the motion exists;
@@ -21,7 +23,8 @@ from .body import BodyModel, body_model
 from .dynamics import center_of_mass, inverse_dynamics, momentum, segment_kinematics, support_from, zmp
 from .errors import PhysicsError
 from .metrics import analyse, report
-from .solve import PhysicsOptions, physics_retarget
+from .options import PhysicsOptions
+from .solve import physics_retarget
 
 __all__ = [
     "BodyModel",

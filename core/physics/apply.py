@@ -39,7 +39,9 @@ from ..motion import Motion
 from .body import BodyModel, body_model
 from .errors import PhysicsError, check_pose_values
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
-from .solve import PhysicsOptions, physics_retarget, with_toes
+from .options import PhysicsOptions
+from .planting import with_toes
+from .solve import physics_retarget
 from .units import PLAUSIBLE_HEIGHT, height_warning, plausible
 
 FIGURES = (

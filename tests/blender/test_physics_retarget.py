@@ -23,7 +23,7 @@ apply = import_module(PACKAGE + ".core.physics.apply")
 body_mod = import_module(PACKAGE + ".core.physics.body")
 metrics = import_module(PACKAGE + ".core.physics.metrics")
 contacts_mod = import_module(PACKAGE + ".core.contacts")
-physics_retarget = import_module(PACKAGE + ".core.physics.solve")
+planting = import_module(PACKAGE + ".core.physics.planting")
 overlay = import_module(PACKAGE + ".addon.retarget.physics_overlay")
 
 WALK = "cmu_bvh_cgspeed/02_01.bvh"
@@ -54,7 +54,7 @@ def played_figures(target, geometric, physical, settings):
     up = np.array([0.0, 0.0, 1.0])
     unit = settings["target_height_m"] / body_mod.standing_height(before.skeleton, up)
     body = body_mod.body_model(before.skeleton, settings["target_mass_kg"], unit=unit, up=up)
-    contacts = physics_retarget.with_toes(before, contacts_mod.detect_contacts(before, up=up))
+    contacts = planting.with_toes(before, contacts_mod.detect_contacts(before, up=up))
     an_before = metrics.analyse(before, contacts, body)
     an_after = metrics.analyse(after, contacts, body, ground=an_before.support.ground)
     return metrics.report(an_before, body, before), metrics.report(an_after, body, after, source=before)

@@ -157,7 +157,7 @@ def test_torque_causes_name_gravity_for_a_pose_held_still_and_the_clip_edges():
     accelerations exceed is named by where it is: near the clip's ends, or the dynamics."""
     from core.contacts import detect_contacts
     from core.physics.metrics import analyse, torque_causes
-    from core.physics.solve import with_toes
+    from core.physics.planting import with_toes
 
     sk = synthetic.humanoid()
     m = static(sk)
@@ -401,7 +401,8 @@ def test_physics_torque_constraint_holds_on_a_real_walk():
     from core.io.bvh import read_bvh
     from core.physics.dynamics import torque_ratios
     from core.physics.metrics import analyse
-    from core.physics.solve import physics_retarget, with_toes
+    from core.physics.planting import with_toes
+    from core.physics.solve import physics_retarget
     from tests.conftest import shared_file
 
     motion = read_bvh(shared_file("cmu_bvh_cgspeed/05_01.bvh")).frames(slice(1, 300)).scaled(1.4)
@@ -435,7 +436,7 @@ def test_phase_momentum_is_constant_where_the_clip_wide_derivatives_mix_in_the_p
     from core.io.bvh import read_bvh
     from core.physics.body import body_model
     from core.physics.dynamics import center_of_mass, momentum, phase_momentum, segment_kinematics
-    from core.physics.solve import _turn_about_com
+    from core.physics.flights import _turn_about_com
     from tests.conftest import shared_file
 
     unit = 0.0254 / 0.45

@@ -16,7 +16,8 @@ from core.physics.apply import PhysicsSettings, apply_physics, stretches, summar
 from core.physics.body import body_model
 from core.physics.errors import PhysicsError
 from core.physics.metrics import combine_reports, stitch_series
-from core.physics.solve import PhysicsOptions, physics_retarget
+from core.physics.options import PhysicsOptions
+from core.physics.solve import physics_retarget
 
 
 @pytest.fixture(scope="module")

@@ -213,7 +213,8 @@ def test_batched_analysis_equals_clip_by_clip():
     from core.io.bvh import read_bvh
     from core.physics.body import body_model
     from core.physics.metrics import analyse
-    from core.physics.solve import _Batch, _plant, _shift_root, state_joints, with_toes
+    from core.physics.plan import _Batch, _shift_root, state_joints
+    from core.physics.planting import _plant, with_toes
     from tests.conftest import shared_file
 
     motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 101)).scaled(1.4)

@@ -6,7 +6,7 @@ input's contacts, so where the solve lifted a foot the ground still pushed on it
 for leaving a contact, and gave a 32-frame flight with a 0.55 mm CoM error; judged by the feet of the
 result, the flight is 42 frames long and 1.43 mm off its parabola (on the whole clip 33 -> 40 frames,
 0.86 -> 1.23 mm, angular momentum change 5.8 % -> 37.9 %, worst |tau|/limit 1.47 -> 1.83). Since the final
-flight works on the feet's flights too (core.physics.solve._final_flight), this window's is 37 frames long.
+flight works on the feet's flights too (core.physics.flights._final_flight), this window's is 37 frames long.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.motion import Motion
 from core.physics.body import body_model
-from core.physics.solve import PhysicsOptions, physics_retarget, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.planting import with_toes
+from core.physics.solve import physics_retarget
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

@@ -36,7 +36,7 @@ def kick():
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
     from core.physics.metrics import analyse
-    from core.physics.solve import with_toes
+    from core.physics.planting import with_toes
     from tests.conftest import shared_file
 
     motion = read_bvh(shared_file("bandai_namco_1/dataset-1_kick_normal_001.bvh")).scaled(1.4)
@@ -213,7 +213,7 @@ def test_a_foot_that_ends_at_the_ankle_stands_on_a_box_under_it():
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
     from core.physics.metrics import analyse, report
-    from core.physics.solve import with_toes
+    from core.physics.planting import with_toes
     from tests.conftest import shared_file
 
     walk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, None))

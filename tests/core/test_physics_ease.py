@@ -1,5 +1,5 @@
 """The physics' planting contacts: anchors eased in and out at each contact span's ends
-(:func:`core.physics.solve.eased_anchors`), so a planted foot leaves and reaches its anchor at its path's
+(:func:`core.physics.planting.eased_anchors`), so a planted foot leaves and reaches its anchor at its path's
 velocity instead of stopping dead, except next to a flight (take-off and landing keep their pins)."""
 
 import numpy as np
@@ -10,8 +10,10 @@ from core.io.bvh import read_bvh
 from core.limbs import find_feet, standing_height
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
+from core.physics.flights import airborne
 from core.physics.metrics import analyse
-from core.physics.solve import PhysicsOptions, _plant, airborne, eased_anchors, planting_anchors, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.planting import _plant, eased_anchors, planting_anchors, with_toes
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

@@ -7,8 +7,9 @@ import numpy as np
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
+from core.physics.flights import _flight_spin, _turn_about_com, airborne
 from core.physics.metrics import analyse, flight_momentum_change
-from core.physics.solve import _flight_spin, _turn_about_com, airborne, with_toes
+from core.physics.planting import with_toes
 from tests.conftest import shared_file
 
 

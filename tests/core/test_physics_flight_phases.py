@@ -1,5 +1,5 @@
 """Flight by flight: the report gives each flight's figures and the worst (:func:`core.physics.metrics.report`),
-and the retry judges the flight bars on the worst flight (:func:`core.physics.solve._bar_score`), where the
+and the retry judges the flight bars on the worst flight (:func:`core.physics.guard._bar_score`), where the
 clip's RMS over all flights could hide one far off."""
 
 import numpy as np
@@ -7,8 +7,9 @@ import numpy as np
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
+from core.physics.flights import FLIGHT_BAR, MOMENTUM_BAR
+from core.physics.guard import _bar_score
 from core.physics.metrics import analyse, report
-from core.physics.solve import FLIGHT_BAR, MOMENTUM_BAR, _bar_score
 from tests.conftest import shared_file
 
 
@@ -31,7 +32,7 @@ def test_the_report_gives_every_flight_and_the_worst():
 
 
 def test_the_retry_judges_the_flight_bars_flight_by_flight():
-    """Of two results the retry keeps the one that misses fewer bars (:func:`core.physics.solve._bar_score`): one
+    """Of two results the retry keeps the one that misses fewer bars (:func:`core.physics.guard._bar_score`): one
     flight 1.5 mm off its parabola misses the bar though the clip's RMS over three flights is under 1 mm."""
     before = {"zmp_inside_share": 0.9, "torque_violation_frames": 3, "torque_worst_ratio": 1.2, "jerk_m_s3": 100.0,
               "deviation": 0.0, "flight_error_m": 3e-3, "flight_momentum_change": 0.2,

@@ -25,7 +25,9 @@ from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics.body import body_model
-from core.physics.solve import FLIGHT_BAR, MOMENTUM_BAR, PhysicsOptions, physics_retarget
+from core.physics.flights import FLIGHT_BAR, MOMENTUM_BAR
+from core.physics.options import PhysicsOptions
+from core.physics.solve import physics_retarget
 from core.physics.units import likely_unit
 from core.retarget.pipeline import retarget
 from tests.conftest import shared_file

@@ -11,7 +11,8 @@ from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics.body import body_model
-from core.physics.solve import PhysicsOptions, physics_retarget
+from core.physics.options import PhysicsOptions
+from core.physics.solve import physics_retarget
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 

@@ -1,11 +1,11 @@
-"""Windowed foot planting (:func:`core.physics.solve._plant_span`) against planting the whole clip."""
+"""Windowed foot planting (:func:`core.physics.planting._plant_span`) against planting the whole clip."""
 
 import numpy as np
 import pytest
 
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
-from core.physics.solve import _plant, _plant_span
+from core.physics.planting import _plant, _plant_span
 from tests.conftest import shared_file
 
 

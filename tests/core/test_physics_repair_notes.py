@@ -1,5 +1,5 @@
 """Issue 16: a frame left over a torque limit is named with why. Where the torque repair
-(core/physics/solve.py, ``_repair_torques``) found a motion with fewer frames over a limit but kept it not, the
+(core/physics/repair.py, ``_repair_torques``) found a motion with fewer frames over a limit but kept it not, the
 report says what that motion left over a limit and which bars refused it, figure against bar; lifting exactly
 those bars must then let the repair keep it."""
 
@@ -10,8 +10,9 @@ import numpy as np
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
-from core.physics import solve
+from core.physics import guard, repair, solve
 from core.physics.body import body_model
+from core.physics.options import PhysicsOptions
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 
@@ -28,7 +29,7 @@ def stop_of_131_01():
 # the repair's notes of one finish: without the retry (``retry_boost``), whose second finish on this stop keeps a
 # result whose repair refused nothing (frames over a limit 25 -> 12, ZMP inside 91.3 -> 96.2 %, deviation 1.24 ->
 # 1.44 %: no local plan left fewer frames over)
-ONE_FINISH = solve.PhysicsOptions(retry_boost=0.0)
+ONE_FINISH = PhysicsOptions(retry_boost=0.0)
 
 
 def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
@@ -52,8 +53,11 @@ def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
         assert int(jerk[1]) > int(jerk[2])
     # Those bars lifted (and no other: this note names no ZMP, flight or worse-frame refusal), the repair keeps it.
     assert not any(k in bars for k in ("ZMP", "flight", "worse than the input"))
-    monkeypatch.setattr(solve, "REPAIR_DEVIATION", np.inf)
-    monkeypatch.setattr(solve, "JERK_BAR", np.inf)
+    # lifted in every module that reads them: the repair's refusals, the do-no-harm guard's bars, the report's bound
+    for stage in (repair, guard, solve):
+        monkeypatch.setattr(stage, "REPAIR_DEVIATION", np.inf)
+    for stage in (repair, guard):
+        monkeypatch.setattr(stage, "JERK_BAR", np.inf)
     lifted, lifted_rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
     # the repair's search is adaptive (a window kept changes the next ones), so the lifted run need not find that
     # very motion again; what the note claims is that those bars, not the search, kept most of the window over

@@ -9,8 +9,11 @@ from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics import solve
 from core.physics.body import body_model
+from core.physics.guard import _bar_score, _judged
 from core.physics.metrics import analyse, report
-from core.physics.solve import PhysicsOptions, _bar_score, physics_retarget
+from core.physics.options import PhysicsOptions
+from core.physics.planting import with_toes
+from core.physics.solve import physics_retarget
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
 
@@ -89,10 +92,8 @@ def test_a_result_missing_a_bar_is_solved_again_and_the_better_by_the_bars_kept(
     out, rep = physics_retarget(motion, contacts, body)
     assert boosts == [PhysicsOptions().polish_boost, PhysicsOptions().retry_boost]
     before = rep["before"]
-    toes, measure = solve.with_toes(motion, contacts), _measure(body, motion, contacts)
-    scores = [
-        _bar_score(report(solve._judged(m, toes, body, measure), body, m, source=motion), before) for m in finished
-    ]
+    toes, measure = with_toes(motion, contacts), _measure(body, motion, contacts)
+    scores = [_bar_score(report(_judged(m, toes, body, measure), body, m, source=motion), before) for m in finished]
     kept = _bar_score(rep["after"], before)
     assert kept == min(scores)
     assert out is finished[scores.index(min(scores))]
@@ -101,7 +102,7 @@ def test_a_result_missing_a_bar_is_solved_again_and_the_better_by_the_bars_kept(
 def _measure(body, motion, contacts) -> dict:
     """The solve's analysis settings (its defaults, the input's ground)."""
     o = PhysicsOptions()
-    ground = analyse(motion, solve.with_toes(motion, contacts), body).support.ground
+    ground = analyse(motion, with_toes(motion, contacts), body).support.ground
     return {"smooth": o.smooth, "free_fall": o.free_fall, "heel": o.heel, "width": o.width, "ground": ground}
 
 

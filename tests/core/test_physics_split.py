@@ -29,7 +29,7 @@ def walk():
     from core.contacts import detect_contacts
     from core.io.bvh import read_bvh
     from core.physics.metrics import analyse
-    from core.physics.solve import with_toes
+    from core.physics.planting import with_toes
     from tests.conftest import shared_file
 
     motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, None)).scaled(1.4)
@@ -167,7 +167,7 @@ def test_a_limit_made_impossible_by_hand_stays_over_and_is_named_with_gravity_al
     # by hand, on a frame with the left foot alone on the ground: |Σ mᵢ g (cᵢ − p) × up − (c − p) × M g up|
     # over the left foot's subtree and the whole body, p the ankle, c the CoM on the ground
     from core.physics.metrics import analyse
-    from core.physics.solve import with_toes
+    from core.physics.planting import with_toes
 
     toes = with_toes(motion, contacts)
     an = analyse(out, toes, body, ground=analyse(motion, toes, body).support.ground)

@@ -18,7 +18,9 @@ from core.limbs import standing_height
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
 from core.physics.metrics import analyse, report
-from core.physics.solve import PhysicsOptions, physics_retarget, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.planting import with_toes
+from core.physics.solve import physics_retarget
 from core.physics.support import hull_chain, hull_edges
 from core.physics.units import likely_unit
 from tests.conftest import shared_file

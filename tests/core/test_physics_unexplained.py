@@ -8,8 +8,11 @@ from core import synthetic
 from core.contacts import detect_contacts
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
+from core.physics.guard import _do_no_harm
 from core.physics.metrics import analyse
-from core.physics.solve import PhysicsOptions, _do_no_harm, _plant, physics_retarget, with_toes
+from core.physics.options import PhysicsOptions
+from core.physics.planting import _plant, with_toes
+from core.physics.solve import physics_retarget
 from core.physics.unexplained import unexplained
 
 FPS = 60.0

@@ -8,7 +8,8 @@ from core.io.bvh import read_bvh
 from core.physics.body import body_model
 from core.physics.dynamics import torque_ratios
 from core.physics.metrics import analyse, analyse_changed, changed_frames, flight_figures, flight_series, report
-from core.physics.solve import _plant, _shift_root, state_joints, with_toes  # planted as the solver plants
+from core.physics.plan import _shift_root, state_joints
+from core.physics.planting import _plant, with_toes  # planted as the solver plants
 from tests.conftest import shared_file
 
 

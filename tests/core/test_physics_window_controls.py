@@ -5,7 +5,7 @@ moved the *measured* ZMP and torques while the real accelerations grew: on 131_0
 input's, ZMP "inside" 91 % with the 0.2 s window and 1 % re-measured with a 0.1 s one (the input: 58 % and 56 %).
 The plans now pay for the shift's exact acceleration that the window does not see (:mod:`core.physics.balance`):
 jerk ×1.19, ZMP inside 94 % and 60 %; with planting easing a heel raised on its toe instead of letting the ankle go at
-once (:func:`core.physics.solve.eased_anchors`) and the final plan pulling back to the input, jerk ×1.11, ZMP inside
+once (:func:`core.physics.planting.eased_anchors`) and the final plan pulling back to the input, jerk ×1.11, ZMP inside
 95 % and 58 %."""
 
 import numpy as np
@@ -15,7 +15,8 @@ from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
 from core.physics.metrics import analyse, report
-from core.physics.solve import physics_retarget, with_toes
+from core.physics.planting import with_toes
+from core.physics.solve import physics_retarget
 from tests.conftest import shared_file
 
 

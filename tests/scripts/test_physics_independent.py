@@ -13,7 +13,7 @@ walk 02_01 (240 frames): ZMP inside 100 % → 100 %; 0 → 0 frames over a torqu
 0.8842 → 0.8845. Jump 01_01 (200 frames): ZMP inside 100 % → 99.3 %; 0 → 0 frames over a limit; worst
 0.9839 → 0.9877; flight CoM from its parabola 0.41 → 0.95 mm RMS (4.7 mm at most, at the phase's ends: this
 flight is found on the written feet without hysteresis and is a few frames longer), RMS angular-momentum
-change 1.4 % → 3.0 % (11 % from the phase's start to its end). Before solve.held_toes kept the toes a planted
+change 1.4 % → 3.0 % (11 % from the phase's start to its end). Before planting.held_toes kept the toes a planted
 retarget holds, the same slice read: ZMP inside 98.68 % → 98.64 %; 6 → 8 frames over a limit (125, the
 landing frame, where this detector has the left toe alone on the floor a frame before the other, and 138 at
 1.0004 against the project's 0.9993); flight 1.633 → 1.636 mm RMS (max 2.9 mm); and, with the project's contacts
