@@ -37,7 +37,8 @@ from .support import Support, convex_hull, from_ground, to_ground
 class Analysis(NamedTuple):
     """Everything measured on a clip: kinematics, support, ZMP (T, 3) scene units and its
     free-fall flag (T,), inverse dynamics (joint torques N·m, ground forces), CoM (T, 3) m,
-    angular momentum about it (T, 3) kg·m²/s (None when not asked for: :func:`analyse`)."""
+    angular momentum about it (T, 3) kg·m²/s (None when not asked for: :func:`analyse`), and the frames of the
+    flights of the motion this one was made from (T,) bool, None when it is its own (:func:`flights`)."""
 
     kin: Kinematics
     support: Support
@@ -46,6 +47,7 @@ class Analysis(NamedTuple):
     dynamics: InverseDynamics
     com: np.ndarray
     angular_momentum: np.ndarray | None
+    flown: np.ndarray | None = None
 
     @property
     def torques(self) -> np.ndarray:
@@ -68,6 +70,7 @@ def analyse(
     least: bool = True,
     world: tuple[np.ndarray, np.ndarray] | None = None,
     turned: tuple | None = None,
+    flown: np.ndarray | None = None,
 ) -> Analysis:
     """:class:`Analysis` of ``motion`` with its contacts (feet and/or toes) and body model.
 
@@ -78,7 +81,8 @@ def analyse(
     evaluations only need the ZMP and the torques). split: the double-support ground-force split
     to hold instead of solving for it (:func:`.dynamics.inverse_dynamics`; finite differences). world: the
     motion's forward kinematics (positions (T, J, 3) scene units, orientations (T, J, 4)) when already known;
-    turned: the joints whose world orientations are a known clip's (:func:`.dynamics.segment_kinematics`).
+    turned: the joints whose world orientations are a known clip's (:func:`.dynamics.segment_kinematics`); flown
+    (T,) bool: the frames of the flights of the motion this one was made from (the solve's input), one clip's.
     """
     kin = segment_kinematics(motion, body, smooth, world=world, clips=clips, turned=turned)
     if support is None:
@@ -88,7 +92,8 @@ def analyse(
     p, flag = zmp(kin, body, support.ground, free_fall, wrench)
     dynamics = inverse_dynamics(kin, body, support, free_fall, least, split, wrench)
     angular = momentum(kin, body)[1] if momentum_about_com else None
-    return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular)
+    flown = None if flown is None else np.tile(np.asarray(flown, dtype=bool), clips)
+    return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular, flown)
 
 
 CHANGED = 1e-9  # scene units (translations) and quaternion components: frames differing by less are unchanged
@@ -177,7 +182,8 @@ def analyse_changed(
         start, stop = max(lo - 2 * half, 0), min(hi + 2 * half, t)
         part = slice(start, stop)
         sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
-        sub = analyse(motion.frames(part), sub_contacts, body, **kw)
+        sub_kw = kw if kw.get("flown") is None else dict(kw, flown=kw["flown"][part])
+        sub = analyse(motion.frames(part), sub_contacts, body, **sub_kw)
         if (previous.angular_momentum is None) != (sub.angular_momentum is None):
             raise ValueError("analyse_changed: the previous analysis was made with other options")
         # a change within a window of the clip's first or last frame reaches every frame of that one-sided window
@@ -204,29 +210,23 @@ def flight_phases(support_any: np.ndarray, min_frames: int = 3) -> np.ndarray:
     return spans[spans[:, 1] - spans[:, 0] >= min_frames]
 
 
-def flights(support_any: np.ndarray, free_fall: np.ndarray, min_frames: int = 3) -> np.ndarray:
+def flights(
+    support_any: np.ndarray, free_fall: np.ndarray, min_frames: int = 3, flown: np.ndarray | None = None
+) -> np.ndarray:
     """(S, 2) the :func:`flight_phases` that are real flights: on most of their frames the vertical
-    ground force is under the free-fall threshold (``free_fall`` (T,) bool). A foot lost by contact
+    ground force is under the free-fall threshold (``free_fall`` (T,) bool), or (``flown`` (T,) bool, the frames
+    of the flights of the motion this one was made from) over a flight of that motion. A foot lost by contact
     detection in a dance is not a jump, nor is a child sitting on a climbing frame: neither the
     solver's ballistic goals nor the report's flight figures count them
-    (:mod:`.unexplained` names the long ones)."""
+    (:mod:`.unexplained` names the long ones). But a flight the solve slowed until most of its frames ask for more
+    than the free-fall threshold is still the performance's flight, now off its parabola: counted by its own frames
+    alone, the report read no flight there, and the solve's judges let a trial slow it for free (CMU 05_06 at 1.4×
+    onto 90 kg: the input's flight on frames 442–496, 38.3 mm RMS from its parabola, left 11.3 mm off — 24.1 mm at
+    worst — and reported as 0.00 mm over no flight frames)."""
     phases = flight_phases(support_any, min_frames)
-    real = [np.asarray(free_fall)[a:b].mean() >= 0.5 for a, b in phases]
+    free = np.asarray(free_fall)
+    real = [free[a:b].mean() >= 0.5 or (flown is not None and bool(flown[a:b].any())) for a, b in phases]
     return phases[np.array(real, dtype=bool)] if len(phases) else phases
-
-
-def result_flights(after: Analysis, before: Analysis, min_frames: int = 3) -> np.ndarray:
-    """(S, 2) the flights a result is judged on: its own (:func:`flights`) and each of its stretches without
-    support that overlaps a flight of ``before`` (its input). A flight the solve slowed until most of its frames
-    ask for more than the free-fall threshold is still the performance's flight, now off its parabola: counted by
-    its own frames alone, the report read no flight there (CMU 05_06 at 1.4× onto 90 kg: the input's flight on
-    frames 442–496, 38.3 mm RMS from its parabola, left 11.3 mm off — 24.1 mm at worst — and reported as 0.00 mm
-    over no flight frames)."""
-    own = {(int(a), int(b)) for a, b in flights(after.support.any, after.free_fall, min_frames)}
-    was = flights(before.support.any, before.free_fall, min_frames)
-    phases = flight_phases(after.support.any, min_frames)
-    keep = [(int(a), int(b)) in own or bool(np.any((was[:, 0] < b) & (was[:, 1] > a))) for a, b in phases]
-    return phases[np.array(keep, dtype=bool)] if len(phases) else phases
 
 
 def flight_momentum_change(an: Analysis, body: BodyModel, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -477,10 +477,8 @@ def flight_series(
     fps: float,
     min_flight: int = 3,
     known: tuple[Analysis, list[FlightSeries]] | None = None,
-    phases: np.ndarray | None = None,
 ) -> list[FlightSeries]:
-    """The per-frame figures of every flight (:func:`flights`, or ``phases`` (S, 2) when given: e.g.
-    :func:`result_flights`) that :func:`report` and :func:`flight_figures` sum up.
+    """The per-frame figures of every flight (:func:`flights`) that :func:`report` and :func:`flight_figures` sum up.
 
     known: (an analysis of a motion that differs from this one on a few frames, its flight series): a flight with
     the same frames there over which both analyses read the same (:func:`_same_over`) is taken from it (the same
@@ -489,7 +487,7 @@ def flight_series(
     a = analysis
     reuse = {} if known is None else {(f.start, f.stop): f for f in known[1]}
     out = []
-    for start, stop in flights(a.support.any, a.free_fall, min_flight) if phases is None else phases:
+    for start, stop in flights(a.support.any, a.free_fall, min_flight, a.flown):
         start, stop = int(start), int(stop)
         old = reuse.get((start, stop))
         if old is not None and _same_over(a, known[0], start, stop):

@@ -194,6 +194,7 @@ def _repair_torques(
                 pin[-ramp:] = 1e4
             sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
             sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
+            sub_measure = measure if measure.get("flown") is None else dict(measure, flown=measure["flown"][part])
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
             closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused
             start = None  # (stretch, its analysis, its plan's Jacobian) of the search from zero: a restart's
@@ -203,13 +204,13 @@ def _repair_torques(
                     sub, sub_an, jacobian = start
                 else:
                     sub, jacobian = trial.frames(part), None
-                    sub_an = analyse(sub, sub_contacts, body, **measure)
+                    sub_an = analyse(sub, sub_contacts, body, **sub_measure)
                 trial = trial_an = None  # the last trial's whole-clip copies: not kept through the plan
                 held = None  # None: _balance holds the stretches held off the floor; then the flights too
                 if hold_flights:
                     held = unexplained(sub_an, body, motion.fps, reach=np.inf)[0] | _flying(sub_an)
                 _, plan = _balance(
-                    sub, sub_an, sub_contacts, sub_feet, body, local, measure, None, jacobian=jacobian, vertical=True,
+                    sub, sub_an, sub_contacts, sub_feet, body, local, sub_measure, None, jacobian=jacobian, vertical=True,
                     pin=pin, hold=held,
                 )  # fmt: skip
                 if from_zero and start is None:

@@ -114,17 +114,7 @@ from .feasibility import landing_bound
 from .filter_pass import _keys, _pass
 from .flights import _final_flight, _flying, airborne
 from .guard import _bar_score, _do_no_harm, _guard_torques, _judged
-from .metrics import (
-    Analysis,
-    analyse,
-    flight_series,
-    flights,
-    report,
-    result_flights,
-    torque_causes,
-    torque_regressions,
-    zmp_inside,
-)
+from .metrics import Analysis, analyse, report, torque_causes, torque_regressions, zmp_inside
 from .metrics import series as physics_series
 from .options import PhysicsOptions
 from .plan import _balance, state_joints
@@ -281,6 +271,9 @@ def physics_retarget(
         contacts = toes if opts.toes else feet
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         before = analyse(motion, contacts, body, **measure)
+        # every later analysis judges the input's flights as flights, however the solve leaves them (:func:`.flights`)
+        measure["flown"] = _flying(before)
+        before = before._replace(flown=measure["flown"])
         feet = planting_anchors(motion, feet, toes, before, body, opts)
         # the plans hold the stretches held off the floor; a ZMP far beyond the feet is named after the
         # solve where it still is (held by the plans, a synthetic walk the solve balances on 79 % of its
@@ -358,13 +351,9 @@ def physics_retarget(
     state = state_joints(body, opts.spine_joints)  # the filter's (the solver's body: the same skeleton and roles)
     body = report_body
     before, after = judged_in, judged
-    phases = result_flights(after, before)  # the input's flights stay flights, however the solve left them
-    if after_report is None or not np.array_equal(phases, flights(after.support.any, after.free_fall)):
-        flown = flight_series(after, body, motion.fps, phases=phases)
-        after_report = report(after, body, out, source=motion, flight=flown)
     rep = {
         "before": report(before, body, motion) if was is None else was,
-        "after": after_report,
+        "after": report(after, body, out, source=motion) if after_report is None else after_report,
         "torque_worse": torque_regressions(before, after, body),
         "torque_causes": [
             c

@@ -1,8 +1,6 @@
-"""The report judges a result's flights on the input's flights too: a flight the solve slowed until most of its
-frames ask for more than the free-fall threshold is still the performance's flight, and its distance from the
-parabola is reported, not dropped with the phase (:func:`core.physics.metrics.result_flights`)."""
-
-from types import SimpleNamespace
+"""The solve and its report judge a result's flights on the input's flights too: a flight the solve slowed until most
+of its frames ask for more than the free-fall threshold is still the performance's flight, and its distance from the
+parabola is reported, not dropped with the phase (:func:`core.physics.metrics.flights`' ``flown``)."""
 
 import numpy as np
 
@@ -10,7 +8,7 @@ from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics.body import body_model
-from core.physics.metrics import result_flights
+from core.physics.metrics import flights
 from core.physics.options import PhysicsOptions
 from core.physics.solve import physics_retarget
 from core.physics.units import likely_unit
@@ -18,23 +16,18 @@ from tests.conftest import shared_file
 from tests.physics_reference import flight_phase, world_pose
 
 
-def _analysis(support: np.ndarray, free_fall: np.ndarray) -> SimpleNamespace:
-    return SimpleNamespace(support=SimpleNamespace(any=support), free_fall=free_fall)
-
-
 def test_unsupported_stretches_over_an_input_flight_count_and_the_others_by_their_own_frames():
     t = 80
-    before_support, before_free = np.ones(t, bool), np.zeros(t, bool)
-    before_support[10:20] = False
-    before_free[10:20] = True  # the input's one flight
+    flown = np.zeros(t, bool)
+    flown[10:20] = True  # the input's one flight
     support, free = np.ones(t, bool), np.zeros(t, bool)
     support[9:21] = False  # the result's stretch over it: 3 of 12 frames in free fall (slowed)
     free[12:15] = True
     support[40:45] = False  # no foot down, carrying weight, no flight in the input: a lost contact
     support[60:70] = False  # the result's own flight
     free[60:70] = True
-    phases = result_flights(_analysis(support, free), _analysis(before_support, before_free))
-    assert phases.tolist() == [[9, 21], [60, 70]]
+    assert flights(support, free, flown=flown).tolist() == [[9, 21], [60, 70]]
+    assert flights(support, free).tolist() == [[60, 70]]  # by their own frames alone
 
 
 def test_a_flight_the_solve_leaves_off_its_parabola_is_reported_as_measured():
