@@ -222,20 +222,20 @@ def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
     arms |= {
         s: (bone_above(skeleton, fores[s]), fores[s], bone_below(skeleton, fores[s])) for s in fores if s not in hands
     }
-    if arms:
+    if len(arms) == 2:
         return arms
     from .retarget.topology import arm_runs, topology_labels  # the body's structure (it imports this module)
 
-    try:
+    try:  # one side named, the other not (a renamed or custom bone): both from the structure, as find_hands did
         labels = topology_labels(skeleton)
         runs = arm_runs(skeleton)
     except ValueError:
-        return {}
+        return arms
     if all(f"hand.{s}" in labels for s in "LR"):
         chains = [tuple(labels[f"{k}.{s}"] for k in ("upper_arm", "forearm", "hand")) for s in "LR"]
         return {a: _leaf_checked(skeleton, *chain) for a, chain in zip("AB", chains)}
     chains = [_leaf_checked(skeleton, *(run[-3:] if len(run) >= 3 else (None, *run))) for run in runs]
-    return dict(zip("AB", chains)) if len(runs) == 2 and all(chains) else {}
+    return dict(zip("AB", chains)) if len(runs) == 2 and all(chains) else arms
 
 
 def _leaf_checked(skeleton: Skeleton, upper: int | None, fore: int, hand: int) -> tuple[int, int, int | None] | None:

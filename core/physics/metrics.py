@@ -92,6 +92,8 @@ def analyse(
     p, flag = zmp(kin, body, support.ground, free_fall, wrench)
     dynamics = inverse_dynamics(kin, body, support, free_fall, least, split, wrench)
     angular = momentum(kin, body)[1] if momentum_about_com else None
+    if flown is not None and len(flown) * clips != motion.n_frames:
+        raise ValueError(f"flown has {len(flown)} frames for clips of {motion.n_frames // clips}")
     flown = None if flown is None else np.tile(np.asarray(flown, dtype=bool), clips)
     return Analysis(kin, support, p, flag, dynamics, center_of_mass(kin, body), angular, flown)
 
@@ -169,6 +171,8 @@ def analyse_changed(
     t = motion.n_frames
     idx = np.flatnonzero(changed)
     kw = dict(measure, smooth=smooth, ground=ground)
+    if kw.get("flown") is None and previous.flown is not None:  # the same frames: the previous analysis' flights
+        kw["flown"] = previous.flown
     if not len(idx):
         return previous
     half = window_half(smooth, motion.fps, 3) if smooth > 0 else 1

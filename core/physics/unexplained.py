@@ -13,7 +13,7 @@ Two tests on the input's own measures, both honest (they read the motion, not th
 
 - **Held, not flying**: a stretch of at least ``min_seconds`` without any foot contact whose
   vertical ground force — from the centre of mass's acceleration, F = m·(g + a_up) — is at or
-  above the free-fall threshold on most of its frames (:func:`.solve.airborne`'s rule the other
+  above the free-fall threshold on most of its frames (:func:`.flights.airborne`'s rule the other
   way round). Shorter stretches are usually a contact missed on the toes (a pirouette, a quick
   step): the solver bridges them.
 - **Supported beyond the feet**: a run of contact frames with the ZMP outside the feet's

@@ -266,10 +266,13 @@ def find_hips(skeleton: Skeleton) -> tuple[int, list[int]]:
 
 def arm_runs(skeleton: Skeleton) -> list[list[int]]:
     """The chest's two most alike major branches (the arms, as :func:`topology_labels` takes them), each
-    followed down its main children to a leaf; [] without a chest. ValueError without a humanoid structure."""
+    followed down its main children to its hand (:func:`_hand_index`: the joint that splits into fingers, else the
+    leaf; a run to a fingertip took finger joints for the forearm and hand); [] without a chest. ValueError without
+    a humanoid structure."""
     tree, hips = _body_tree(skeleton)
     spine = _spine(tree, _spine_start(tree, tree.majors(hips)))
-    return [tree.run(c) for c in _alike(tree, tree.majors(spine[-1], False))] if spine else []
+    runs = [tree.run(c) for c in _alike(tree, tree.majors(spine[-1], False))] if spine else []
+    return [run[: (_hand_index(tree, run) or len(run) - 1) + 1] for run in runs]
 
 
 def _spine_start(tree: _Tree, branches: list[int]) -> int:

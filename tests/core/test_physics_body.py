@@ -119,6 +119,18 @@ def test_a_cmu_capture_without_hands_keeps_its_arms(tips, anonymous):
         assert b.masses[list(keep).index(k)] == pytest.approx(a.masses[k], rel=1e-9)
 
 
+def test_one_arm_named_and_the_other_not_keeps_both():
+    """A rig whose right hand and forearm carry names the tables do not know (a custom bone) kept only its named
+    left arm: the topology, which the hands-only search fell back to when names found fewer than two, was not
+    asked, and the right arm's 5 % of the mass went to the trunk and legs."""
+    sk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).skeleton
+    names = ["bone_x" if n == "RightHand" else "bone_y" if n == "RightForeArm" else n for n in sk.names]
+    renamed = dataclasses.replace(sk, names=tuple(names))
+    a, b = (body_model(x, 90.0, unit=0.0254, up=UP) for x in (sk, renamed))
+    assert not b.missing
+    assert np.allclose(a.masses, b.masses) and np.allclose(a.com_local, b.com_local)
+
+
 def legs_only(skeleton: Skeleton) -> Skeleton:
     """``skeleton`` without the spine (and all above it): a pelvis and two legs."""
     spine = [n for n in skeleton.names if skeleton.parents[skeleton.index(n)] == 0 and "Leg" not in n]
