@@ -143,6 +143,12 @@ def _spliced_support(old: Support, new: Support, keep: slice, offset: int) -> Su
     return out
 
 
+def options_for(measure: dict, part: slice) -> dict:
+    """:func:`analyse`'s options ``measure`` for the frames ``part`` of the clip they were made for: its per-frame
+    option (``flown``, the input's flight frames) cut to them."""
+    return measure if measure.get("flown") is None else dict(measure, flown=measure["flown"][part])
+
+
 def analyse_changed(
     motion: Motion,
     contacts: Contacts,
@@ -186,8 +192,7 @@ def analyse_changed(
         start, stop = max(lo - 2 * half, 0), min(hi + 2 * half, t)
         part = slice(start, stop)
         sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
-        sub_kw = kw if kw.get("flown") is None else dict(kw, flown=kw["flown"][part])
-        sub = analyse(motion.frames(part), sub_contacts, body, **sub_kw)
+        sub = analyse(motion.frames(part), sub_contacts, body, **options_for(kw, part))
         if (previous.angular_momentum is None) != (sub.angular_momentum is None):
             raise ValueError("analyse_changed: the previous analysis was made with other options")
         # a change within a window of the clip's first or last frame reaches every frame of that one-sided window

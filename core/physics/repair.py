@@ -49,7 +49,16 @@ from ..motion import Motion
 from .derivatives import window_half
 from .dynamics import torque_ratios
 from .flights import _flights_kept, _flights_restored, _flying
-from .metrics import Analysis, analyse, analyse_changed, changed_frames, flight_series, report, torque_regressions
+from .metrics import (
+    Analysis,
+    analyse,
+    analyse_changed,
+    changed_frames,
+    flight_series,
+    options_for,
+    report,
+    torque_regressions,
+)
 from .plan import _balance, _shift_root, state_joints
 from .planting import _plant_span, _replanted
 from .unexplained import unexplained
@@ -194,7 +203,7 @@ def _repair_torques(
                 pin[-ramp:] = 1e4
             sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
             sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
-            sub_measure = measure if measure.get("flown") is None else dict(measure, flown=measure["flown"][part])
+            sub_measure = options_for(measure, part)
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
             closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused
             start = None  # (stretch, its analysis, its plan's Jacobian) of the search from zero: a restart's
