@@ -263,7 +263,8 @@ def _feet_or_none(skeleton, up: np.ndarray) -> list[int]:
 
 
 def detect_hand_contacts(motion: Motion, **options) -> Contacts:
-    """Contacts of both hands (:func:`core.limbs.find_hands`: by name, else by topology), same rule and options."""
+    """Contacts of both hands (:func:`core.limbs.find_hands`: the arms' hands, by name else by structure), same rule
+    and options; ValueError when the rig has no hand joints (an arm that ends at the forearm has none)."""
     hands = find_hands(motion.skeleton)
     if not hands:
         raise ValueError("no hand joints recognised by name or topology; pass joints= to detect_contacts")

@@ -187,23 +187,17 @@ def find_feet(skeleton: Skeleton, up: np.ndarray | None = None) -> dict[str, tup
 
 
 def find_hands(skeleton: Skeleton) -> dict[str, int]:
-    """Hand (wrist) joint per side, by name, else by topology (sides "A", "B", as :func:`find_feet`);
-    what the names give (one side, or none) when the topology finds no arms either.
+    """Hand (wrist) joint per side: the hands of :func:`find_arms` (by name, else by the body's structure), a side
+    whose arm ends at the forearm (its hand deleted) left out; sides as :func:`find_arms` gives them.
 
-    A rig whose names say nothing (``bone17``; a custom rig mapped by hand) had its arms left out of
-    the physics' body model: their 10 % of the mass spread over the trunk and legs."""
-    hands = find_by_base(skeleton, HAND_BASES)
-    if len(hands) == 2:
-        return hands
-    from .retarget.topology import topology_labels  # the body's structure (it imports this module)
-
+    One search for the arms and their hands, so that hand contacts and the physics' body model see the same
+    hands (a rig whose names say nothing had its hands found by the topology's labels alone before, and none
+    where only the chest's branches tell the arms)."""
     try:
-        labels = topology_labels(skeleton)
-    except ValueError:
-        return hands
-    if all(f"hand.{s}" in labels for s in "LR"):
-        return {a: labels[f"hand.{s}"] for a, s in zip("AB", "LR")}
-    return hands
+        arms = find_arms(skeleton)
+    except ValueError:  # a named hand without two bones above it: no arm, but still a hand
+        return find_by_base(skeleton, HAND_BASES)
+    return {side: arm[2] for side, arm in arms.items() if arm[2] is not None}
 
 
 def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
@@ -226,7 +220,7 @@ def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
         return arms
     from .retarget.topology import arm_runs, topology_labels  # the body's structure (it imports this module)
 
-    try:  # one side named, the other not (a renamed or custom bone): both from the structure, as find_hands did
+    try:  # one side named, the other not (a renamed or custom bone): both from the structure
         labels = topology_labels(skeleton)
         runs = arm_runs(skeleton)
     except ValueError:

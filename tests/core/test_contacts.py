@@ -320,3 +320,23 @@ def test_limb_chain_counts_a_twist_joint_in_the_chain_with_the_bone_above():
     rolled = ["Hips", "LeftUpLeg", "LeftUpLegRoll", "LeftLeg", "LeftLegRoll", "LeftFoot"]  # a roll joint in the chain
     sk = Skeleton(rolled, [-1, 0, 1, 2, 3, 4], np.tile([0.0, -0.2, 0.0], (6, 1)))
     assert limb_chain(sk, 5) == (1, 3, 5)
+
+
+@pytest.mark.parametrize("convention", ["cmu_cgspeed", "cmu_3dsmax", "mixamo", "unreal", "rigify", "daz_genesis"])
+def test_hands_are_the_arms_hands(convention):
+    """One search for arms and hands (:func:`core.limbs.find_arms`): named or not, the hands are the wrists of
+    the physics' arms; a rig whose hands were deleted has none, where the hands' own search had taken each
+    forearm (the elbow) for the hand and detected hand contacts at the elbows."""
+    from core.limbs import find_arms
+    from tests import rigs
+
+    whole = rigs.build(convention, a_pose=30.0)
+    canon = rigs.canonical_names(convention)
+    anonymous = replace(whole, names=tuple(f"bone{j}" for j in range(whole.n_joints)))
+    wrists = {whole.index(canon[f"hand.{s}"]) for s in "LR"}
+    assert set(find_hands(whole).values()) == set(find_hands(anonymous).values()) == wrists
+    assert {arm[2] for arm in find_arms(anonymous).values()} == wrists
+    stripped, _ = rigs.pruned(whole, [canon["hand.L"], canon["hand.R"]], tips=True)
+    assert find_hands(stripped) == {}
+    with pytest.raises(ValueError, match="no hand joints"):
+        detect_hand_contacts(Motion.rest(stripped, 4, 30.0))
