@@ -192,26 +192,7 @@ def _do_no_harm(
     count_in, worst_in = int((ratio_in > 1.0).sum()), float(ratio_in.max(initial=0.0))
     phases = [(int(a), int(b)) for a, b in airborne(before) if a > 0 and b < t]
     change_in = {p: _phase_momentum_change(before, body, *p) for p in phases}
-    up = smoothstep_bump(ramp)[:ramp]  # rising flank, 0 < … < 1
     raised = torque_ratios(an.torques, body).max(axis=1) > worst_in  # the solve's peaks, not the guard's ramps'
-
-    def spread(mask: np.ndarray, pad: int) -> np.ndarray:
-        """1 on ``mask`` grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond; a frame within
-        ``pad`` of a clip edge grown over the whole one-sided window its derivatives come from (the first or
-        last 2·pad + 1 frames, :func:`.derivatives.savgol`)."""
-        grown = mask.copy()
-        for f in np.flatnonzero(mask):
-            lo, hi = (0, 2 * pad + 1) if f < pad else (f - pad, f + pad + 1)
-            lo = t - 1 - 2 * pad if f > t - 1 - pad else lo
-            grown[max(lo, 0) : hi] = True
-        out = grown.astype(float)
-        for f in np.flatnonzero(grown & ~np.roll(grown, 1)):  # a rise into the grown span at f
-            lo = max(f - ramp, 0)
-            out[lo:f] = np.maximum(out[lo:f], up[ramp - (f - lo) :])
-        for f in np.flatnonzero(grown & ~np.roll(grown, -1)):  # a fall after f
-            hi = min(f + 1 + ramp, t)
-            out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
-        return out
 
     def shortfall(a: Analysis) -> tuple[tuple, list, list, list]:
         ratio = torque_ratios(a.torques, body).max(axis=1)
@@ -256,7 +237,7 @@ def _do_no_harm(
     best, best_an = motion, an
     flights_kept = _flights_keeper(an, body, fps)  # the solve's flights
     if held is not None and held.any():
-        level = spread(held, 0)
+        level = spread_mask(held, 0, ramp)
         best, best_an = realise(level)
     current = shortfall(best_an)
     score = current[0]
@@ -265,11 +246,11 @@ def _do_no_harm(
             break
         give = np.zeros(t, dtype=bool)
         give[_clusters_to_give(current[1], current[0], 2 * reach, current[3])] = True
-        want = spread(give, reach) if give.any() else np.zeros(t)
+        want = spread_mask(give, reach, ramp) if give.any() else np.zeros(t)
         for a, b in current[2]:
             span = np.zeros(t, dtype=bool)
             span[a:b] = True
-            want = np.maximum(want, spread(span, 0))
+            want = np.maximum(want, spread_mask(span, 0, ramp))
         if not (want > level + 1e-9).any():
             break
         was, level = level, np.maximum(level, want)
@@ -283,6 +264,27 @@ def _do_no_harm(
         elif under_limits:  # its ramps raised another peak: giving that back too would walk through the clip
             break
     return best, best_an
+
+
+def spread_mask(mask: np.ndarray, pad: int, ramp: int) -> np.ndarray:
+    """(T,) 1 on ``mask`` (T,) bool grown by ``pad`` frames, smoothstep flanks of ``ramp`` frames beyond; a frame
+    within ``pad`` of a clip edge grown over the whole one-sided window its derivatives come from (the first or last
+    2·pad + 1 frames, :func:`.derivatives.savgol`): the level at which a stage gives frames back."""
+    t = len(mask)
+    up = smoothstep_bump(ramp)[:ramp]  # rising flank, 0 < … < 1
+    grown = mask.copy()
+    for f in np.flatnonzero(mask):
+        lo, hi = (0, 2 * pad + 1) if f < pad else (f - pad, f + pad + 1)
+        lo = t - 1 - 2 * pad if f > t - 1 - pad else lo
+        grown[max(lo, 0) : hi] = True
+    out = grown.astype(float)
+    for f in np.flatnonzero(grown & ~np.roll(grown, 1)):  # a rise into the grown span at f
+        lo = max(f - ramp, 0)
+        out[lo:f] = np.maximum(out[lo:f], up[ramp - (f - lo) :])
+    for f in np.flatnonzero(grown & ~np.roll(grown, -1)):  # a fall after f
+        hi = min(f + 1 + ramp, t)
+        out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
+    return out
 
 
 def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict) -> Analysis:

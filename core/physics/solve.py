@@ -70,6 +70,7 @@ module's job), its foot contacts and the target's :class:`~.body.BodyModel`. Ste
    momentum never), so a rule on the bars missed that skips the retry on jump_01_01_rest or the cartwheel would
    lose those rows' tie-break wins (skipped on the cartwheel: 163 frames over a limit instead of 146, ZMP inside
    58.2 % instead of 65.0 %): not taken.
+11. Jerk trim (:mod:`.jerk_trim`): what the solve added, smoothed along time as far as every figure allows.
 
 Where the input is under every torque limit and already balanced, the solve works on limits scaled by
 the input's worst |τ|/limit (:func:`solver_body`): the plans, the filter's torque rows, the guard and the
@@ -114,6 +115,7 @@ from .feasibility import landing_bound
 from .filter_pass import _keys, _pass
 from .flights import _final_flight, _flying, airborne
 from .guard import _bar_score, _do_no_harm, _guard_torques, _judged
+from .jerk_trim import trim_added_jerk
 from .metrics import Analysis, analyse, report, torque_causes, torque_regressions, zmp_inside
 from .metrics import series as physics_series
 from .options import PhysicsOptions
@@ -345,6 +347,15 @@ def physics_retarget(
                 after_second = report(judged_second, report_body, second[0], source=motion)
                 if _bar_score(after_second, was) < score:
                     (out, an, searched, _), judged, after_report = second, judged_second, after_second
+        trim_span = 0.0
+        if opts.trim_jerk:  # what the solve added, smoothed as far as every figure allows (:mod:`.jerk_trim`)
+            was = report(judged_in, report_body, motion) if was is None else was
+            after_report = report(judged, report_body, out, source=motion) if after_report is None else after_report
+            trim = (judged, after_report, was, judged_in, contacts, report_body, measure, hold, step.span(0.995, 1.0))
+            out, trimmed, after_report, trim_span = trim_added_jerk(motion, out, *trim)
+            if trim_span:
+                judged = trimmed
+                an = trimmed if body is report_body else _judged(out, contacts, body, measure)
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
@@ -369,6 +380,7 @@ def physics_retarget(
         "unexplained": unexplained_spans,
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
+        "jerk_trim_s": trim_span,
         "key_frames": int(len(keys)),
         "state_dimension": 3 + 3 * len(state[1]),
         "state_joints": [body.skeleton.names[j] for j in [state[0], *state[1]]],
