@@ -17,7 +17,7 @@ from core.contacts import detect_contacts, foot_skating
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics.body import body_model
-from core.physics.jerk_trim import TRIM_SPANS, smooth_frames, smoothed_change
+from core.physics.jerk_trim import TRIM_SPANS, _kept, smooth_frames, smoothed_change
 from core.physics.options import PhysicsOptions
 from core.physics.planting import with_toes
 from core.physics.solve import physics_retarget
@@ -36,22 +36,61 @@ def test_smooth_frames_is_whittakers_smoother(t, span):
     assert np.allclose(smooth_frames(x, span), expected, rtol=1e-9, atol=1e-9 * np.abs(x).max())
 
 
-def test_smoothed_change_keeps_a_smooth_change_and_the_input():
-    """A change that is already smooth (a slow turn of one joint, a slow drift of the root) is put back as it was,
-    and no change is no change."""
-    motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 121))
+def _changed(motion, step_at: int):
+    """``motion`` with a slow turn of one joint, a slow drift of the root and, from ``step_at`` on, a step of that
+    joint (a change that switches on within one frame, as planting's lift does)."""
     t = np.linspace(0.0, 1.0, motion.n_frames)
-    turn = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.2 * np.sin(np.pi * t))
+    angle = 0.2 * np.sin(np.pi * t) + 0.05 * (np.arange(motion.n_frames) >= step_at)
     rotations = motion.rotations.copy()
-    rotations[:, 3] = quat.multiply(rotations[:, 3], turn)
+    rotations[:, 3] = quat.multiply(rotations[:, 3], quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), angle))
     translations = motion.translations.copy()
     translations[:, 0, 0] += 2.0 * t**2
-    changed = dataclasses.replace(motion, rotations=rotations, translations=translations)
-    for tau in TRIM_SPANS:
-        back = smoothed_change(motion, changed, tau)
-        assert np.abs(back.world_positions() - changed.world_positions()).max() < 1e-3  # inches, of a 2 m change
-        same = smoothed_change(motion, motion, tau)
-        assert np.abs(same.world_positions() - motion.world_positions()).max() < 1e-9
+    return dataclasses.replace(motion, rotations=rotations, translations=translations)
+
+
+def test_smoothed_change_smooths_a_step_and_keeps_the_rest():
+    """The change's step is spread (its third difference on the joint's rotation falls), what is smooth stays (the
+    root's drift, the turn away from the step), no change stays none, and ``keep`` 1 keeps the result exactly."""
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 121))
+    changed = _changed(motion, 60)
+    back = smoothed_change(motion, changed, 0.02)
+    jolt = [np.abs(np.diff(quat.log(m.rotations[:, 3]), 3, axis=0)).max() for m in (changed, back)]
+    assert jolt[1] < 0.5 * jolt[0]
+    assert np.allclose(back.translations[:, 0], changed.translations[:, 0], atol=1e-9 * 2.0)  # a quadratic drift
+    away = np.r_[0:50, 70:120]
+    assert np.abs(quat.distance(back.rotations[away, 3], changed.rotations[away, 3])).max() < 1e-3
+    same = smoothed_change(motion, motion, 0.02)
+    assert np.abs(same.world_positions() - motion.world_positions()).max() < 1e-9
+    keep = np.zeros(motion.n_frames)
+    keep[40:80] = 1.0
+    kept = smoothed_change(motion, changed, 0.02, keep)
+    assert np.allclose(kept.rotations[40:80], changed.rotations[40:80], atol=1e-12)
+    assert not np.allclose(kept.rotations[:40], changed.rotations[:40], atol=1e-12)
+
+
+HELD = {
+    "zmp_inside_share": 0.995, "zmp_outside_mean_m": 0.001, "torque_violations": 0, "torque_violation_frames": 0,
+    "torque_worst_ratio": 0.9, "jerk_m_s3": 110.0, "deviation": 0.01, "flight_error_worst_m": 0.0005,
+    "flight_momentum_change_worst": 0.02,
+}  # fmt: skip
+INPUT = {"zmp_inside_share": 0.7, "torque_violation_frames": 9, "torque_worst_ratio": 1.3, "jerk_m_s3": 100.0}
+
+
+def test_kept_refuses_any_figure_worse_than_the_result():
+    """A trial may take the result's place only with every figure as good (within float rounding): less jerk buys
+    nothing else. Each figure worsened alone, by a little, is refused; the same figures, or better ones, are kept."""
+    assert _kept(HELD | {"jerk_m_s3": 100.0}, HELD, INPUT, 0, 0)
+    assert _kept(HELD | {"torque_worst_ratio": 0.85, "zmp_inside_share": 1.0}, HELD, INPUT, 0, 0)
+    worse = [
+        {"zmp_inside_share": 0.994}, {"zmp_outside_mean_m": 0.0011}, {"torque_violations": 1},
+        {"torque_violation_frames": 1, "torque_violations": 1}, {"torque_worst_ratio": 0.901},
+        {"flight_error_worst_m": 0.00051}, {"flight_momentum_change_worst": 0.021}, {"deviation": 0.0102},
+    ]  # fmt: skip
+    for change in worse:
+        assert not _kept(HELD | {"jerk_m_s3": 100.0} | change, HELD, INPUT, 0, 0), change
+    assert not _kept(HELD | {"jerk_m_s3": 100.0}, HELD, INPUT, 1, 0)  # a frame further over than in the input
+    # a bar the result met, lost (the jerk's bar is met at ×1.05 of the input's)
+    assert not _kept(HELD | {"jerk_m_s3": 106.0}, HELD | {"jerk_m_s3": 104.0}, INPUT, 0, 0)
 
 
 def _solve(path: str, scale: float, trim: bool):
@@ -76,8 +115,9 @@ def test_the_trim_takes_the_mixamo_walks_jerk_under_the_bar_and_nothing_else_mov
     jerks = [np.linalg.norm(np.diff(m.world_positions(), 3, axis=0), axis=-1).mean() for m in (motion, plain, trimmed)]
     assert jerks[2] < jerks[1] and jerks[2] <= 1.05 * jerks[0]
     assert b["torque_violation_frames"] <= a["torque_violation_frames"]
-    assert b["zmp_inside_share"] >= min(a["zmp_inside_share"], 0.99)
-    assert b["deviation"] <= max(a["deviation"], 0.015)
+    assert b["torque_worst_ratio"] <= a["torque_worst_ratio"] * (1 + 1e-6)  # smoothed whole it rose 0.757 → 0.763
+    assert b["zmp_inside_share"] >= a["zmp_inside_share"] * (1 - 1e-6)
+    assert b["deviation"] <= a["deviation"] + 1e-4
     flags = with_toes(motion, contacts)
     slides = [foot_skating(m, flags).total_distance * unit for m in (plain, trimmed)]
     assert slides[1] <= 1.01 * slides[0]
