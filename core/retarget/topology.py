@@ -135,16 +135,33 @@ class _Tree:
 
 
 def _alike(tree: _Tree, branches: list[int]) -> tuple[int, int]:
-    """The two branches most alike in length and size (a mirrored pair)."""
+    """The two branches most alike in length and size (a mirrored pair), and in the lengths of their first
+    :data:`MIRROR_BONES` bones (:func:`_bones_apart`): by length and size alone an arm whose hand was deleted was
+    more like the neck than like the other arm (CMU 02_01 without its left hand and names: the neck and head taken
+    for an arm), where its collar, upper arm and forearm are the other arm's."""
     best, pair = np.inf, (branches[0], branches[1])
     for i, a in enumerate(branches):
         for b in branches[i + 1 :]:
             wa, wb = tree.weight(a), tree.weight(b)
             na, nb = tree.sk.subtree(a).sum(), tree.sk.subtree(b).sum()
             cost = abs(wa - wb) / max(wa, wb, 1e-9) + abs(int(na) - int(nb)) / max(na, nb)
+            cost += MIRROR_WEIGHT * _bones_apart(tree, a, b)
             if cost < best:
                 best, pair = cost, (a, b)
     return pair
+
+
+MIRROR_BONES = 3  # a limb's first bones compared by :func:`_alike` (collar, upper arm, forearm; thigh, shin, foot)
+MIRROR_WEIGHT = 2.0  # … against the branches' whole length and size
+
+
+def _bones_apart(tree: _Tree, a: int, b: int) -> float:
+    """Mean relative difference of the lengths of the first :data:`MIRROR_BONES` bones down the runs from ``a`` and
+    ``b`` (as many as the shorter has): 0 for mirrored limbs, however either ends."""
+    ra, rb = tree.run(a), tree.run(b)
+    k = min(MIRROR_BONES, len(ra), len(rb))
+    la, lb = tree.bone[ra[:k]], tree.bone[rb[:k]]
+    return float(np.mean(np.abs(la - lb) / np.maximum(np.maximum(la, lb), 1e-9 * tree.scale)))
 
 
 def _straight(tree: _Tree, pose: np.ndarray, run: list[int], i: int, k: int) -> bool:

@@ -13,6 +13,7 @@ from core import quaternion as quat
 from core import synthetic
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
+from core.limbs import find_arms
 from core.motion import Motion
 from core.physics.body import DE_LEVA, MAX_MISSING_SHARE, body_model
 from core.physics.dynamics import support_from
@@ -212,3 +213,19 @@ def test_a_foot_with_no_leg_is_a_physics_error_naming_it():
         support_from(motion, every)
     with pytest.raises(PhysicsError, match="foot 'RightFoot' has no leg above it"):
         body_model(motion.skeleton, 70.0, up=UP)
+
+
+@pytest.mark.parametrize("convention", ["cmu_cgspeed", "cmu_asf", "mixamo", "daz_genesis", "perception_neuron"])
+def test_an_unnamed_rig_missing_one_hand_keeps_its_arms_and_its_head(convention):
+    """Names say nothing and one hand (with its fingers) is deleted: the chest's most alike branches by length and
+    size alone were the neck and the handless arm (the neck and head took an arm's 5 % of the mass, the head's
+    6.9 % went elsewhere); by their first bones' lengths too they are the two arms again, and the body model puts
+    on every joint what the named rig puts there."""
+    whole = rigs.build(convention, a_pose=30.0)
+    canon = rigs.canonical_names(convention)
+    stripped, keep = rigs.pruned(whole, [canon["hand.L"]], tips=True)
+    anonymous = dataclasses.replace(stripped, names=tuple(f"bone{j}" for j in range(stripped.n_joints)))
+    uppers = {stripped.names[arm[0]] for arm in find_arms(anonymous).values()}
+    assert uppers == {canon["upper_arm.L"], canon["upper_arm.R"]}
+    named, unnamed = (body_model(sk, 70.0, unit=1.0, up=UP) for sk in (stripped, anonymous))
+    assert np.allclose(unnamed.masses, named.masses, rtol=1e-9) and np.allclose(unnamed.com_local, named.com_local)
