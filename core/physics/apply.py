@@ -33,7 +33,7 @@ import numpy as np
 
 from ..contacts import Contacts, detect_contacts
 from ..keyframes.distance import PoseMetric
-from ..keyframes.jumps import jump_steps
+from ..keyframes.jumps import JUMP_RATE, isolated_steps, jump_steps
 from ..limbs import standing_height
 from ..motion import Motion
 from .body import BodyModel, body_model
@@ -117,9 +117,31 @@ class PhysicsOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+# body sizes (Skeleton.size) per second: an isolated step of the placement joints faster than this is a teleport
+TELEPORT_SPEED = 2.0
+
+
+def teleport_steps(motion: Motion, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
+    """Frames t (0-based, sorted) where the placement joints (those with position channels: the root) jump
+    between t and t + 1: their travel over that step isolated as :func:`core.keyframes.jumps.jump_steps`' rule
+    has it (``factor`` × the median step, scaled down below 120 fps, and ``isolation`` × the steps around it)
+    and faster than :data:`TELEPORT_SPEED`. Why: jump_steps' pose distance weighs the root's travel at 0.1 of a
+    radian per half body size, so a capture whose root teleports 30 cm in one frame (two takes spliced, a
+    floor recalibrated) reads as a smooth step there, and its 36 m/s stood in the solve as the clip's worst
+    torque (CMU 02_01, 1.4×, first 60 frames raised 30 cm: worst |τ|/limit 4.80, the raised frames "held by
+    the hands")."""
+    moving = motion.skeleton.has_position_channels
+    if motion.n_frames < 3 or not moving.any():
+        return np.zeros(0, dtype=int)
+    step = np.linalg.norm(np.diff(motion.translations[:, moving], axis=0), axis=2).sum(axis=1)
+    fast = step > TELEPORT_SPEED * motion.skeleton.size() / motion.fps
+    return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
+
+
 def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """[start, stop) frame ranges between jumps: those with at least ``min_frames`` frames, and the others."""
-    cuts = jump_steps(motion, PoseMetric.for_motion(motion)) + 1
+    """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`teleport_steps`):
+    those with at least ``min_frames`` frames, and the others."""
+    cuts = np.union1d(jump_steps(motion, PoseMetric.for_motion(motion)), teleport_steps(motion)) + 1
     bounds = [0, *[int(c) for c in cuts], motion.n_frames]
     spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     return [s for s in spans if s[1] - s[0] >= min_frames], [s for s in spans if s[1] - s[0] < min_frames]
