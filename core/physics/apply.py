@@ -138,6 +138,39 @@ def teleport_steps(motion: Motion, factor: float = 15.0, isolation: float = 4.0)
     return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
 
 
+def held_period(motion: Motion) -> int:
+    """How many frames each pose of ``motion`` is held: k ≥ 2 when its poses change only every k-th frame (a
+    capture at fps/k written at fps, each pose repeated k times), else 1. A step is a hold when the largest change
+    of any translation (over the body size) or rotation component is under 1 % of the clip's 90th-percentile step;
+    k is the most common gap between changes and must be at least 80 % of them, so a still clip, a still start or
+    a few duplicated frames (a dropped frame filled in) are not held data."""
+    if motion.n_frames < 3:
+        return 1
+    size = motion.skeleton.size()
+    step = np.maximum(
+        np.abs(np.diff(motion.translations, axis=0)).max(axis=(1, 2)) / size,
+        np.abs(np.diff(motion.rotations, axis=0)).max(axis=(1, 2)),
+    )
+    changes = np.flatnonzero(step > max(0.01 * np.percentile(step, 90), 1e-12))
+    if len(changes) < 3:
+        return 1
+    gaps = np.diff(changes)
+    k = int(np.bincount(gaps).argmax())
+    return k if k >= 2 and np.mean(gaps == k) >= 0.8 else 1
+
+
+def check_held(motion: Motion) -> None:
+    """PhysicsError when ``motion``'s poses are held for several frames each (:func:`held_period`): its velocities
+    and accelerations are steps, so every change reads as a jump or a jolt. A 30 fps capture of CMU 02_01 written
+    at 120 fps (each pose 4 times) was refused as having "no stretch of at least 0.5 s between jumps"; the Mixamo
+    walk's 30 fps poses at 60 fps (twice each) ran, its input's jerk 170 times the clean walk's."""
+    k = held_period(motion)
+    if k > 1:
+        rate = motion.fps / k
+        raise PhysicsError(f"each pose is held for {k} frames (data at {rate:.4g} fps in a {motion.fps:.4g} fps clip): "
+                           f"its velocities and accelerations are steps; resample it to {rate:.4g} fps first")  # fmt: skip
+
+
 def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`teleport_steps`):
     those with at least ``min_frames`` frames, and the others."""
@@ -180,9 +213,12 @@ def apply_physics(
     ``motion``'s skeleton (canonical joint → joint, :attr:`core.retarget.RetargetResult.target_labels`),
     which the body model's legs must agree with (:func:`check_legs`). Raises :class:`.errors.PhysicsError`
     when the settings are out of range, the skeleton has no feet, the body map no legs, a pose is not finite
-    (:func:`.errors.check_pose_values`), or no stretch is long enough.
+    (:func:`.errors.check_pose_values`), its poses are each held for several frames (:func:`check_held`), or no
+    stretch is long enough.
     """
     check_pose_values(motion, first_frame)
+    for clip in (motion, source) if source is not None else (motion,):  # the retarget's planting smears the holds
+        check_held(clip)
     step = progress or (lambda _x: None)
     notes: list[str] = []
     sk = motion.skeleton

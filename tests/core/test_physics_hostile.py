@@ -7,7 +7,9 @@ import pytest
 
 from core import synthetic
 from core.editing.timing import resample
-from core.physics.apply import PhysicsSettings, apply_physics, stretches, teleport_steps
+from core.motion import Motion
+from core.physics.apply import PhysicsSettings, apply_physics, held_period, stretches, teleport_steps
+from core.physics.errors import PhysicsError
 
 QUICK = PhysicsSettings(target_mass=70.0, balance=False, torques=False, momentum=False)
 
@@ -53,3 +55,42 @@ def test_the_teleport_no_longer_stands_in_the_figures_as_a_torque(walk):
     out = apply_physics(teleported(walk, 120, (0.0, 0.3, 0.0)), QUICK, unit=1.0)
     assert out.figures["stretches"] == [[0, 120], [120, 240]]
     assert out.figures["before"]["torque_worst_ratio"] < 1.05 * clean
+
+
+def held(motion: Motion, k: int) -> Motion:
+    """``motion``'s poses each repeated ``k`` times at ``k`` times its rate (what an exporter writes for a 30 fps
+    capture in a 120 fps file)."""
+    return Motion(motion.skeleton, np.repeat(motion.translations, k, axis=0), np.repeat(motion.rotations, k, axis=0),
+                  motion.fps * k)  # fmt: skip
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_poses_held_for_several_frames_are_refused_naming_the_rate(walk, k):
+    """A 30 fps walk written at 30·k fps: a PhysicsError naming the hold and the data's rate (before: k = 4 was
+    refused as having no stretch between jumps, every change read as one; k = 2 ran on steps of velocity)."""
+    clip = held(resample(walk, 30.0), k)
+    assert held_period(clip) == k
+    with pytest.raises(PhysicsError, match=f"held for {k} frames \\(data at 30 fps in a {30 * k} fps clip\\)"):
+        apply_physics(clip, QUICK, unit=1.0)
+
+
+def test_holds_are_read_on_the_source_when_the_retarget_smeared_them(walk):
+    """The retarget's planting eases the feet frame by frame, so the motion it hands physics no longer repeats
+    its poses exactly (CMU 02_01 at 30 fps written at 120 fps, retargeted by scripts/retarget.py: read as held on
+    its source only); the source given, the hold is found there."""
+    source = held(resample(walk, 30.0), 4)
+    smeared = source.copy()
+    smeared.translations[:, 0] += np.random.default_rng(1).normal(0.0, 0.01, (source.n_frames, 3))
+    assert held_period(smeared) == 1
+    with pytest.raises(PhysicsError, match="held for 4 frames"):
+        apply_physics(smeared, QUICK, unit=1.0, source=source)
+
+
+def test_a_still_clip_a_still_start_and_a_duplicated_frame_are_not_holds(walk):
+    """Frames that repeat without a period are not held data: a pose held 2 s, a walk starting with 1 s still, a
+    walk with one frame a second duplicated (a dropped frame filled in); the still clip still solves."""
+    still = walk.frames(np.zeros(120, dtype=int))
+    assert held_period(still) == 1 and held_period(walk) == 1
+    assert apply_physics(still, QUICK, unit=1.0).figures["frames_solved"] == 120
+    assert held_period(walk.frames(np.r_[np.zeros(60, dtype=int), np.arange(240)])) == 1
+    assert held_period(walk.frames(np.sort(np.r_[np.arange(240), np.arange(0, 240, 60)]))) == 1
