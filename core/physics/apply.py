@@ -277,11 +277,17 @@ def apply_physics(
         before.append((a, rep["series"]["before"]))
         after.append((a, rep["series"]["after"]))
         done += b - a
+    causes = [
+        _jsonable(c) | {"frame": a + c["frame"]} for (a, _b), r in zip(solved, reports) for c in r["torque_causes"]
+    ]
+    why = {c["frame"]: c for c in causes}
     worse = [(a + w["frame"], w) for (a, _b), r in zip(solved, reports) for w in r.get("torque_worse", [])]
     if worse:
         notes.append("frames over a torque limit that physics made worse: "
-                     + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f}"
-                                 for t, w in worse[:8]) + (f" and {len(worse) - 8} more" if len(worse) > 8 else ""))  # fmt: skip
+                     + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f} "
+                                 f"({why.get(t, {}).get('cause', 'not found')})" for t, w in worse[:8])
+                     + (f" and {len(worse) - 8} more" if len(worse) > 8 else "") + " (every one, and why: the report's "
+                     "torque_worse)")  # fmt: skip
     unexplained = [
         (a + u["start"], a + u["stop"], u) for (a, _b), r in zip(solved, reports) for u in r.get("unexplained", [])
     ]
@@ -308,6 +314,13 @@ def apply_physics(
             {"start": int(lo), "stop": int(hi), "kind": u["kind"], "reason": u["reason"]} for lo, hi, u in unexplained
         ],
         "contact_frames": int(sum(r["before"]["contact_frames"] for r in reports)),  # the ZMP share's frames
+        # every frame still over a limit with why (metrics.torque_causes; the repair's search), and those of them
+        # physics made worse (metrics.torque_regressions) with their input's and result's ratio: 0-based clip frames
+        "torque_causes": causes,
+        "torque_worse": [
+            {**why.get(t, {"frame": t}), "joint": w["joint"], "before": float(w["before"]), "after": float(w["after"])}
+            for t, w in worse
+        ],
         "before": _pick(combine_reports([r["before"] for r in reports], [a for a, _ in solved])),
         "after": _pick(combine_reports([r["after"] for r in reports], [a for a, _ in solved])),
         "seconds": float(sum(r["seconds"] for r in reports)),
@@ -369,6 +382,13 @@ def _source_figures(source: Motion, settings: PhysicsSettings, unit: float, solv
         contacts = with_toes(clip, detect_contacts(clip, up=body.up))
         reports.append(report(analyse(clip, contacts, body), body, clip))
     return {"source_height_m": float(body.height), "source": _pick(combine_reports(reports, [a for a, _ in solved]))}
+
+
+def _jsonable(cause: dict) -> dict:
+    """A :func:`.solve.physics_retarget` report's ``torque_causes`` entry with plain Python values, without the ones
+    that are None (``repair`` where the repair did not search: an action's record, ID properties, takes none on
+    some Blender versions)."""
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in cause.items() if v is not None}
 
 
 def _pick(figures: dict) -> dict:

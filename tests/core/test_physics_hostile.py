@@ -2,6 +2,8 @@
 frames (a 30 fps capture written at 120 fps). References: the clip's own construction (where the teleport was
 put, how many frames each pose was held) and the same clip without the defect."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,26 @@ def test_a_still_clip_a_still_start_and_a_duplicated_frame_are_not_holds(walk):
     assert apply_physics(still, QUICK, unit=1.0).figures["frames_solved"] == 120
     assert held_period(walk.frames(np.r_[np.zeros(60, dtype=int), np.arange(240)])) == 1
     assert held_period(walk.frames(np.sort(np.r_[np.arange(240), np.arange(0, 240, 60)]))) == 1
+
+
+def test_every_frame_still_over_a_limit_is_named_with_why(walk):
+    """Issue 16's rule 1 on the path users take (apply_physics: the CLI and the operator): every frame over a torque
+    limit after physics is in the figures with its cause, numbered in the clip (across both stretches of a spliced
+    walk), and every frame made worse carries its cause and ratios; before, only the frames made worse were
+    named, eight of them in a note, without why (the solve's own report had it, the user's did not)."""
+    clip = teleported(walk, 120, (0.0, 0.3, 0.0))
+    out = apply_physics(clip, PhysicsSettings(target_mass=90.0, target_height=1.99), source=clip)
+    f, legs = out.figures, out.series["after"]
+    assert f["stretches"] == [[0, 120], [120, 240]]
+    named = {c["frame"]: c for c in f["torque_causes"]}
+    assert len(named) == f["after"]["torque_violation_frames"] > 0  # the report's own count
+    over = np.flatnonzero((legs.torques / legs.torque_limits > 1.0).any(axis=1))  # hips, knees, ankles per frame
+    assert set(over.tolist()) <= set(named) and any(t >= 120 for t in over)
+    assert all(c["cause"] in ("gravity alone", "clip edge", "dynamics") and c["ratio"] > 1.0 for c in named.values())
+    assert f["torque_worse"] and all(
+        w["frame"] in named and w["cause"] == named[w["frame"]]["cause"] and w["after"] > max(w["before"], 1.0)
+        for w in f["torque_worse"]
+    )
+    note = next(n for n in out.notes if n.startswith("frames over a torque limit that physics made worse"))
+    assert f"frame {f['torque_worse'][0]['frame']} " in note and f"({f['torque_worse'][0]['cause']})" in note
+    json.dumps(f)
