@@ -138,6 +138,41 @@ def teleport_steps(motion: Motion, factor: float = 15.0, isolation: float = 4.0)
     return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
 
 
+# body sizes per second: the least mean speed of the body's mass into and out of a one-frame glitch
+GLITCH_SPEED = 0.25
+
+
+def glitch_frames(
+    motion: Motion, masses: np.ndarray | None = None, factor: float = 5.0, isolation: float = 4.0
+) -> np.ndarray:
+    """Frames t (0-based, sorted) that stand alone: the body jumps away at t and back at t + 1 (a marker swap, a
+    one-frame dropout of raw capture). Measured twice, on the joints' world positions weighted by ``masses``
+    ((J,) kg on each joint, :attr:`.body.BodyModel.masses`; default equal): the travel of their centre (the root
+    glitches), and their mean travel about it, Σ m_j·|Δp_j| / Σ m_j (the pose: a flipped thumb, CMU 06_14's 179°
+    and back on 0.1 % of the mass, is not one and a flipped knee is). In either, both steps are over ``factor`` × the clip's median step (scaled down below 120 fps), ``isolation`` × the
+    steps before and after them and × half the distance from frame t − 1 to t + 1 (the body comes back), and
+    faster than :data:`GLITCH_SPEED`. :func:`core.keyframes.jumps.jump_steps` finds neither step (each has the
+    other beside it): CMU 02_01 (1.4×) with its root 50 cm up on one frame was read as a 9-frame flight that the
+    solve put on a parabola (flight CoM 158.6 → 0.03 mm)."""
+    if motion.n_frames < 5:
+        return np.zeros(0, dtype=int)
+    pos = motion.world_positions()
+    w = np.ones(motion.skeleton.n_joints) if masses is None else np.asarray(masses, dtype=float)
+    w = w / w.sum()
+    centre = pos.transpose(0, 2, 1) @ w  # (T, 3) the mass's centre
+    scale = factor * min(1.0, motion.fps / JUMP_RATE)
+    floor = GLITCH_SPEED * motion.skeleton.size() / motion.fps
+    spike = np.zeros(motion.n_frames - 2, dtype=bool)  # frames 1 … T − 2
+    for p, weights in ((pos - centre[:, None], w), (centre[:, None], np.ones(1))):  # the pose about it; its travel
+        step = np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights  # (T − 1,)
+        skip = np.linalg.norm(p[2:] - p[:-2], axis=2) @ weights  # (T − 2,) frame t − 1 to t + 1
+        padded = np.pad(step, 1)
+        around = np.maximum.reduce([padded[:-3], padded[3:], skip / 2])  # steps t − 2 → t − 1 and t + 1 → t + 2
+        least = np.minimum(step[:-1], step[1:])  # into frame t and out of it
+        spike |= (least > scale * np.median(step)) & (least > isolation * around) & (least > floor)
+    return np.flatnonzero(spike) + 1
+
+
 def held_period(motion: Motion) -> int:
     """How many frames each pose of ``motion`` is held: k ≥ 2 when its poses change only every k-th frame (a
     capture at fps/k written at fps, each pose repeated k times), else 1. A step is a hold when the largest change
@@ -171,10 +206,15 @@ def check_held(motion: Motion) -> None:
                            f"its velocities and accelerations are steps; resample it to {rate:.4g} fps first")  # fmt: skip
 
 
-def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`teleport_steps`):
-    those with at least ``min_frames`` frames, and the others."""
-    cuts = np.union1d(jump_steps(motion, PoseMetric.for_motion(motion)), teleport_steps(motion)) + 1
+def stretches(
+    motion: Motion, min_frames: int, masses: np.ndarray | None = None
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`teleport_steps`) and
+    around one-frame glitches (:func:`glitch_frames`, each a range of its own): those with at least ``min_frames``
+    frames, and the others. masses: the body's, for :func:`glitch_frames`."""
+    glitches = glitch_frames(motion, masses)
+    steps = [jump_steps(motion, PoseMetric.for_motion(motion)), teleport_steps(motion), glitches - 1, glitches]
+    cuts = np.unique(np.concatenate(steps)) + 1
     bounds = [0, *[int(c) for c in cuts], motion.n_frames]
     spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     return [s for s in spans if s[1] - s[0] >= min_frames], [s for s in spans if s[1] - s[0] < min_frames]
@@ -240,15 +280,15 @@ def apply_physics(
     if body.missing:
         notes.append(f"body segments not found (their mass is spread over the others): {', '.join(body.missing)}")
     need = max(int(round(min_seconds * motion.fps)), 8)
-    solved, kept = stretches(motion, need)
+    solved, kept = stretches(motion, need, body.masses)
     if not solved:  # a 10-frame clip read "between jumps" and no more: its length and the need named
         n = motion.n_frames
         raise PhysicsError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve (the clip has {n} "
                            f"frame{'s' * (n != 1)}, {n / motion.fps:.3g} s at {motion.fps:.4g} fps; physics needs "
                            f"{need} frames without a jump)")  # fmt: skip
     if kept:
-        notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
-                     "cut them off")  # fmt: skip
+        notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport, "
+                     "a one-frame glitch) cut them off")  # fmt: skip
     feet_of = [_feet(motion.frames(slice(a, b)), up) if contacts is None else contacts_frames(contacts, a, b)
                for a, b in solved]  # fmt: skip
     airborne = [s for s, f in zip(solved, feet_of) if not f.flags.any()]

@@ -7,10 +7,19 @@ import json
 import numpy as np
 import pytest
 
+from core import quaternion as quat
 from core import synthetic
 from core.editing.timing import resample
 from core.motion import Motion
-from core.physics.apply import PhysicsSettings, apply_physics, held_period, stretches, teleport_steps
+from core.physics.apply import (
+    PhysicsSettings,
+    apply_physics,
+    glitch_frames,
+    held_period,
+    stretches,
+    teleport_steps,
+)
+from core.physics.body import body_model
 from core.physics.errors import PhysicsError
 
 QUICK = PhysicsSettings(target_mass=70.0, balance=False, torques=False, momentum=False)
@@ -119,3 +128,46 @@ def test_every_frame_still_over_a_limit_is_named_with_why(walk):
     note = next(n for n in out.notes if n.startswith("frames over a torque limit that physics made worse"))
     assert f"frame {f['torque_worse'][0]['frame']} " in note and f"({f['torque_worse'][0]['cause']})" in note
     json.dumps(f)
+
+
+def glitched(motion: Motion, frame: int, joint: str, degrees: float = 0.0, lift: float = 0.0) -> Motion:
+    """``motion`` with one frame off and back: ``joint`` turned ``degrees`` about X, the root raised ``lift`` m."""
+    out = motion.copy()
+    j = motion.skeleton.index(joint)
+    turn = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.radians(degrees))
+    out.rotations[frame, j] = quat.multiply(turn, out.rotations[frame, j])
+    out.translations[frame, 0, 1] += lift
+    return out
+
+
+@pytest.mark.parametrize("fps", [24.0, 30.0, 60.0, 120.0])
+def test_a_one_frame_glitch_is_cut_out_by_the_mass_it_moves(walk, fps):
+    """One frame off and back (the root 50 cm up; a knee or a hip turned 160°) is a range of its own, kept as it
+    is (before: read as a flight, or as the clip's worst torque); a hand turned 160° (0.6 % of the mass) is not
+    (cutting there would put two clip edges in the solve for no torque); nor a clean or a still, noisy clip."""
+    clip = resample(walk, fps)
+    masses = body_model(clip.skeleton, 70.0, unit=1.0).masses
+    t, n = clip.n_frames // 2, clip.n_frames
+    for bad in (
+        glitched(clip, t, "Hips", lift=0.5),
+        glitched(clip, t, "LeftLeg", 160.0),
+        glitched(clip, t, "RightUpLeg", 160.0),
+    ):
+        assert list(glitch_frames(bad, masses)) == [t]
+        assert stretches(bad, 8, masses) == ([(0, t), (t + 1, n)], [(t, t + 1)])
+    assert len(glitch_frames(glitched(clip, t, "LeftHand", 160.0), masses)) == 0
+    assert len(glitch_frames(clip, masses)) == 0
+    still = clip.frames(np.zeros(n, dtype=int))
+    still.translations[:, 0] += np.random.default_rng(2).normal(0.0, 1e-3, (n, 3))
+    assert len(glitch_frames(still, masses)) == 0
+
+
+def test_a_glitch_no_longer_makes_a_flight(walk):
+    """Through apply_physics: the walk with its root 50 cm up on one frame solves around it, names it, and reads no
+    flight in the input (before: the frame's lift was a flight of the input's figures)."""
+    clip = glitched(walk, 120, "Hips", lift=0.5)
+    out = apply_physics(clip, QUICK, unit=1.0)
+    assert out.figures["stretches"] == [[0, 120], [121, 240]]
+    assert out.figures["before"]["flight_frames"] == 0
+    assert any(n.startswith("frames 120 kept as retargeted") for n in out.notes)
+    assert np.array_equal(out.motion.translations[120], clip.translations[120])
