@@ -42,7 +42,7 @@ from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_ser
 from .options import PhysicsOptions
 from .planting import with_toes
 from .solve import physics_retarget
-from .units import PLAUSIBLE_HEIGHT, height_warning, plausible
+from .units import PLAUSIBLE_HEIGHT, PLAUSIBLE_MASS, height_warning, plausible
 
 FIGURES = (
     "zmp_inside_share",
@@ -84,6 +84,12 @@ class PhysicsSettings:
     def __post_init__(self) -> None:
         if not (self.target_mass > 0 and self.source_mass > 0):
             raise PhysicsError("masses must be positive")
+        for what, kg in (("target", self.target_mass), ("source", self.source_mass)):
+            if not PLAUSIBLE_MASS[0] <= kg <= PLAUSIBLE_MASS[1]:
+                # every torque limit is per kg, so a mass in grams (70000) ran as a 70-tonne body with the 70 kg
+                # figures and motion, and the report said 70000 kg
+                lo, hi = PLAUSIBLE_MASS
+                raise PhysicsError(f"{what} mass {kg:g} kg is not a body's ({lo:g}–{hi:g} kg): give it in kilograms")
         if self.target_height is not None and not self.target_height > 0:
             raise PhysicsError(f"target height must be positive, got {self.target_height}")
         if self.target_height is not None and not plausible(self.target_height):

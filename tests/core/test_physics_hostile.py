@@ -171,3 +171,12 @@ def test_a_glitch_no_longer_makes_a_flight(walk):
     assert out.figures["before"]["flight_frames"] == 0
     assert any(n.startswith("frames 120 kept as retargeted") for n in out.notes)
     assert np.array_equal(out.motion.translations[120], clip.translations[120])
+
+
+@pytest.mark.parametrize("kwargs", [{"target_mass": 70000.0}, {"source_mass": 60000.0}, {"target_mass": 0.07}])
+def test_a_mass_in_grams_or_tonnes_is_refused(kwargs):
+    """Torque limits are per kg, so a mass in grams ran with the kilogram figures unquestioned (the report saying
+    70000 kg); refused like a height in centimetres, naming the mass and the unit wanted."""
+    with pytest.raises(PhysicsError, match="mass .* kg is not a body's .*: give it in kilograms"):
+        PhysicsSettings(**kwargs)
+    assert PhysicsSettings(target_mass=3.0).target_mass == 3.0 and PhysicsSettings(target_mass=400.0)
