@@ -10,6 +10,8 @@ import pytest
 from core import quaternion as quat
 from core import synthetic
 from core.editing.timing import resample
+from core.io.bvh import read_bvh
+from core.limbs import detect_up
 from core.motion import Motion
 from core.physics.apply import (
     PhysicsSettings,
@@ -21,6 +23,9 @@ from core.physics.apply import (
 )
 from core.physics.body import body_model
 from core.physics.errors import PhysicsError
+from core.retarget import retarget
+from tests import rigs
+from tests.conftest import shared_file
 
 QUICK = PhysicsSettings(target_mass=70.0, balance=False, torques=False, momentum=False)
 
@@ -180,3 +185,31 @@ def test_a_mass_in_grams_or_tonnes_is_refused(kwargs):
     with pytest.raises(PhysicsError, match="mass .* kg is not a body's .*: give it in kilograms"):
         PhysicsSettings(**kwargs)
     assert PhysicsSettings(target_mass=3.0).target_mass == 3.0 and PhysicsSettings(target_mass=400.0)
+
+
+@pytest.mark.parametrize("convention, branch", [("unreal", "ik_foot_root"), ("3dsmax_biped", "Bip01 Footsteps")])
+def test_a_root_above_the_pelvis_is_not_the_pelvis(convention, branch):
+    """A rig whose top bone branches into the pelvis and something else (the Unreal mannequin's floor ``root`` with
+    its IK bones, 3ds Max's ``Bip01`` with its footsteps) has the body model of the same rig without that other
+    branch: the pelvis is where the legs and the trunk meet (before: the top bone took the pelvis' role)."""
+    whole = rigs.build(convention)
+    bare, keep = rigs.pruned(whole, [branch])
+    a, b = (body_model(sk, 70.0, unit=1.0, up=detect_up(sk)) for sk in (whole, bare))
+    assert [whole.names[j] for j in a.roles["pelvis"]] == [bare.names[j] for j in b.roles["pelvis"]]
+    assert a.masses[keep] == pytest.approx(b.masses, abs=1e-9) and a.masses.sum() == pytest.approx(70.0)
+
+
+def test_jumps_on_a_rig_whose_root_lies_on_the_floor():
+    """CMU 01_01's jumps retargeted onto the Unreal rig: the figures of the same rig without its IK branch (before:
+    the floor root carried the pelvis, ZMP inside 28 % of contact frames, 101 frames over a limit, no flight)."""
+    source = read_bvh(shared_file("cmu_bvh_cgspeed/01_01.bvh")).frames(slice(1, 450))
+    whole = rigs.build("unreal")
+    figures = []
+    for rig in (whole, rigs.pruned(whole, ["ik_foot_root"])[0]):
+        r = retarget(source, rig)
+        out = apply_physics(r.motion, PhysicsSettings(target_mass=70.0), unit=1.0, up=r.up, labels=r.target_labels)
+        figures.append(out.figures["before"])
+    ue, bare = figures
+    assert ue["flight_frames"] == bare["flight_frames"] > 0
+    assert ue["zmp_inside_share"] == pytest.approx(bare["zmp_inside_share"], abs=0.01) and ue["zmp_inside_share"] > 0.8
+    assert ue["torque_violation_frames"] <= bare["torque_violation_frames"] + 2
