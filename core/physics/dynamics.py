@@ -357,6 +357,11 @@ def _tip_is_ankle(pos: np.ndarray, foot: int, tip: np.ndarray) -> bool:
     return bool(np.all(quat.length(tip - pos[:, foot]) <= 1e-9 * max(float(np.abs(pos).max()), 1.0)))
 
 
+# foot lengths: a knee whose median bend off the hip–ankle line (on the ground, along the facing) is this far gives
+# the toes' side to a foot without toes (:func:`_stub_foot_box`)
+STUB_BEND = 0.05
+
+
 def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.ndarray, heel: float, width: float):
     """(T, 4, 2) box of a foot whose skeleton ends at the ankle: the part of the foot that lies under the ankle
     whichever way the foot points, ``heel`` × L ahead of and behind the ankle and ``width`` × L wide, along the
@@ -373,6 +378,12 @@ def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.nd
     size = quat.length(facing)[:, None]
     facing = np.where(size > 1e-12, facing / np.maximum(size, 1e-300), [1.0, 0.0])
     ankle2, half = to_ground(pos[:, foot], basis), np.full(len(pos), heel * length)
+    hip = leg_chain(sk, foot)[0]
+    bend = to_ground(pos[:, knee] - 0.5 * (pos[:, hip] + pos[:, foot]), basis)  # the knee ahead of the leg's line
+    ahead = float(np.median(np.einsum("tc,tc->t", bend, facing)))
+    if abs(ahead) > STUB_BEND * length:  # knees bend forward: the toes lie on that side
+        front = np.sign(ahead) * facing
+        return foot_boxes(ankle2, ankle2 + length * front, half, np.full(len(pos), 0.5 * width * length))
     return foot_boxes(ankle2, ankle2 + half[:, None] * facing, half, np.full(len(pos), 0.5 * width * length))
 
 
