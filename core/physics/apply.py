@@ -155,11 +155,12 @@ def glitch_frames(
     one-frame dropout of raw capture). Measured twice, on the joints' world positions weighted by ``masses``
     ((J,) kg on each joint, :attr:`.body.BodyModel.masses`; default equal): the travel of their centre (the root
     glitches), and their mean travel about it, Σ m_j·|Δp_j| / Σ m_j (the pose: a flipped thumb, CMU 06_14's 179°
-    and back on 0.1 % of the mass, is not one and a flipped knee is). In either, both steps are over ``factor`` × the clip's median step (scaled down below 120 fps), ``isolation`` × the
-    steps before and after them and × half the distance from frame t − 1 to t + 1 (the body comes back), and
-    faster than :data:`GLITCH_SPEED`. :func:`core.keyframes.jumps.jump_steps` finds neither step (each has the
-    other beside it): CMU 02_01 (1.4×) with its root 50 cm up on one frame was read as a 9-frame flight that the
-    solve put on a parabola (flight CoM 158.6 → 0.03 mm)."""
+    and back on 0.1 % of the mass, is not one and a flipped knee is). In either, both steps are over ``factor``
+    × the clip's median step (scaled down below 120 fps), ``isolation`` × the steps before and after them and ×
+    half the distance from frame t − 1 to t + 1 (the body comes back), and faster than :data:`GLITCH_SPEED`.
+    :func:`core.keyframes.jumps.jump_steps` finds neither step (each has the other beside it): CMU 02_01 (1.4×)
+    with its root 50 cm up on one frame was read as a 9-frame flight that the solve put on a parabola (flight CoM
+    158.6 → 0.03 mm), a knee turned 162° on one frame as the clip's worst torque (2.16)."""
     if motion.n_frames < 5:
         return np.zeros(0, dtype=int)
     pos = motion.world_positions()
