@@ -33,7 +33,7 @@ import numpy as np
 
 from ..contacts import Contacts, detect_contacts
 from ..keyframes.distance import PoseMetric
-from ..keyframes.jumps import jump_steps
+from ..keyframes.jumps import JUMP_RATE, isolated_steps, jump_steps
 from ..limbs import standing_height
 from ..motion import Motion
 from .body import BodyModel, body_model
@@ -42,7 +42,7 @@ from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_ser
 from .options import PhysicsOptions
 from .planting import with_toes
 from .solve import physics_retarget
-from .units import PLAUSIBLE_HEIGHT, height_warning, plausible
+from .units import PLAUSIBLE_HEIGHT, PLAUSIBLE_MASS, height_warning, plausible
 
 FIGURES = (
     "zmp_inside_share",
@@ -84,6 +84,12 @@ class PhysicsSettings:
     def __post_init__(self) -> None:
         if not (self.target_mass > 0 and self.source_mass > 0):
             raise PhysicsError("masses must be positive")
+        for what, kg in (("target", self.target_mass), ("source", self.source_mass)):
+            if not PLAUSIBLE_MASS[0] <= kg <= PLAUSIBLE_MASS[1]:
+                # every torque limit is per kg, so a mass in grams (70000) ran as a 70-tonne body with the 70 kg
+                # figures and motion, and the report said 70000 kg
+                lo, hi = PLAUSIBLE_MASS
+                raise PhysicsError(f"{what} mass {kg:g} kg is not a body's ({lo:g}–{hi:g} kg): give it in kilograms")
         if self.target_height is not None and not self.target_height > 0:
             raise PhysicsError(f"target height must be positive, got {self.target_height}")
         if self.target_height is not None and not plausible(self.target_height):
@@ -117,9 +123,105 @@ class PhysicsOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def stretches(motion: Motion, min_frames: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """[start, stop) frame ranges between jumps: those with at least ``min_frames`` frames, and the others."""
-    cuts = jump_steps(motion, PoseMetric.for_motion(motion)) + 1
+# body sizes (Skeleton.size) per second: an isolated step of the placement joints faster than this is a teleport
+TELEPORT_SPEED = 2.0
+
+
+def teleport_steps(motion: Motion, factor: float = 15.0, isolation: float = 4.0) -> np.ndarray:
+    """Frames t (0-based, sorted) where the placement joints (those with position channels: the root) jump
+    between t and t + 1: their travel over that step isolated as :func:`core.keyframes.jumps.jump_steps`' rule
+    has it (``factor`` × the median step, scaled down below 120 fps, and ``isolation`` × the steps around it)
+    and faster than :data:`TELEPORT_SPEED`. Why: jump_steps' pose distance weighs the root's travel at 0.1 of a
+    radian per half body size, so a capture whose root teleports 30 cm in one frame (two takes spliced, a
+    floor recalibrated) reads as a smooth step there, and its 36 m/s stood in the solve as the clip's worst
+    torque (CMU 02_01, 1.4×, first 60 frames raised 30 cm: worst |τ|/limit 4.80, the raised frames "held by
+    the hands")."""
+    moving = motion.skeleton.has_position_channels
+    if motion.n_frames < 3 or not moving.any():
+        return np.zeros(0, dtype=int)
+    step = np.linalg.norm(np.diff(motion.translations[:, moving], axis=0), axis=2).sum(axis=1)
+    fast = step > TELEPORT_SPEED * motion.skeleton.size() / motion.fps
+    return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
+
+
+# body sizes per second: the least mean speed of the body's mass into and out of a one-frame glitch
+GLITCH_SPEED = 0.25
+
+
+def glitch_frames(
+    motion: Motion, masses: np.ndarray | None = None, factor: float = 5.0, isolation: float = 4.0
+) -> np.ndarray:
+    """Frames t (0-based, sorted) that stand alone: the body jumps away at t and back at t + 1 (a marker swap, a
+    one-frame dropout of raw capture). Measured twice, on the joints' world positions weighted by ``masses``
+    ((J,) kg on each joint, :attr:`.body.BodyModel.masses`; default equal): the travel of their centre (the root
+    glitches), and their mean travel about it, Σ m_j·|Δp_j| / Σ m_j (the pose: a flipped thumb, CMU 06_14's 179°
+    and back on 0.1 % of the mass, is not one and a flipped knee is). In either, both steps are over ``factor``
+    × the clip's median step (scaled down below 120 fps), ``isolation`` × the steps before and after them and ×
+    half the distance from frame t − 1 to t + 1 (the body comes back), and faster than :data:`GLITCH_SPEED`.
+    :func:`core.keyframes.jumps.jump_steps` finds neither step (each has the other beside it): CMU 02_01 (1.4×)
+    with its root 50 cm up on one frame was read as a 9-frame flight that the solve put on a parabola (flight CoM
+    158.6 → 0.03 mm), a knee turned 162° on one frame as the clip's worst torque (2.16)."""
+    if motion.n_frames < 5:
+        return np.zeros(0, dtype=int)
+    pos = motion.world_positions()
+    w = np.ones(motion.skeleton.n_joints) if masses is None else np.asarray(masses, dtype=float)
+    w = w / w.sum()
+    centre = pos.transpose(0, 2, 1) @ w  # (T, 3) the mass's centre
+    scale = factor * min(1.0, motion.fps / JUMP_RATE)
+    floor = GLITCH_SPEED * motion.skeleton.size() / motion.fps
+    spike = np.zeros(motion.n_frames - 2, dtype=bool)  # frames 1 … T − 2
+    for p, weights in ((pos - centre[:, None], w), (centre[:, None], np.ones(1))):  # the pose about it; its travel
+        step = np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights  # (T − 1,)
+        skip = np.linalg.norm(p[2:] - p[:-2], axis=2) @ weights  # (T − 2,) frame t − 1 to t + 1
+        padded = np.pad(step, 1)
+        around = np.maximum.reduce([padded[:-3], padded[3:], skip / 2])  # steps t − 2 → t − 1 and t + 1 → t + 2
+        least = np.minimum(step[:-1], step[1:])  # into frame t and out of it
+        spike |= (least > scale * np.median(step)) & (least > isolation * around) & (least > floor)
+    return np.flatnonzero(spike) + 1
+
+
+def held_period(motion: Motion) -> int:
+    """How many frames each pose of ``motion`` is held: k ≥ 2 when its poses change only every k-th frame (a
+    capture at fps/k written at fps, each pose repeated k times), else 1. A step is a hold when the largest change
+    of any translation (over the body size) or rotation component is under 1 % of the clip's 90th-percentile step;
+    k is the most common gap between changes and must be at least 80 % of them, so a still clip, a still start or
+    a few duplicated frames (a dropped frame filled in) are not held data."""
+    if motion.n_frames < 3:
+        return 1
+    size = motion.skeleton.size()
+    step = np.maximum(
+        np.abs(np.diff(motion.translations, axis=0)).max(axis=(1, 2)) / size,
+        np.abs(np.diff(motion.rotations, axis=0)).max(axis=(1, 2)),
+    )
+    changes = np.flatnonzero(step > max(0.01 * np.percentile(step, 90), 1e-12))
+    if len(changes) < 3:
+        return 1
+    gaps = np.diff(changes)
+    k = int(np.bincount(gaps).argmax())
+    return k if k >= 2 and np.mean(gaps == k) >= 0.8 else 1
+
+
+def check_held(motion: Motion) -> None:
+    """PhysicsError when ``motion``'s poses are held for several frames each (:func:`held_period`): its velocities
+    and accelerations are steps, so every change reads as a jump or a jolt. A 30 fps capture of CMU 02_01 written
+    at 120 fps (each pose 4 times) was refused as having "no stretch of at least 0.5 s between jumps"; the Mixamo
+    walk's 30 fps poses at 60 fps (twice each) ran, its input's jerk 170 times the clean walk's."""
+    k = held_period(motion)
+    if k > 1:
+        rate = motion.fps / k
+        raise PhysicsError(f"each pose is held for {k} frames (data at {rate:.4g} fps in a {motion.fps:.4g} fps clip): "
+                           f"its velocities and accelerations are steps; resample it to {rate:.4g} fps first")  # fmt: skip
+
+
+def stretches(
+    motion: Motion, min_frames: int, masses: np.ndarray | None = None
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`teleport_steps`) and
+    around one-frame glitches (:func:`glitch_frames`, each a range of its own): those with at least ``min_frames``
+    frames, and the others. masses: the body's, for :func:`glitch_frames`."""
+    glitches = glitch_frames(motion, masses)
+    steps = [jump_steps(motion, PoseMetric.for_motion(motion)), teleport_steps(motion), glitches - 1, glitches]
+    cuts = np.unique(np.concatenate(steps)) + 1
     bounds = [0, *[int(c) for c in cuts], motion.n_frames]
     spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     return [s for s in spans if s[1] - s[0] >= min_frames], [s for s in spans if s[1] - s[0] < min_frames]
@@ -158,9 +260,12 @@ def apply_physics(
     ``motion``'s skeleton (canonical joint → joint, :attr:`core.retarget.RetargetResult.target_labels`),
     which the body model's legs must agree with (:func:`check_legs`). Raises :class:`.errors.PhysicsError`
     when the settings are out of range, the skeleton has no feet, the body map no legs, a pose is not finite
-    (:func:`.errors.check_pose_values`), or no stretch is long enough.
+    (:func:`.errors.check_pose_values`), its poses are each held for several frames (:func:`check_held`), or no
+    stretch is long enough.
     """
     check_pose_values(motion, first_frame)
+    for clip in (motion, source) if source is not None else (motion,):  # the retarget's planting smears the holds
+        check_held(clip)
     step = progress or (lambda _x: None)
     notes: list[str] = []
     sk = motion.skeleton
@@ -182,15 +287,15 @@ def apply_physics(
     if body.missing:
         notes.append(f"body segments not found (their mass is spread over the others): {', '.join(body.missing)}")
     need = max(int(round(min_seconds * motion.fps)), 8)
-    solved, kept = stretches(motion, need)
+    solved, kept = stretches(motion, need, body.masses)
     if not solved:  # a 10-frame clip read "between jumps" and no more: its length and the need named
         n = motion.n_frames
         raise PhysicsError(f"no stretch of at least {min_seconds} s between jumps: nothing to solve (the clip has {n} "
                            f"frame{'s' * (n != 1)}, {n / motion.fps:.3g} s at {motion.fps:.4g} fps; physics needs "
                            f"{need} frames without a jump)")  # fmt: skip
     if kept:
-        notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport) "
-                     "cut them off")  # fmt: skip
+        notes.append(f"frames {_frames_text(kept, first_frame)} kept as retargeted: jumps (a T-pose, a teleport, "
+                     "a one-frame glitch) cut them off")  # fmt: skip
     feet_of = [_feet(motion.frames(slice(a, b)), up) if contacts is None else contacts_frames(contacts, a, b)
                for a, b in solved]  # fmt: skip
     airborne = [s for s, f in zip(solved, feet_of) if not f.flags.any()]
@@ -219,11 +324,17 @@ def apply_physics(
         before.append((a, rep["series"]["before"]))
         after.append((a, rep["series"]["after"]))
         done += b - a
+    causes = [
+        _jsonable(c) | {"frame": a + c["frame"]} for (a, _b), r in zip(solved, reports) for c in r["torque_causes"]
+    ]
+    why = {c["frame"]: c for c in causes}
     worse = [(a + w["frame"], w) for (a, _b), r in zip(solved, reports) for w in r.get("torque_worse", [])]
     if worse:
         notes.append("frames over a torque limit that physics made worse: "
-                     + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f}"
-                                 for t, w in worse[:8]) + (f" and {len(worse) - 8} more" if len(worse) > 8 else ""))  # fmt: skip
+                     + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f} "
+                                 f"({why.get(t, {}).get('cause', 'not found')})" for t, w in worse[:8])
+                     + (f" and {len(worse) - 8} more" if len(worse) > 8 else "") + " (every one, and why: the report's "
+                     "torque_worse)")  # fmt: skip
     unexplained = [
         (a + u["start"], a + u["stop"], u) for (a, _b), r in zip(solved, reports) for u in r.get("unexplained", [])
     ]
@@ -250,6 +361,13 @@ def apply_physics(
             {"start": int(lo), "stop": int(hi), "kind": u["kind"], "reason": u["reason"]} for lo, hi, u in unexplained
         ],
         "contact_frames": int(sum(r["before"]["contact_frames"] for r in reports)),  # the ZMP share's frames
+        # every frame still over a limit with why (metrics.torque_causes; the repair's search), and those of them
+        # physics made worse (metrics.torque_regressions) with their input's and result's ratio: 0-based clip frames
+        "torque_causes": causes,
+        "torque_worse": [
+            {**why.get(t, {"frame": t}), "joint": w["joint"], "before": float(w["before"]), "after": float(w["after"])}
+            for t, w in worse
+        ],
         "before": _pick(combine_reports([r["before"] for r in reports], [a for a, _ in solved])),
         "after": _pick(combine_reports([r["after"] for r in reports], [a for a, _ in solved])),
         "seconds": float(sum(r["seconds"] for r in reports)),
@@ -311,6 +429,13 @@ def _source_figures(source: Motion, settings: PhysicsSettings, unit: float, solv
         contacts = with_toes(clip, detect_contacts(clip, up=body.up))
         reports.append(report(analyse(clip, contacts, body), body, clip))
     return {"source_height_m": float(body.height), "source": _pick(combine_reports(reports, [a for a, _ in solved]))}
+
+
+def _jsonable(cause: dict) -> dict:
+    """A :func:`.solve.physics_retarget` report's ``torque_causes`` entry with plain Python values, without the ones
+    that are None (``repair`` where the repair did not search: an action's record, ID properties, takes none on
+    some Blender versions)."""
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in cause.items() if v is not None}
 
 
 def _pick(figures: dict) -> dict:

@@ -357,14 +357,22 @@ def _tip_is_ankle(pos: np.ndarray, foot: int, tip: np.ndarray) -> bool:
     return bool(np.all(quat.length(tip - pos[:, foot]) <= 1e-9 * max(float(np.abs(pos).max()), 1.0)))
 
 
+# foot lengths: a knee whose median bend off the hip–ankle line (on the ground, along the facing) is this far gives
+# the toes' side to a foot without toes (:func:`_stub_foot_box`)
+STUB_BEND = 0.05
+
+
 def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.ndarray, heel: float, width: float):
     """(T, 4, 2) box of a foot whose skeleton ends at the ankle: the part of the foot that lies under the ankle
     whichever way the foot points, ``heel`` × L ahead of and behind the ankle and ``width`` × L wide, along the
     body's facing (normal to the line between the hips on the ground); L the foot length, :data:`.body.FOOT_PER_SHANK`
-    × the shank. Without a toe there is no forward: a box of the foot model's proportions (heel ``heel`` × L
-    behind, toe tip L ahead) reaching only as far forward as back holds whichever side the toes are on. Before,
-    such a box was a point: no contact frame had the ZMP inside (a CMU walk without toes read 0 % before and
-    after, its whole clip given back as retargeted, the mean ZMP distance outside infinite)."""
+    × the shank. Without a toe the forward is the side the knees bend to (their median bend off the hip–ankle
+    line, over :data:`STUB_BEND` foot lengths): the foot model's box, heel ``heel`` × L behind and the tip L ahead.
+    Where the knees never bend, a box reaching only as far forward as back holds whichever side the toes are on
+    (it had been the only box: CMU 02_01, 1.4×, without toes read ZMP inside 41.4 % of its contact frames, with the
+    knees' side 73.2 %, with its toes 75.8 %; the jumps 30.2 → 87.0 %, 83.7 % with toes). Before, such a box was a
+    point: no contact frame had the ZMP inside (a CMU walk without toes read 0 % before and after, its whole clip
+    given back as retargeted, the mean ZMP distance outside infinite)."""
     knee = leg_chain(sk, foot)[1]
     hips = {leg_chain(sk, f)[0] for f in feet}
     length = FOOT_PER_SHANK * float(np.median(quat.length(pos[:, foot] - pos[:, knee]))) / (1.0 + heel)  # ankle → tip
@@ -373,6 +381,12 @@ def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.nd
     size = quat.length(facing)[:, None]
     facing = np.where(size > 1e-12, facing / np.maximum(size, 1e-300), [1.0, 0.0])
     ankle2, half = to_ground(pos[:, foot], basis), np.full(len(pos), heel * length)
+    hip = leg_chain(sk, foot)[0]
+    bend = to_ground(pos[:, knee] - 0.5 * (pos[:, hip] + pos[:, foot]), basis)  # the knee ahead of the leg's line
+    ahead = float(np.median(np.einsum("tc,tc->t", bend, facing)))
+    if abs(ahead) > STUB_BEND * length:  # knees bend forward: the toes lie on that side
+        front = np.sign(ahead) * facing
+        return foot_boxes(ankle2, ankle2 + length * front, half, np.full(len(pos), 0.5 * width * length))
     return foot_boxes(ankle2, ankle2 + half[:, None] * facing, half, np.full(len(pos), 0.5 * width * length))
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 PLAUSIBLE_HEIGHT = (0.5, 3.0)  # metres; a measured stature outside this range gets a warning
+# kg: a body mass outside this range is no body of PLAUSIBLE_HEIGHT's statures (grams or tonnes meant)
+PLAUSIBLE_MASS = (2.0, 1000.0)
 TYPICAL_HEIGHT = 1.7  # metres
 UNITS = {  # metres per file unit
     "metres": 1.0,
