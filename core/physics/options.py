@@ -39,6 +39,7 @@ class PhysicsOptions:
         1.0  # a result missing a bar: the final stages again with this polish_boost, the better kept (0: no)
     )
     trim_jerk: bool = True  # smooth what the solve added as far as every figure allows (.jerk_trim)
+    keep_settled: bool = True  # an input that meets every bar of issue 16 is returned as it is
     polish_back: bool = True  # … whose deviation term measures the shift from the way back to the input
     polish_deviation: float = 0.3  # … with this weight (the plan's ``plan_deviation``)
     repair_rounds: int = 2  # rounds of the torque repair (0: none): local plans around the frames still over a limit
