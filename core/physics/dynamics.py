@@ -373,7 +373,7 @@ def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.nd
     knees' side 73.2 %, with its toes 75.8 %; the jumps 30.2 → 87.0 %, 83.7 % with toes). Before, such a box was a
     point: no contact frame had the ZMP inside (a CMU walk without toes read 0 % before and after, its whole clip
     given back as retargeted, the mean ZMP distance outside infinite)."""
-    knee = leg_chain(sk, foot)[1]
+    hip, knee, _ = leg_chain(sk, foot)
     hips = {leg_chain(sk, f)[0] for f in feet}
     length = FOOT_PER_SHANK * float(np.median(quat.length(pos[:, foot] - pos[:, knee]))) / (1.0 + heel)  # ankle → tip
     across = to_ground(pos[:, max(hips)] - pos[:, min(hips)], basis)  # zero with one hip: the fallback below
@@ -381,7 +381,6 @@ def _stub_foot_box(sk, pos: np.ndarray, foot: int, feet: list[int], basis: np.nd
     size = quat.length(facing)[:, None]
     facing = np.where(size > 1e-12, facing / np.maximum(size, 1e-300), [1.0, 0.0])
     ankle2, half = to_ground(pos[:, foot], basis), np.full(len(pos), heel * length)
-    hip = leg_chain(sk, foot)[0]
     bend = to_ground(pos[:, knee] - 0.5 * (pos[:, hip] + pos[:, foot]), basis)  # the knee ahead of the leg's line
     ahead = float(np.median(np.einsum("tc,tc->t", bend, facing)))
     if abs(ahead) > STUB_BEND * length:  # knees bend forward: the toes lie on that side

@@ -28,7 +28,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import quaternion as quat
 from ..contacts import Contacts, foot_skating
 from ..motion import Motion
 from .banded import banded_solve, difference_gram
@@ -37,7 +36,7 @@ from .derivatives import window_half
 from .displacement import displace, displacement_between
 from .dynamics import torque_ratios
 from .guard import _bars_met, _judged, spread_mask
-from .metrics import Analysis, report, torque_regressions, zmp_inside
+from .metrics import Analysis, mean_jerk, report, torque_regressions, zmp_inside
 
 BLOCK = 16  # rows of the smoother's blocks (:func:`.banded.banded_solve`)
 TRIM_SPANS = (0.03, 0.02, 0.015, 0.01)  # seconds, widest first
@@ -66,11 +65,19 @@ def smooth_frames(values: np.ndarray, span: float) -> np.ndarray:
 def smoothed_change(motion: Motion, result: Motion, tau: float, keep: np.ndarray | None = None) -> Motion:
     """``motion`` plus ``result``'s change from it (:func:`.displacement.displacement_between`) smoothed over ``tau``
     seconds (:func:`smooth_frames`), except by ``keep`` (T,) in [0, 1]: 1 keeps the result's own change there."""
-    shift, turn = displacement_between(motion, result)
-    change = np.concatenate((shift, turn), axis=-1)
-    smooth = smooth_frames(change, tau * motion.fps)
+    change = _change(motion, result)
+    return _changed(motion, change, smooth_frames(change, tau * motion.fps), keep)
+
+
+def _change(motion: Motion, result: Motion) -> np.ndarray:
+    """(T, J, 6) ``result``'s change from ``motion``: translations' difference, then rotation vectors."""
+    return np.concatenate(displacement_between(motion, result), axis=-1)
+
+
+def _changed(motion: Motion, change: np.ndarray, smooth: np.ndarray, keep: np.ndarray | None) -> Motion:
+    """``motion`` plus the ``smooth`` change, ``change`` itself by ``keep`` (T,) (both (T, J, 6), :func:`_change`)."""
     if keep is not None:
-        smooth += keep[:, None, None] * (change - smooth)
+        smooth = smooth + keep[:, None, None] * (change - smooth)
     return displace(motion, smooth[..., :3], smooth[..., 3:])
 
 
@@ -127,21 +134,23 @@ def trim_added_jerk(
     was, judged_in: the input's; contacts: the solve's (feet and toes); body: the report's; held: (T,) bool, the
     frames given back as captured (:func:`.unexplained.unexplained`'s held stretches), which stay so."""
     world, fps = result.world_positions(), motion.fps
-    jerk, slide = _jerk(world), foot_skating(result, contacts, positions=world).total_distance
+    jerk, slide = mean_jerk(world), foot_skating(result, contacts, positions=world).total_distance
     result_worse = len(torque_regressions(judged_in, judged, body))
     ratio = torque_ratios(judged.torques, body).max(axis=1)
     signed = zmp_inside(judged)[2]
     reach = window_half(measure["smooth"], fps, 3) if measure["smooth"] > 0 else 1
     ramp = max(int(round(TRIM_RAMP * fps)), 2)
     spans = [tau for tau in TRIM_SPANS if tau * fps >= MIN_SPAN]
+    change = _change(motion, result)
+    held_keep = spread_mask(held, 0, ramp) if held is not None else np.zeros(motion.n_frames)  # 1: the result's own
     for k, tau in enumerate(spans):
-        keep = spread_mask(held, 0, ramp) if held is not None else np.zeros(motion.n_frames)  # 1: the result's own
+        smooth, keep = smooth_frames(change, tau * fps), held_keep
         for r in range(TRIM_ROUNDS):
             if progress is not None:
                 progress((k + (r + 1) / TRIM_ROUNDS) / len(spans))
-            trial = smoothed_change(motion, result, tau, keep)
+            trial = _changed(motion, change, smooth, keep)
             trial_world = trial.world_positions()
-            if _jerk(trial_world) >= jerk:
+            if mean_jerk(trial_world) >= jerk:
                 break
             if foot_skating(trial, contacts, positions=trial_world).total_distance > SKATING_SLACK * slide:
                 break
@@ -155,9 +164,3 @@ def trim_added_jerk(
                 break
             keep = more
     return result, judged, after, 0.0
-
-
-def _jerk(positions: np.ndarray) -> float:
-    """Mean |Δ³p| of world joint positions (T, J, 3): the report's jerk (:func:`.metrics.report`) up to the constant
-    fps³·unit, from forward kinematics alone (a screen before the analysis)."""
-    return float(quat.length(np.diff(positions, 3, axis=0)).mean()) if len(positions) > 3 else 0.0

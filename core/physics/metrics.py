@@ -532,6 +532,12 @@ def flight_figures(series: list[FlightSeries], body: BodyModel) -> dict:
     return out
 
 
+def mean_jerk(positions: np.ndarray, fps: float = 1.0) -> float:
+    """Mean |d³p/dt³| of joint positions (T, J, 3) at ``fps`` (third differences × fps³; 0 under four frames): the
+    report's jerk, m/s³ on positions in metres; fps 1 gives it per frame³, for comparing motions of one clip."""
+    return float((quat.length(np.diff(positions, 3, axis=0)) * fps**3).mean()) if len(positions) > 3 else 0.0
+
+
 def report(
     analysis: Analysis,
     body: BodyModel,
@@ -566,8 +572,6 @@ def report(
     ratios = torque_ratios(a.torques, body)
     worst = np.unravel_index(np.argmax(ratios), ratios.shape) if ratios.size else (0, 0)
     flight = flight_series(a, body, motion.fps, min_flight) if flight is None else flight
-    pos = a.kin.joint_pos
-    jerk = quat.length(np.diff(pos, 3, axis=0)) * motion.fps**3 if len(pos) > 3 else np.zeros(1)
     out = {
         "frames": int(motion.n_frames),
         "contact_frames": int(contact.sum()),
@@ -579,7 +583,7 @@ def report(
         "torque_worst_ratio": float(ratios.max()) if ratios.size else 0.0,
         "torque_worst_joint": motion.skeleton.names[worst[1]],
         **flight_figures(flight, body),
-        "jerk_m_s3": float(jerk.mean()),
+        "jerk_m_s3": mean_jerk(a.kin.joint_pos, motion.fps),
     }
     for key in ("flight_error_worst_m", "flight_momentum_change_worst"):  # after the jerk, as they always were
         out[key] = out.pop(key)
