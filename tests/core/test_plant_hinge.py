@@ -12,8 +12,8 @@ import pytest
 
 from core import quaternion as quat
 from core.contacts import detect_contacts
-from core.ik.plant import hinge_pole, plant_feet
 from core.ik import two_link
+from core.ik.plant import hinge_pole, plant_feet
 from core.ik.two_link import solve_two_link
 from core.io.bvh import read_bvh
 from core.limbs import limb_chain
