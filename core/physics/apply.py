@@ -163,14 +163,10 @@ def glitch_frames(
     158.6 → 0.03 mm), a knee turned 162° on one frame as the clip's worst torque (2.16)."""
     if motion.n_frames < 5:
         return np.zeros(0, dtype=int)
-    pos = motion.world_positions()
-    w = np.ones(motion.skeleton.n_joints) if masses is None else np.asarray(masses, dtype=float)
-    w = w / w.sum()
-    centre = pos.transpose(0, 2, 1) @ w  # (T, 3) the mass's centre
     scale = factor * min(1.0, motion.fps / JUMP_RATE)
     floor = GLITCH_SPEED * motion.skeleton.size() / motion.fps
     spike = np.zeros(motion.n_frames - 2, dtype=bool)  # frames 1 … T − 2
-    for p, weights in ((pos - centre[:, None], w), (centre[:, None], np.ones(1))):  # the pose about it; its travel
+    for p, weights in _mass_points(motion, masses):  # the pose about the mass's centre; its travel
         step = np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights  # (T − 1,)
         skip = np.linalg.norm(p[2:] - p[:-2], axis=2) @ weights  # (T − 2,) frame t − 1 to t + 1
         padded = np.pad(step, 1)
@@ -178,6 +174,33 @@ def glitch_frames(
         least = np.minimum(step[:-1], step[1:])  # into frame t and out of it
         spike |= (least > scale * np.median(step)) & (least > isolation * around) & (least > floor)
     return np.flatnonzero(spike) + 1
+
+
+def _mass_points(motion: Motion, masses: np.ndarray | None) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The body as :func:`glitch_frames` and :func:`pose_steps` measure it: its joints' world positions about the
+    centre of ``masses`` ((T, J, 3), with their shares of the mass (J,)), and that centre ((T, 1, 3), weight (1,))."""
+    pos = motion.world_positions()
+    w = np.ones(motion.skeleton.n_joints) if masses is None else np.asarray(masses, dtype=float)
+    w = w / w.sum()
+    centre = pos.transpose(0, 2, 1) @ w  # (T, 3)
+    return (pos - centre[:, None], w), (centre[:, None], np.ones(1))
+
+
+def pose_steps(
+    motion: Motion, masses: np.ndarray | None = None, factor: float = 15.0, isolation: float = 4.0
+) -> np.ndarray:
+    """Frames t (0-based, sorted) where the pose jumps between t and t + 1: the mean travel of the body's mass about
+    its centre (:func:`glitch_frames`' pose measure) isolated as :func:`core.keyframes.jumps.jump_steps`' rule has it
+    and faster than :data:`TELEPORT_SPEED`. Why: jump_steps' distance is the joints' rotations, and a T-pose frame
+    (CMU's BVH conversions add one) retargeted onto a Rigify rig read 14.9 times the median step against its factor
+    of 15 once planting bent its straight legs as on the next frame; the frame stayed in the clip and its step (the
+    arms 0.9 m in 1/120 s) put 12 frames over a torque limit."""
+    if motion.n_frames < 3:
+        return np.zeros(0, dtype=int)
+    (p, weights), _ = _mass_points(motion, masses)
+    step = np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights  # (T − 1,)
+    fast = step > TELEPORT_SPEED * motion.skeleton.size() / motion.fps
+    return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
 
 
 def held_period(motion: Motion) -> int:
@@ -216,11 +239,13 @@ def check_held(motion: Motion) -> None:
 def stretches(
     motion: Motion, min_frames: int, masses: np.ndarray | None = None
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`teleport_steps`) and
-    around one-frame glitches (:func:`glitch_frames`, each a range of its own): those with at least ``min_frames``
-    frames, and the others. masses: the body's, for :func:`glitch_frames`."""
+    """[start, stop) frame ranges between jumps (:func:`core.keyframes.jumps.jump_steps`, :func:`pose_steps`,
+    :func:`teleport_steps`) and around one-frame glitches (:func:`glitch_frames`, each a range of its own): those
+    with at least ``min_frames`` frames, and the others. masses: the body's, for :func:`glitch_frames` and
+    :func:`pose_steps`."""
     glitches = glitch_frames(motion, masses)
-    steps = [jump_steps(motion, PoseMetric.for_motion(motion)), teleport_steps(motion), glitches - 1, glitches]
+    jumps = [jump_steps(motion, PoseMetric.for_motion(motion)), pose_steps(motion, masses), teleport_steps(motion)]
+    steps = [*jumps, glitches - 1, glitches]
     cuts = np.unique(np.concatenate(steps)) + 1
     bounds = [0, *[int(c) for c in cuts], motion.n_frames]
     spans = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]

@@ -11,6 +11,8 @@ from core import quaternion as quat
 from core import synthetic
 from core.editing.timing import resample
 from core.io.bvh import read_bvh
+from core.keyframes.distance import PoseMetric
+from core.keyframes.jumps import jump_steps
 from core.limbs import detect_up
 from core.motion import Motion
 from core.physics.apply import (
@@ -18,6 +20,7 @@ from core.physics.apply import (
     apply_physics,
     glitch_frames,
     held_period,
+    pose_steps,
     stretches,
     teleport_steps,
 )
@@ -143,6 +146,20 @@ def glitched(motion: Motion, frame: int, joint: str, degrees: float = 0.0, lift:
     out.rotations[frame, j] = quat.multiply(turn, out.rotations[frame, j])
     out.translations[frame, 0, 1] += lift
     return out
+
+
+def test_a_t_pose_the_rotations_barely_tell_is_cut_by_the_mass_it_moves():
+    """CMU's T-pose frame turned half-way to the first pose (as planting a Rigify rig left it: its rotations' step 14.9
+    times the median against jump_steps' factor of 15) is still a jump: the body's mass travels 19 times its median
+    step about the centre, at over 2 body sizes a second (before: no cut, 12 frames over a torque limit there)."""
+    walk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(0, 240))
+    masses = body_model(walk.skeleton, 70.0, unit=0.0564).masses
+    clip = walk.copy()
+    clip.rotations[0] = quat.slerp(walk.rotations[1], walk.rotations[0], 0.5)
+    assert len(jump_steps(clip, PoseMetric.for_motion(clip))) == 0  # the rotations' rule alone misses it
+    assert list(pose_steps(clip, masses)) == [0]
+    assert stretches(clip, 8, masses)[0] == [(1, clip.n_frames)]
+    assert len(pose_steps(walk.frames(slice(1, None)), masses)) == 0  # the walk itself has no jump
 
 
 @pytest.mark.parametrize("fps", [24.0, 30.0, 60.0, 120.0])
