@@ -254,7 +254,7 @@ def _repair_torques(
                 span = f"frames {lo}–{hi - 1}"
                 why = (
                     f"a local plan on {span} left {closest[0]} of their {closest[2]} frames over a limit, "
-                    f"refused: {'; '.join(closest[3])}"
+                    f"refused: {'; '.join(closest[3])} (against the motion the repair started from)"
                     if closest
                     else f"no local plan on {span} left fewer frames over a limit or less far over"
                 )

@@ -12,6 +12,8 @@ from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics import guard, repair, solve
 from core.physics.body import body_model
+from core.physics.dynamics import torque_ratios
+from core.physics.metrics import report
 from core.physics.options import PhysicsOptions
 from core.physics.units import likely_unit
 from tests.conftest import shared_file
@@ -58,29 +60,20 @@ def test_a_repair_refused_names_its_bars_and_lifting_them_keeps_it(monkeypatch):
         monkeypatch.setattr(stage, "REPAIR_DEVIATION", np.inf)
     for stage in (repair, guard):
         monkeypatch.setattr(stage, "JERK_BAR", np.inf)
-    lifted, lifted_rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
+    repaired = []  # what the repair returns (the do-no-harm guard after it has bars of its own: ZMP, worse frames)
+
+    def kept_by_repair(*args, **kwargs):
+        repaired.append(repair._repair_torques(*args, **kwargs))
+        return repaired[-1]
+
+    monkeypatch.setattr(solve, "_repair_torques", kept_by_repair)
+    solve.physics_retarget(motion, contacts, body, ONE_FINISH)
+    out_lifted, an_lifted, _ = repaired[-1]
     # the repair's search is adaptive (a window kept changes the next ones), so the lifted run need not find that
     # very motion again; what the note claims is that those bars, not the search, kept most of the window over
+    over_frames = np.flatnonzero(torque_ratios(an_lifted.torques, body).max(axis=1) > 1.0)
     kept = sum(lo <= c["frame"] <= hi for c in causes)
-    over = sum(lo <= c["frame"] <= hi for c in lifted_rep["torque_causes"])
+    over = int(((over_frames >= lo) & (over_frames <= hi)).sum())
     assert over <= max(left, kept // 4)
-    after, before = lifted_rep["after"], lifted_rep["before"]
-    assert after["torque_violation_frames"] < rep["after"]["torque_violation_frames"]
-    assert after["deviation"] > 0.015 or after["jerk_m_s3"] > 1.05 * before["jerk_m_s3"]  # the bars did bind
-
-
-def test_the_repair_measures_its_bars_on_the_replanted_motion_its_trials_are_spliced_into():
-    """A repair trial is the motion planted again with its window's shift spliced in, and planting a planted
-    motion again moves it a little (jerk, ZMP): judged against the motion before that replanting, a trial
-    could fail the jerk bar with no shift at all (131_01: 717 against 716 m/s³). Judged against the replanted
-    motion, Bandai's punch (1.4× onto 90 kg) keeps its repairs: no frame over a limit is left worse than the
-    input (9 were), and 2 of the input's 40 frames over a limit stay (13 did)."""
-    capture = read_bvh(shared_file("bandai_namco_1/dataset-1_punch_normal_001.bvh"))
-    unit = likely_unit(standing_height(capture.skeleton, detect_contacts(capture).up))[0]
-    motion = capture.scaled(1.4)
-    contacts = detect_contacts(motion)
-    body = body_model(motion.skeleton, 90.0, unit=unit, up=contacts.up)
-    out, rep = solve.physics_retarget(motion, contacts, body, ONE_FINISH)
-    assert rep["torque_worse"] == []
-    assert rep["after"]["torque_violation_frames"] <= rep["before"]["torque_violation_frames"] // 10
-    assert rep["after"]["torque_worst_ratio"] < rep["before"]["torque_worst_ratio"]
+    lifted = report(an_lifted, body, out_lifted, source=motion)
+    assert lifted["deviation"] > 0.015 or lifted["jerk_m_s3"] > 1.05 * rep["before"]["jerk_m_s3"]  # the bars did bind
