@@ -132,17 +132,19 @@ def bare(skeleton: Skeleton) -> Skeleton:
     return dataclasses.replace(skeleton, end_site_parents=np.zeros(0, dtype=int), end_site_offsets=np.zeros((0, 3)))
 
 
+@pytest.mark.parametrize("tips", [False, True], ids=["bare_leaf", "end_site"])
 @pytest.mark.parametrize("convention", sorted(set(rigs.NAMES) - {"rigify", "character_creator"}))
-def test_unnamed_arms_without_hands_or_end_sites_start_at_the_upper_arm(convention):
+def test_unnamed_arms_without_hands_start_at_the_upper_arm(convention, tips):
     """Names say nothing, both hands are deleted and no End Site tells how long the last bone is: each arm was read
     one bone up (the collar as the upper arm, the upper arm as the forearm, the forearm as the hand; the topology's
     labels the same). Now the leaf's two readings are weighed by the arm's proportions (forearm against upper arm,
-    upper arm against thigh, the collar's length): the labels, arms and body model are the named rig's. The same rig
-    with its fingers deleted instead keeps its hands: its leaf is the wrist. (Rigify's twist segments and Character
-    Creator's forearm twist are not followed yet.)"""
+    upper arm against thigh, the collar's length): the labels, arms and body model are the named rig's. With an End
+    Site at the wrist (``tips``) the arms were right, the labels one bone up. The same rig with its fingers deleted
+    instead keeps its hands: its leaf is the wrist. (Rigify's twist segments and Character Creator's forearm twist
+    are not followed yet.)"""
     whole = bare(rigs.build(convention, a_pose=30.0))
     canon = rigs.canonical_names(convention)
-    stripped, keep = rigs.pruned(whole, [canon["hand.L"], canon["hand.R"]])
+    stripped, keep = rigs.pruned(whole, [canon["hand.L"], canon["hand.R"]], tips)
     anonymous = dataclasses.replace(stripped, names=tuple(f"bone{j}" for j in range(stripped.n_joints)))
     arms = {tuple(canon[f"{k}.{s}"] for k in ("upper_arm", "forearm")) for s in "LR"}
     labels = topology_labels(anonymous)
