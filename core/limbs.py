@@ -205,9 +205,9 @@ def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
 
     In order: the hands by name (:func:`limb_chain` above them); else the forearms by name (a rig whose
     hands were deleted: the forearm's own bone is the last); else the arms of
-    :func:`core.retarget.topology.topology_labels`; else the chest's two side branches
-    (:func:`core.retarget.topology.arm_runs`). Without names, the leaf that ends an arm is a forearm when its
-    End Site is a long bone (:data:`LONG_LEAF`), else the hand (wrist). Sides "A", "B" when
+    :func:`core.retarget.topology.topology_labels` (which tell a leaf that ends a forearm from a wrist by its End
+    Site or the arm's proportions); else the chest's two side branches (:func:`core.retarget.topology.arm_runs`),
+    whose leaf is a forearm when its End Site is a long bone (:data:`LONG_LEAF`), else the hand. Sides "A", "B" when
     the names do not tell (as :func:`find_feet`). Before, arms were found only through their hands: a rig whose
     arms end at the forearm lost both arms' mass (9.9 %) to the trunk and legs in the physics' body model.
     """
@@ -225,9 +225,10 @@ def find_arms(skeleton: Skeleton) -> dict[str, tuple[int, int, int | None]]:
         runs = arm_runs(skeleton)
     except ValueError:
         return arms
-    if all(f"hand.{s}" in labels for s in "LR"):
-        chains = [tuple(labels[f"{k}.{s}"] for k in ("upper_arm", "forearm", "hand")) for s in "LR"]
-        return {a: _leaf_checked(skeleton, *chain) for a, chain in zip("AB", chains)}
+    if all(f"forearm.{s}" in labels for s in "LR"):  # the hand None where the topology found it deleted
+        return {
+            a: (labels[f"upper_arm.{s}"], labels[f"forearm.{s}"], labels.get(f"hand.{s}")) for a, s in zip("AB", "LR")
+        }
     chains = [_leaf_checked(skeleton, *(run[-3:] if len(run) >= 3 else (None, *run))) for run in runs]
     return dict(zip("AB", chains)) if len(runs) == 2 and all(chains) else arms
 

@@ -27,7 +27,11 @@ one axis) labels the same as a T-pose, and the order of siblings does not matter
 - spine: from the hips down the spine branch to the first joint with two or more major
   branches (the chest); arms: the chest's two most alike major branches; neck and head: the
   other one, followed to where it branches (the face) or ends; a leaf much longer than the
-  bone before it (Mixamo's ``HeadTop_End``) is the top of the head, not the head.
+  bone before it (Mixamo's ``HeadTop_End``) is the top of the head, not the head;
+- an arm that ends at a leaf (no fingers) ends at the wrist, or at the forearm when its hand was
+  deleted: a long End Site is a forearm's length; without one, the reading whose collar, upper arm
+  and forearm are nearer a human's proportions (against each other and the thigh) wins
+  (:func:`_hand_missing`).
 
 Sides: from the names when they carry one (:func:`core.limbs.split_side`), else from a
 standing pose: with up from the feet to the hips and forward from the ankles to the toes,
@@ -39,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..limbs import split_side
+from ..limbs import LONG_LEAF, split_side
 from ..skeleton import Skeleton, rest_positions
 
 MAJOR_FRACTION = 0.2  # of the longest path from the root: a limb, the spine, the neck
@@ -206,6 +210,72 @@ def _limb(tree: _Tree, pose: np.ndarray, run: list[int], names: tuple[str, ...],
     return out
 
 
+ARM_NAMES = ("upper_arm", "forearm", "hand", "shoulder", "finger_base")
+# A human arm's proportions (:func:`_hand_missing`): forearm / upper arm and upper arm / thigh from de Leva (1996,
+# joint centres: 0.2689 / 0.2817, 0.2817 / 0.4222), the path from the chest joint to the shoulder joint about one
+# upper arm (0.64–1.38 on the CMU, Bandai, Mixamo and Character Creator captures).
+ARM_PROPORTIONS = {"forearm/upper_arm": 0.2689 / 0.2817, "upper_arm/thigh": 0.2817 / 0.4222, "collar/upper_arm": 1.0}
+
+
+def _arm(tree: _Tree, pose: np.ndarray, run: list[int], chest: int, thigh: float | None) -> dict[str, int]:
+    """Labels of an arm run from the chest: :func:`_limb`'s with the hand where :func:`_hand_index` puts it; or, when
+    the run's leaf ends a forearm whose hand was deleted (:func:`_hand_missing`), the upper arm at that reading's
+    elbow, the forearm at the leaf and no hand (before, the collar was taken for the upper arm and the forearm for
+    the hand). ``pose``: (T, J, 3); ``thigh``: the legs' thigh length (None without legs)."""
+    end = _hand_index(tree, run)
+    wrist = _limb(tree, pose, run, ARM_NAMES, end)
+    if end != len(run) - 1 or tree.kids[run[-1]]:
+        return wrist
+    m = run.index(wrist["forearm"]) if wrist else len(run) - 2
+    if not _hand_missing(tree, run, m, run.index(wrist["upper_arm"]) if wrist else None, chest, thigh):
+        return wrist
+    return {"upper_arm": run[m], "forearm": run[-1]} | ({"shoulder": run[m - 1]} if m > 0 else {})
+
+
+def _hand_missing(tree: _Tree, run: list[int], m: int, u: int | None, chest: int, thigh: float | None) -> bool:
+    """Whether the leaf ending an arm run is a forearm's end (its hand deleted) rather than the wrist; the wrist
+    reading has its elbow at run index ``m``, its shoulder at ``u`` (None: no such reading). An End Site as long as
+    a forearm (:data:`core.limbs.LONG_LEAF` of the reading's forearm and upper arm) ends a forearm. Else the reading
+    nearer a human arm's proportions (:data:`ARM_PROPORTIONS`; pose-free: bone lengths only) wins: the leaf as the
+    wrist (upper arm run[u..m], forearm run[m..]) or as the elbow (upper arm run[m..], forearm the End Site if any).
+    A reading whose upper arm starts at the chest's own place (CMU's collar) has no shoulder: it loses."""
+    sk = tree.sk
+    ends = np.linalg.norm(sk.end_site_offsets[sk.end_site_parents == run[-1]], axis=-1)
+    past = float(ends.max()) if len(ends) else None  # the leaf's length past it: a hand or a forearm
+    if past is not None:  # against the wrist reading's forearm and upper arm, twist segments (Rigify's .001) summed
+        upper = tree.bone[run[m]] if u is None else _path(tree, run[u], run[m])
+        if past >= LONG_LEAF * float(np.mean([_path(tree, run[m], run[-1]), upper])):
+            return True
+    as_elbow = _arm_misfit(tree, chest, run[m], run[-1], past, thigh)
+    as_wrist = np.inf if u is None else _arm_misfit(tree, chest, run[u], run[m], _path(tree, run[m], run[-1]), thigh)
+    return as_elbow < as_wrist
+
+
+def _arm_misfit(
+    tree: _Tree, chest: int, shoulder: int, elbow: int, forearm: float | None, thigh: float | None
+) -> float:
+    """Mean |log| of an arm reading's proportions against :data:`ARM_PROPORTIONS` (those it has: no forearm
+    length without a wrist or an End Site, no thigh without legs); inf when its shoulder is at the chest's place."""
+    collar, upper = _path(tree, chest, shoulder), _path(tree, shoulder, elbow)
+    if collar < 0.03 * tree.scale or upper <= 0.0:
+        return float("inf")
+    ratios = {"collar/upper_arm": collar / upper}
+    if forearm is not None:
+        ratios["forearm/upper_arm"] = forearm / upper
+    if thigh:
+        ratios["upper_arm/thigh"] = upper / thigh
+    return float(np.mean([abs(np.log(max(r, 1e-9) / ARM_PROPORTIONS[k])) for k, r in ratios.items()]))
+
+
+def _path(tree: _Tree, top: int, joint: int) -> float:
+    """Sum of the bone lengths from ``top`` down to ``joint`` (its descendant): pose-free."""
+    total = 0.0
+    while joint != top and joint >= 0:
+        total += float(tree.bone[joint])
+        joint = int(tree.sk.parents[joint])
+    return total
+
+
 def _hand_index(tree: _Tree, run: list[int]) -> int | None:
     """Run index of the hand: the first joint below the top two that splits into fingers, else the leaf."""
     for i in range(2, len(run)):
@@ -348,8 +418,10 @@ def topology_labels(
         neck = _head_run(tree, max(necks, key=lambda c: (tree.weight(c), -c)))
         labels["head"] = neck[-1]
         labels.update(dict(zip(("neck", "neck1"), neck[:-1][:2])))
-    arm_names = ("upper_arm", "forearm", "hand", "shoulder", "finger_base")
-    arms = [_limb(tree, poses, run, arm_names, _hand_index(tree, run)) for run in map(tree.run, arms_start)]
+    thigh = [_path(tree, leg["upper_leg"], leg["lower_leg"]) for leg in legs if leg]
+    arms = [
+        _arm(tree, poses, run, chest, float(np.mean(thigh)) if thigh else None) for run in map(tree.run, arms_start)
+    ]
     if all(arms):
         for side, arm in zip(_sides(skeleton, arms, "upper_arm", pose, left), arms):
             labels.update({f"{k}.{side}": v for k, v in arm.items() if k != "finger_base"})

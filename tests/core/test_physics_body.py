@@ -18,6 +18,7 @@ from core.motion import Motion
 from core.physics.body import DE_LEVA, MAX_MISSING_SHARE, body_model
 from core.physics.dynamics import support_from
 from core.physics.errors import PhysicsError
+from core.retarget.topology import topology_labels
 from core.skeleton import Skeleton, rest_world
 from tests import rigs
 from tests.conftest import shared_file
@@ -102,14 +103,20 @@ def test_arms_without_hands_or_names_are_found_from_the_hierarchy(convention):
 
 
 @pytest.mark.parametrize(
-    "tips, anonymous", [(True, False), (False, False), (True, True)], ids=["end_site", "bare_leaf", "no_names"]
-)
-def test_a_cmu_capture_without_hands_keeps_its_arms(tips, anonymous):
+    "clip, tips, anonymous",
+    [("02_01", True, False), ("02_01", False, False), ("02_01", True, True), ("02_01", False, True),
+     ("05_01", True, True), ("05_01", False, True)],
+    ids=["end_site", "bare_leaf", "no_names", "bare_leaf_no_names", "05_01_no_names", "05_01_bare_leaf_no_names"],
+)  # fmt: skip
+def test_a_cmu_capture_without_hands_keeps_its_arms(clip, tips, anonymous):
     """CMU 02_01 (1.4×, 90 kg) with LeftHand, RightHand and everything below them deleted. Before: 0 kg on the
     arms, the chest taken at Neck1 (15.9 kg on the neck) and the rest-pose CoM 26 mm higher. Without names the
     arms are the chest's branches, their forearm leaf told from a hand by its End Site (CMU's forearm is 0.69
-    of its upper arm: a leaf End Site compared with the bone into it alone read it as a hand)."""
-    walk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(1, 3)).scaled(1.4)
+    of its upper arm: a leaf End Site compared with the bone into it alone read it as a hand) or, with nothing past
+    the leaf, by the arm's proportions: the collar at the chest's own place is no upper arm (before, each arm was
+    read one bone up: the collar as the upper arm, the forearm as the hand). 05_01's forearm is 0.45 of its upper
+    arm: its End Site is not a long bone, and the arm was read one bone up there even with it."""
+    walk = read_bvh(shared_file(f"cmu_bvh_cgspeed/{clip}.bvh")).frames(slice(1, 3)).scaled(1.4)
     stripped, keep = without_hands(walk.skeleton, ["LeftHand", "RightHand"], tips, anonymous)
     a, b = (body_model(sk, 90.0, unit=0.0254, up=UP) for sk in (walk.skeleton, stripped))
     assert_same_arm_joints(a, b, keep, "AB" if anonymous else "LR")
@@ -118,6 +125,53 @@ def test_a_cmu_capture_without_hands_keeps_its_arms(tips, anonymous):
     for name in ("LowerBack", "Spine", "Spine1", "Neck", "Neck1", "Head"):
         k = walk.skeleton.index(name)
         assert b.masses[list(keep).index(k)] == pytest.approx(a.masses[k], rel=1e-9)
+
+
+def bare(skeleton: Skeleton) -> Skeleton:
+    """The skeleton without End Sites: nothing lies past a leaf."""
+    return dataclasses.replace(skeleton, end_site_parents=np.zeros(0, dtype=int), end_site_offsets=np.zeros((0, 3)))
+
+
+@pytest.mark.parametrize("tips", [False, True], ids=["bare_leaf", "end_site"])
+@pytest.mark.parametrize("convention", sorted(set(rigs.NAMES) - {"rigify", "character_creator"}))
+def test_unnamed_arms_without_hands_start_at_the_upper_arm(convention, tips):
+    """Names say nothing, both hands are deleted and no End Site tells how long the last bone is: each arm was read
+    one bone up (the collar as the upper arm, the upper arm as the forearm, the forearm as the hand; the topology's
+    labels the same). Now the leaf's two readings are weighed by the arm's proportions (forearm against upper arm,
+    upper arm against thigh, the collar's length): the labels, arms and body model are the named rig's. With an End
+    Site at the wrist (``tips``) the arms were right, the labels one bone up. The same rig with its fingers deleted
+    instead keeps its hands: its leaf is the wrist. (Rigify's twist segments and Character Creator's forearm twist
+    are not followed yet.)"""
+    whole = bare(rigs.build(convention, a_pose=30.0))
+    canon = rigs.canonical_names(convention)
+    stripped, keep = rigs.pruned(whole, [canon["hand.L"], canon["hand.R"]], tips)
+    anonymous = dataclasses.replace(stripped, names=tuple(f"bone{j}" for j in range(stripped.n_joints)))
+    arms = {tuple(canon[f"{k}.{s}"] for k in ("upper_arm", "forearm")) for s in "LR"}
+    labels = topology_labels(anonymous)
+    assert {tuple(stripped.names[labels[f"{k}.{s}"]] for k in ("upper_arm", "forearm")) for s in "LR"} == arms
+    assert "hand.L" not in labels and "hand.R" not in labels
+    assert {tuple(stripped.names[j] for j in arm[:2]) for arm in find_arms(anonymous).values()} == arms
+    named, unnamed = (body_model(sk, 70.0, unit=1.0, up=UP) for sk in (stripped, anonymous))
+    assert np.allclose(unnamed.masses, named.masses, rtol=1e-9) and np.allclose(unnamed.com_local, named.com_local)
+    fingers = [whole.names[c] for s in "LR" for c in whole.children(whole.index(canon[f"hand.{s}"]))]
+    fingerless = rigs.pruned(whole, fingers)[0] if fingers else whole  # Bandai's and Xsens' hands are leaves
+    anonymous = dataclasses.replace(fingerless, names=tuple(f"bone{j}" for j in range(fingerless.n_joints)))
+    assert {fingerless.names[arm[2]] for arm in find_arms(anonymous).values()} == {canon["hand.L"], canon["hand.R"]}
+
+
+@pytest.mark.parametrize("pose", [0.0, 30.0])
+def test_an_unnamed_rigify_rig_without_fingers_keeps_its_hands(pose):
+    """Rigify's arm bones are two segments each (``DEF-forearm.L`` → ``DEF-forearm.L.001``): the End Site left where
+    the fingers were deleted (0.1 m past the wrist) was weighed against the half bones above the hand, read as a
+    forearm's length and the hand dropped (its 0.6 % of the mass on the forearm, the forearm's on the upper arm).
+    The segments are summed now: the hands are the named rig's."""
+    whole = rigs.build("rigify", a_pose=pose)
+    canon = rigs.canonical_names("rigify")
+    fingers = [whole.names[c] for s in "LR" for c in whole.children(whole.index(canon[f"hand.{s}"]))]
+    fingerless, _ = rigs.pruned(whole, fingers, tips=True)
+    anonymous = dataclasses.replace(fingerless, names=tuple(f"bone{j}" for j in range(fingerless.n_joints)))
+    arms = {tuple(canon[f"{k}.{s}"] for k in ("upper_arm", "forearm", "hand")) for s in "LR"}
+    assert {tuple(fingerless.names[j] for j in arm) for arm in find_arms(anonymous).values()} == arms
 
 
 def test_one_arm_named_and_the_other_not_keeps_both():
