@@ -163,6 +163,13 @@ def first_turns(
     theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
     normal, straight = _bend_normal(e1, e2, pole)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
+    # a limb straight but for rounding bends about a borrowed normal, not quite perpendicular to e2: first laid
+    # exactly straight (or folded) along e1, so the bend reaches the target distance exactly
+    flat = quat.length(quat.cross(e1, e2)) <= STRAIGHT * l1 * l2
+    if flat.any():
+        snap = np.where(quat.inner(e1, e2) >= 0.0, 0.0, np.pi)[flat]
+        laid = quat.between(e2[flat], np.cos(snap)[:, None] * e1[flat])
+        delta_mid[flat] = quat.multiply(quat.from_axis_angle(normal[flat], theta_new[flat] - snap), laid)
     c_bent = b + quat.rotate(delta_mid, e2)
     return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), straight)
 
