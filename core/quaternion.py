@@ -361,7 +361,10 @@ def euler_parts(q: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray, np.n
     r = _matrix_entries(q, ((k, i), (k, j), (k, k), (j, i), (i, i), (j, k), (j, j)))
     sin_b = np.clip(-sign * r[k, i], -1.0, 1.0)
     b = np.arcsin(sin_b)
-    locked = np.abs(sin_b) > 1.0 - 1e-9
+    # locked where cos b (the norm of the first angle's entries) is under 1e-8: the plain formulas' angles then lose
+    # about 1e-16 / cos b and putting a ± c into a misses by about cos b, both under 3e-8 rad. (At |sin b| > 1 − 1e-9,
+    # the test before, cos b reached 4.5e-5: an ASF bone's rest direction came back 5e-4 units off.)
+    locked = np.hypot(r[k, j], r[k, k]) < 1e-8
     a = np.arctan2(sign * r[k, j], r[k, k])
     c = np.arctan2(sign * r[j, i], r[i, i])
     # At gimbal lock only a ± c is defined: put all of it into a.

@@ -59,6 +59,18 @@ def test_euler_gimbal_lock_still_round_trips_the_rotation(order):
     assert same_rotation(quat.from_euler(quat.to_euler(q, order), order), q)
 
 
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("off", [3e-5, 1e-7, 1e-9])
+def test_euler_near_gimbal_lock_keeps_the_rotation_to_float_precision(order, off):
+    # the middle angle 3e-5 rad from 90°: the lock's shortcut (the last angle zeroed) had been taken within 4.5e-5 and
+    # missed the rotation by |c|·cos b, 6e-5 rad here (an ASF bone's rest direction 5e-4 units off after a round trip)
+    angles = np.array([[0.3, np.pi / 2 - off, 2.0], [-1.2, -np.pi / 2 + off, -2.5]])
+    q = quat.from_euler(angles, order)
+    back = quat.from_euler(quat.to_euler(q, order), order)
+    turn = 2.0 * np.arccos(np.clip(np.abs(np.sum(back * q, axis=-1)), 0.0, 1.0))  # radians between the two
+    assert turn.max() < 1e-7
+
+
 def test_blender_xyz_mode_applies_x_first():
     # Blender's 'XYZ' mode: q = qz · qy · qx (hand-computed composition).
     x, y, z = 0.4, -0.2, 1.1
