@@ -1,7 +1,8 @@
 """Analytic two-link IK (hip–knee–ankle, shoulder–elbow–wrist), vectorised over frames.
 
 The solve works on world positions: the mid joint first bends about its current bend-plane
-normal (so a hinge such as the knee keeps its own axis) until the upper→end distance equals
+normal (so a hinge such as the knee keeps its own axis; a limb straight within ``STRAIGHT`` borrows
+its nearest bent frame's, carried in the upper joint's orientation) until the upper→end distance equals
 the (soft-clamped) target distance, then the upper joint turns by the shortest arc that puts
 the end on the target, and, when a pole direction is given, twists about the upper→target
 axis so the mid joint points towards the pole. The world-space turns are finally converted
@@ -124,7 +125,7 @@ def solve_two_link(
 
     target: (T, 3) or (3,) end goal; pole: optional bend direction (T, 3) or (3,) (the mid
     joint swings towards it; for a pole *point* P pass P − a); default keeps the current
-    bend plane. softness: soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the
+    bend plane (a limb straight within ``STRAIGHT``: its nearest bent frame's, :func:`_bend_normal`). softness: soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the
     same a, b, c, target and softness when already made (planting makes them once for its pole and its solve); frame:
     the upper joint's world orientations (T, 4), which carry a bent frame's plane to the straight ones
     (:func:`_bend_normal`).
