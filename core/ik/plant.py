@@ -193,7 +193,7 @@ def hinge_pole(
     axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
     sine = quat.length(quat.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
     if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
-        d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness, turns)
+        d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness, turns, rot[:, upper])
         e1 = quat.rotate(d_upper, e1)
         e2 = reached - a - e1
         axis = quat.rotate(d_upper, axis)
@@ -269,7 +269,8 @@ def plant_feet(
             world = forward_kinematics(out.skeleton, out.translations, out.rotations)
             stale = np.zeros(motion.skeleton.n_joints, dtype=bool)
         stale |= motion.skeleton.subtree(upper)
-        turns = first_turns(*(world[0][:, j] for j in (upper, mid, end)), target, None, softness) if hinge else None
+        ends = (world[0][:, j] for j in (upper, mid, end))
+        turns = first_turns(*ends, target, None, softness, world[1][:, upper]) if hinge else None
         pole = hinge_pole(*world, (upper, mid, end), target, softness, turns=turns) if hinge else None
         # the solve's first turns are the pole's (the pole decides only a straight leg)
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole,
@@ -367,7 +368,7 @@ def stand_feet(
             target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
         target = lift_to_reach(pos[:, upper], target, reach, up)
         # a straight source leg's own plane is noise; the pole's first turns are the solve's, as in plant_feet
-        turns = first_turns(*(pos[:, j] for j in foot.leg), target, None, softness)
+        turns = first_turns(*(pos[:, j] for j in foot.leg), target, None, softness, world[1][:, upper])
         pole = hinge_pole(*world, foot.leg, target, softness, turns=turns)
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
                              world=world, pole=pole, turns=turns)  # fmt: skip

@@ -1,7 +1,8 @@
 """Analytic two-link IK (hip–knee–ankle, shoulder–elbow–wrist), vectorised over frames.
 
 The solve works on world positions: the mid joint first bends about its current bend-plane
-normal (so a hinge such as the knee keeps its own axis) until the upper→end distance equals
+normal (so a hinge such as the knee keeps its own axis; a limb straight within ``STRAIGHT`` borrows
+its nearest bent frame's, carried in the upper joint's orientation) until the upper→end distance equals
 the (soft-clamped) target distance, then the upper joint turns by the shortest arc that puts
 the end on the target, and, when a pole direction is given, twists about the upper→target
 axis so the mid joint points towards the pole. The world-space turns are finally converted
@@ -60,27 +61,31 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     return unit(quat.cross(v, basis))[0]
 
 
-def _bend_normal(e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None) -> tuple[np.ndarray, bool]:
-    """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1, and whether no frame
-    is bent (the only case the pole decides).
+def _bend_normal(
+    e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None, frame: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1, and which frames (T,) are
+    bent (with none, the pole decides).
 
     Where the limb is straight (the sine of its bend under ``STRAIGHT``) the normal of the nearest bent frame is
-    borrowed (projected off e1); with no bent frame at all, the plane through e1 and the pole, else any plane. A knee
-    a capture locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷ on CMU 131_03); taken for its
-    plane, planting bent the hop's landing knees sideways (the ankle 4 cm off its target where the IK is faded in) and
-    the physics solve ended at ×1.50 of the input's jerk (×1.15 now; tests/core/test_plant_hinge.py).
+    borrowed (projected off e1), carried in the upper joint's world orientation ``frame`` (T, 4) when given, so a leg
+    that turns while it stays straight keeps its knee's side; with no bent frame at all, the plane through e1 and
+    the pole, else any plane. A knee a capture locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷
+    on CMU 131_03); taken for its plane, planting bent the hop's landing knees sideways (the ankle 4 cm off its
+    target where the IK is faded in) and the physics solve ended at ×1.50 of the input's jerk (×1.15 now).
     """
     n, length = unit(quat.cross(e1, e2))
     bent = length > STRAIGHT * quat.length(e1) * quat.length(e2)
     if bent.all():
-        return n, False
+        return n, bent
     if bent.any():
-        n = n[nearest_valid(bent)]
+        src = nearest_valid(bent)
+        n = n[src] if frame is None else quat.rotate(frame, quat.rotate(quat.conjugate(frame[src]), n[src]))
     elif pole is not None:
         n = unit(quat.cross(e1, pole))[0]
     u1 = unit(e1)[0]
     n, length = unit(n - quat.inner(n, u1)[..., None] * u1)
-    return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1)), not bent.any()
+    return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1)), bent
 
 
 def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.ndarray) -> np.ndarray:
@@ -114,13 +119,16 @@ def solve_two_link(
     pole: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
     turns: Turns | None = None,
+    frame: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World-space two-link solve on positions (T, 3) of the upper (a), mid (b) and end (c) joints.
 
     target: (T, 3) or (3,) end goal; pole: optional bend direction (T, 3) or (3,) (the mid
     joint swings towards it; for a pole *point* P pass P − a); default keeps the current
-    bend plane. softness: soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the
-    same a, b, c, target and softness when already made (planting makes them once for its pole and its solve).
+    bend plane (a limb straight within ``STRAIGHT``: its nearest bent frame's, :func:`_bend_normal`). softness: soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the
+    same a, b, c, target and softness when already made (planting makes them once for its pole and its solve); frame:
+    the upper joint's world orientations (T, 4), which carry a bent frame's plane to the straight ones
+    (:func:`_bend_normal`).
     Returns (delta_upper, delta_mid, reached): world-space turns (T, 4) — delta_mid acts at b
     first, then delta_upper at a on everything below it — and the reached end (T, 3).
     """
@@ -128,7 +136,7 @@ def solve_two_link(
     if pole is not None:
         pole = np.broadcast_to(np.asarray(pole, dtype=float), a.shape)
     if turns is None or (turns.straight and pole is not None):
-        turns = first_turns(a, b, c, target, pole, softness)
+        turns = first_turns(a, b, c, target, pole, softness, frame)
     delta_upper = turns.delta_upper
     if pole is not None:
         delta_upper = _twist_to_pole(delta_upper, turns.e1, turns.u, pole)
@@ -143,6 +151,7 @@ def first_turns(
     target: np.ndarray,
     pole: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
+    frame: np.ndarray | None = None,
 ) -> Turns:
     """:func:`solve_two_link`'s turns before the twist to its pole (the pole bends only a limb straight on every
     frame: :func:`_bend_normal`), same arguments."""
@@ -161,17 +170,17 @@ def first_turns(
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
     theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
-    normal, straight = _bend_normal(e1, e2, pole)
+    normal, bent = _bend_normal(e1, e2, pole, frame)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     # a limb straight but for rounding bends about a borrowed normal, not quite perpendicular to e2: first laid
     # exactly straight (or folded) along e1, so the bend reaches the target distance exactly
-    flat = quat.length(quat.cross(e1, e2)) <= STRAIGHT * l1 * l2
+    flat = ~bent
     if flat.any():
         snap = np.where(quat.inner(e1, e2) >= 0.0, 0.0, np.pi)[flat]
         laid = quat.between(e2[flat], np.cos(snap)[:, None] * e1[flat])
         delta_mid[flat] = quat.multiply(quat.from_axis_angle(normal[flat], theta_new[flat] - snap), laid)
     c_bent = b + quat.rotate(delta_mid, e2)
-    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), straight)
+    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), not bent.any())
 
 
 def _check_chain(motion: Motion, upper: int, mid: int, end: int) -> None:
@@ -206,7 +215,8 @@ def two_link_ik(
     _check_chain(motion, upper, mid, end)
     sk = motion.skeleton
     pos, rot = world if world is not None else forward_kinematics(sk, motion.translations, motion.rotations)
-    d_upper, d_mid, reached = solve_two_link(pos[:, upper], pos[:, mid], pos[:, end], targets, pole, softness, turns)
+    ends = (pos[:, upper], pos[:, mid], pos[:, end])
+    d_upper, d_mid, reached = solve_two_link(*ends, targets, pole, softness, turns, rot[:, upper])
     chain = np.array([upper, mid, end])
     parent = parent_world_rotations(sk, rot, chain)
     new_upper = local_from_world(sk, [upper], quat.multiply(d_upper, rot[:, upper])[:, None], parent[:, :1])[:, 0]

@@ -254,7 +254,8 @@ def _repair_torques(
                 span = f"frames {lo}–{hi - 1}"
                 why = (
                     f"a local plan on {span} left {closest[0]} of their {closest[2]} frames over a limit, "
-                    f"refused: {'; '.join(closest[3])} (against the motion the repair started from)"
+                    f"refused: {'; '.join(closest[3])} (the repair's own figures: on the input's contacts, before "
+                    "the do-no-harm guard)"
                     if closest
                     else f"no local plan on {span} left fewer frames over a limit or less far over"
                 )

@@ -108,6 +108,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -130,6 +131,24 @@ from .planting import _plant, planting_anchors, with_toes
 from .progress import as_progress
 from .repair import REPAIR_DEVIATION, _repair_torques
 from .unexplained import unexplained
+
+
+class Prepared(NamedTuple):
+    """What :func:`physics_retarget` measures on its input before the stages (module steps 1–11 read it)."""
+
+    motion: Motion  # the input
+    before: Analysis  # its analysis on the solver's body, the input's flights marked (``measure["flown"]``)
+    contacts: Contacts  # the feet's and toes' contacts the analyses stand on
+    feet: Contacts  # planting's: the feet's, anchors eased (:func:`.planting.planting_anchors`)
+    body: BodyModel  # the solver's body (:func:`solver_body`)
+    report_body: BodyModel  # the report's
+    judged_in: Analysis  # the input judged as the report judges it (:func:`.guard._judged`)
+    was: dict  # its report
+    opts: PhysicsOptions
+    measure: dict  # :func:`.metrics.analyse`'s keywords for every analysis of the solve
+    keys: np.ndarray  # the filter's key frames (:func:`.filter_pass._keys`) and their stride
+    stride: int
+    hold: np.ndarray  # (T,) bool: the stretches held off the floor (:func:`.unexplained.unexplained`)
 
 
 def solver_body(body: BodyModel, before: Analysis, balanced: float, opts: PhysicsOptions) -> BodyModel:
@@ -298,8 +317,9 @@ def physics_retarget(
             out, an, judged, searched, after_report, trim_span = motion, judged_in, judged_in, {}, None, 0.0
             step(1.0)
         else:
-            stages = (motion, before, contacts, feet, body, report_body, judged_in, was, opts, measure, keys, stride)
-            out, an, judged, searched, after_report, trim_span = _stages(*stages, hold, step)
+            prepared = Prepared(motion, before, contacts, feet, body, report_body, judged_in, was, opts, measure, keys,
+                                stride, hold)  # fmt: skip
+            out, an, judged, searched, after_report, trim_span = _stages(prepared, step)
         beyond = [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]  # still far
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
@@ -336,81 +356,89 @@ def physics_retarget(
     return out, rep
 
 
-def _stages(
-    motion: Motion, before: Analysis, contacts: Contacts, feet: Contacts, body: BodyModel, report_body: BodyModel,
-    judged_in: Analysis, was: dict, opts: PhysicsOptions, measure: dict, keys: np.ndarray, stride: int,
-    hold: np.ndarray, step,
-) -> tuple[Motion, Analysis, Analysis, dict, dict | None, float]:  # fmt: skip
-    """Steps 1–11 of the module notes on an input that misses a bar (:func:`physics_retarget`'s arguments and what it
-    measured first): (result, its analysis on the solver's body, its judged analysis on the report's, the frames the
-    repair searched with why, its report when made here, the jerk trim's span in seconds)."""
-    out, an = motion, before
-    if opts.plant:
-        out = _plant(motion, feet, hinge=True)
+def _stages(p: Prepared, step) -> tuple[Motion, Analysis, Analysis, dict, dict | None, float]:
+    """Steps 1–11 of the module notes on an input that misses a bar (what :func:`physics_retarget` measured first):
+    (result, its analysis on the solver's body, its judged analysis on the report's, the frames the repair searched
+    with why, its report when made here, the jerk trim's span in seconds)."""
+    out, an = p.motion, p.before
+    if p.opts.plant:
+        out = _plant(p.motion, p.feet, hinge=True)
         step.tick()
         # with flights the pass reads only its flights and kinematics (it analyses the motion they shift anew):
         # the ground-force split is solved only where its balance plan reads it
-        an = analyse(out, contacts, body, least=False, **measure)
-        if not (opts.flight and len(airborne(an))):
-            an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
+        an = analyse(out, p.contacts, p.body, least=False, **p.measure)
+        if not (p.opts.flight and len(airborne(an))):
+            an = an._replace(dynamics=inverse_dynamics(an.kin, p.body, an.support, p.opts.free_fall))
     planted = out
-    passes = max(opts.passes, 1)
-    polish = opts.polish_iterations > 0 and (opts.balance or opts.torques)
+    passes = max(p.opts.passes, 1)
+    polish = p.opts.polish_iterations > 0 and (p.opts.balance or p.opts.torques)
     end = 0.75 if polish else 0.97
     step(0.02)
     for k in range(passes):
         part = step.span(0.02 + (end - 0.02) * k / passes, 0.02 + (end - 0.02) * (k + 1) / passes)
-        out = _pass(out, an, contacts, feet, body, opts, measure, keys, stride, part.span(0, 0.98), hold)
-        if opts.plant:
-            out = _plant(out, feet)
+        out = _pass(
+            out, an, p.contacts, p.feet, p.body, p.opts, p.measure, p.keys, p.stride, part.span(0, 0.98), p.hold
+        )
+        if p.opts.plant:
+            out = _plant(out, p.feet)
             part(0.99)
-        an = analyse(out, contacts, body, least=False, **measure)  # the split is solved below, when needed
+        an = analyse(out, p.contacts, p.body, least=False, **p.measure)  # the split is solved below, when needed
         part(1.0)
-    if opts.flight and len(airborne(an)):
-        out, an = _final_flight(out, an, contacts, feet, body, opts, measure)
+    if p.opts.flight and len(airborne(an)):
+        out, an = _final_flight(out, an, p.contacts, p.feet, p.body, p.opts, p.measure)
     else:
-        an = an._replace(dynamics=inverse_dynamics(an.kin, body, an.support, opts.free_fall))
+        an = an._replace(dynamics=inverse_dynamics(an.kin, p.body, an.support, p.opts.free_fall))
     first_in = (out, an)
     # each motion judged by the contacts its own feet can bear (:func:`.guard._judged`), on the report's body; the
     # finishes judge on the solve's, the same analysis when the limits were not scaled (:func:`solver_body`)
-    judged_solver = judged_in if body is report_body else _judged(motion, contacts, body, measure)
+    judged_solver = p.judged_in if p.body is p.report_body else _judged(p.motion, p.contacts, p.body, p.measure)
 
     def judged_of(finished: tuple) -> Analysis:
-        return finished[1] if body is report_body else _judged(finished[0], contacts, report_body, measure)
+        return finished[1] if p.body is p.report_body else _judged(finished[0], p.contacts, p.report_body, p.measure)
 
-    args = (motion, before, planted, contacts, feet, body, measure, hold, polish, judged_solver)
+    args = (p.motion, p.before, planted, p.contacts, p.feet, p.body, p.measure, p.hold, polish, judged_solver)
     # the retry (below) runs only when the passes' result has joint-frames the final plan weighs differently
-    retry = polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost
-    retry = retry and bool(_made_worse(an, before, body, opts).any())
-    first = _finish(out, an, opts, *args, step.span(end, 0.99), None, retry)  # the Jacobian kept for a retry
+    retry = polish and p.opts.retry_boost > 0 and p.opts.retry_boost != p.opts.polish_boost
+    retry = retry and bool(_made_worse(an, p.before, p.body, p.opts).any())
+    first = _finish(out, an, p.opts, *args, step.span(end, 0.99), None, retry)  # the Jacobian kept for a retry
     out, an, searched, jacobian = first
     judged = judged_of(first)
     after_report = None  # the result's report, when made here
-    if polish and opts.retry_boost > 0 and opts.retry_boost != opts.polish_boost:
-        after_report = report(judged, report_body, out, source=motion)
-        score = _bar_score(after_report, was)
+    if polish and p.opts.retry_boost > 0 and p.opts.retry_boost != p.opts.polish_boost:
+        after_report = report(judged, p.report_body, out, source=p.motion)
+        score = _bar_score(after_report, p.was)
         # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
         # the same final plan, the same result)
         if score[0] and retry:
             second = _finish(
                 first_in[0],
                 first_in[1],
-                replace(opts, polish_boost=opts.retry_boost),
+                replace(p.opts, polish_boost=p.opts.retry_boost),
                 *args,
                 step.span(0.99, 0.995),
                 jacobian,
                 False,
             )
             judged_second = judged_of(second)
-            after_second = report(judged_second, report_body, second[0], source=motion)
-            if _bar_score(after_second, was) < score:
+            after_second = report(judged_second, p.report_body, second[0], source=p.motion)
+            if _bar_score(after_second, p.was) < score:
                 (out, an, searched, _), judged, after_report = second, judged_second, after_second
     trim_span = 0.0
-    if opts.trim_jerk:  # what the solve added, smoothed as far as every figure allows (:mod:`.jerk_trim`)
-        after_report = report(judged, report_body, out, source=motion) if after_report is None else after_report
-        trim = (judged, after_report, was, judged_in, contacts, report_body, measure, hold, step.span(0.995, 1.0))
-        out, trimmed, after_report, trim_span = trim_added_jerk(motion, out, *trim)
+    if p.opts.trim_jerk:  # what the solve added, smoothed as far as every figure allows (:mod:`.jerk_trim`)
+        after_report = report(judged, p.report_body, out, source=p.motion) if after_report is None else after_report
+        trim = (
+            judged,
+            after_report,
+            p.was,
+            p.judged_in,
+            p.contacts,
+            p.report_body,
+            p.measure,
+            p.hold,
+            step.span(0.995, 1.0),
+        )
+        out, trimmed, after_report, trim_span = trim_added_jerk(p.motion, out, *trim)
         if trim_span:
             judged = trimmed
-            an = trimmed if body is report_body else _judged(out, contacts, body, measure)
+            an = trimmed if p.body is p.report_body else _judged(out, p.contacts, p.body, p.measure)
     return out, an, judged, searched, after_report, trim_span

@@ -64,7 +64,7 @@ def test_the_after_figures_count_no_support_under_a_lifted_foot():
     order = [names.index(n) for n in ("LeftAnkle", "LeftToe", "RightAnkle", "RightToe")]
     assert not (boxes & beyond[:, order]).any()
     aloft = beyond.all(axis=1).sum()  # frames the result's feet are all off the floor (one flight here)
-    assert aloft >= 0.9 * _beyond(motion, toes).all(axis=1).sum()  # as in the input (29 frames)
+    assert aloft >= _beyond(motion, toes).all(axis=1).sum()  # as long as in the input (29 frames)
     assert rep["after"]["flight_frames"] >= aloft  # the report's flight is at least that long
 
 

@@ -99,3 +99,22 @@ def test_planting_in_the_legs_own_plane_on_a_capture_with_knees_locked_straight(
     own_plane = knee_jerk(plant_feet(walk, contacts, hinge=False), legs)
     hinged = knee_jerk(plant_feet(walk, contacts), legs)
     assert own_plane < 1.1 * hinged
+
+
+def test_a_straight_leg_that_turns_keeps_its_knee_on_its_own_side():
+    # a stance leg bent 10° (knee forward, +y of the body) for 10 frames, then straight up to rounding while the body
+    # turns 180° about the vertical on it: the borrowed plane turns with the thigh (carried in its orientation)
+    t = 60
+    turn = np.pi * np.clip((np.arange(t) - 10) / 40, 0.0, 1.0)
+    spin = quat.from_axis_angle(np.tile([0.0, 0.0, 1.0], (t, 1)), turn)  # the thigh's world orientation
+    bend = np.where(np.arange(t) < 10, np.radians(10.0), 2e-7)
+    shank = 0.5 * np.stack((np.zeros(t), -np.sin(bend), -np.cos(bend)), axis=1)  # back: the knee forward
+    a, b = np.zeros((t, 3)), quat.rotate(spin, np.tile([0.0, 0.0, -0.5], (t, 1)))
+    c = b + quat.rotate(spin, shank)
+    target = np.tile([0.0, 0.0, -0.95], (t, 1))
+    facing = quat.rotate(spin, np.tile([0.0, 1.0, 0.0], (t, 1)))
+    d_upper, _, _ = solve_two_link(a, b, c, target, frame=spin)
+    forward = np.sum(quat.rotate(d_upper, b) * facing, axis=1)
+    assert forward.min() > 0.15  # the knee ahead of the body on every frame (0.156 at the target's bend)
+    d_upper, _, _ = solve_two_link(a, b, c, target)  # the plane borrowed in world space: the knee ends up behind
+    assert np.sum(quat.rotate(d_upper, b) * facing, axis=1).min() < -0.15
