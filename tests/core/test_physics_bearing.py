@@ -6,7 +6,8 @@ input's contacts, so where the solve lifted a foot the ground still pushed on it
 for leaving a contact, and gave a 32-frame flight with a 0.55 mm CoM error; judged by the feet of the
 result, the flight is 42 frames long and 1.43 mm off its parabola (on the whole clip 33 -> 40 frames,
 0.86 -> 1.23 mm, angular momentum change 5.8 % -> 37.9 %, worst |tau|/limit 1.47 -> 1.83). Since the final
-flight works on the feet's flights too (core.physics.flights._final_flight), this window's is 37 frames long.
+flight works on the feet's flights too (core.physics.flights._final_flight), this window's is 33 frames long (29
+with every foot beyond the thresholds, as in the input).
 """
 
 from __future__ import annotations
