@@ -162,6 +162,21 @@ def test_a_t_pose_the_rotations_barely_tell_is_cut_by_the_mass_it_moves():
     assert len(pose_steps(walk.frames(slice(1, None)), masses)) == 0  # the walk itself has no jump
 
 
+def test_a_jump_the_source_shows_cuts_the_retargeted_clip_too():
+    """CMU's T-pose frame softened by the retarget (here turned 0.7 of the way to the first pose on the Mixamo rig:
+    neither the rotations' step nor the mass's travel reads as a jump there) is cut all the same: the source shows
+    it (28 times its median step), and the operator and the CLI pass the source in."""
+    walk = read_bvh(shared_file("cmu_bvh_cgspeed/02_01.bvh")).frames(slice(0, 240))
+    target = retarget(walk, rigs.build("mixamo")).motion
+    target.rotations[0] = quat.slerp(target.rotations[1], target.rotations[0], 0.3)
+    target.translations[0] = target.translations[1]
+    masses = body_model(target.skeleton, 70.0, unit=1.0).masses
+    assert stretches(target, 8, masses)[0] == [(0, 240)]  # the target's own measures miss it
+    assert stretches(target, 8, masses, source=walk) == ([(1, 240)], [(0, 1)])
+    out = apply_physics(target, QUICK, source=walk)
+    assert out.figures["stretches"] == [[1, 240]]
+
+
 @pytest.mark.parametrize("fps", [24.0, 30.0, 60.0, 120.0])
 def test_a_one_frame_glitch_is_cut_out_by_the_mass_it_moves(walk, fps):
     """One frame off and back (the root 50 cm up; a knee or a hip turned 160°) is a range of its own, kept as it
