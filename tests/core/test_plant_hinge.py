@@ -7,6 +7,8 @@ figure is the knees' jerk (third differences of their positions) after planting 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,19 @@ def test_a_folded_limb_straight_but_for_rounding_unfolds_by_the_bend_it_needs():
     assert np.linalg.norm(reached - target, axis=-1).max() < 1e-9
     turned = 2.0 * np.arccos(np.clip(np.abs(d_mid[:, 0]), 0.0, 1.0))  # the mid joint's turn, radians
     np.testing.assert_allclose(turned, np.abs(bend - np.radians(120.0)), atol=1e-6)
+
+
+def test_a_capture_written_with_two_decimals_still_counts_its_locked_knees_straight(tmp_path):
+    # CMU 131_01 with its offsets written to 0.01 units: its locked knees now bend by the offsets' rounding, a sine
+    # of 4.9e-4 (2e-7 with five decimals), under STRAIGHT. Planting in each leg's own plane: the legs' jerk 2.2× the
+    # input's against the hinge plane's 1.75× (3.7× with STRAIGHT at 1e-5, the rounding taken for the plane)
+    text = open(shared_file("cmu_bvh_3dsmax/131_01.bvh")).read()
+    rounded = re.sub(
+        r"OFFSET\s+(\S+)\s+(\S+)\s+(\S+)", lambda m: "OFFSET " + " ".join(f"{float(x):.2f}" for x in m.groups()), text
+    )
+    (tmp_path / "131_01.bvh").write_text(rounded)
+    walk = read_bvh(tmp_path / "131_01.bvh").frames(slice(1, None)).scaled(1.4)
+    contacts = detect_contacts(walk)
+    legs = [j for i in contacts.joints for j in limb_chain(walk.skeleton, int(i))]
+    own_plane = knee_jerk(plant_feet(walk, contacts, hinge=False), legs)
+    assert own_plane < 1.5 * knee_jerk(plant_feet(walk, contacts), legs)
