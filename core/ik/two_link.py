@@ -72,7 +72,7 @@ def _bend_normal(
     that turns while it stays straight keeps its knee's side; with no bent frame at all, the plane through e1 and
     the pole, else any plane. A knee a capture locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷
     on CMU 131_03); taken for its plane, planting bent the hop's landing knees sideways (the ankle 4 cm off its
-    target where the IK is faded in) and the physics solve ended at ×1.50 of the input's jerk (×1.15 now).
+    target where the IK is faded in) and the physics solve ended at ×1.50 of the input's jerk (×1.13 now).
     """
     n, length = unit(quat.cross(e1, e2))
     bent = length > STRAIGHT * quat.length(e1) * quat.length(e2)
@@ -125,10 +125,10 @@ def solve_two_link(
 
     target: (T, 3) or (3,) end goal; pole: optional bend direction (T, 3) or (3,) (the mid
     joint swings towards it; for a pole *point* P pass P − a); default keeps the current
-    bend plane (a limb straight within ``STRAIGHT``: its nearest bent frame's, :func:`_bend_normal`). softness: soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the
-    same a, b, c, target and softness when already made (planting makes them once for its pole and its solve); frame:
-    the upper joint's world orientations (T, 4), which carry a bent frame's plane to the straight ones
-    (:func:`_bend_normal`).
+    bend plane (a limb straight within ``STRAIGHT``: its nearest bent frame's, :func:`_bend_normal`). softness:
+    soft-zone width as a fraction of the reach l1 + l2; turns: :func:`first_turns` of the same a, b, c, target and
+    softness when already made (planting makes them once for its pole and its solve); frame: the upper joint's world
+    orientations (T, 4), which carry a bent frame's plane to the straight ones.
     Returns (delta_upper, delta_mid, reached): world-space turns (T, 4) — delta_mid acts at b
     first, then delta_upper at a on everything below it — and the reached end (T, 3).
     """

@@ -140,6 +140,12 @@ def teleport_steps(motion: Motion, factor: float = 15.0, isolation: float = 4.0)
     if motion.n_frames < 3 or not moving.any():
         return np.zeros(0, dtype=int)
     step = np.linalg.norm(np.diff(motion.translations[:, moving], axis=0), axis=2).sum(axis=1)
+    return _fast_jumps(step, motion, factor, isolation)
+
+
+def _fast_jumps(step: np.ndarray, motion: Motion, factor: float, isolation: float) -> np.ndarray:
+    """Steps t (0-based, sorted) of ``step`` (T − 1,) scene units that :func:`core.keyframes.jumps.jump_steps`' rule
+    isolates (``factor`` scaled down below 120 fps) and faster than :data:`TELEPORT_SPEED`."""
     fast = step > TELEPORT_SPEED * motion.skeleton.size() / motion.fps
     return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
 
@@ -149,7 +155,11 @@ GLITCH_SPEED = 0.25
 
 
 def glitch_frames(
-    motion: Motion, masses: np.ndarray | None = None, factor: float = 5.0, isolation: float = 4.0
+    motion: Motion,
+    masses: np.ndarray | None = None,
+    factor: float = 5.0,
+    isolation: float = 4.0,
+    points: tuple | None = None,
 ) -> np.ndarray:
     """Frames t (0-based, sorted) that stand alone: the body jumps away at t and back at t + 1 (a marker swap, a
     one-frame dropout of raw capture). Measured twice, on the joints' world positions weighted by ``masses``
@@ -160,13 +170,14 @@ def glitch_frames(
     half the distance from frame t − 1 to t + 1 (the body comes back), and faster than :data:`GLITCH_SPEED`.
     :func:`core.keyframes.jumps.jump_steps` finds neither step (each has the other beside it): CMU 02_01 (1.4×)
     with its root 50 cm up on one frame was read as a 9-frame flight that the solve put on a parabola (flight CoM
-    158.6 → 0.03 mm), a knee turned 162° on one frame as the clip's worst torque (2.16)."""
+    158.6 → 0.03 mm), a knee turned 162° on one frame as the clip's worst torque (2.16). points: :func:`_mass_points`
+    of ``motion``, if made."""
     if motion.n_frames < 5:
         return np.zeros(0, dtype=int)
     scale = factor * min(1.0, motion.fps / JUMP_RATE)
     floor = GLITCH_SPEED * motion.skeleton.size() / motion.fps
     spike = np.zeros(motion.n_frames - 2, dtype=bool)  # frames 1 … T − 2
-    for p, weights in _mass_points(motion, masses):  # the pose about the mass's centre; its travel
+    for p, weights in _mass_points(motion, masses) if points is None else points:  # the pose about its centre; travel
         step = np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights  # (T − 1,)
         skip = np.linalg.norm(p[2:] - p[:-2], axis=2) @ weights  # (T − 2,) frame t − 1 to t + 1
         padded = np.pad(step, 1)
@@ -187,20 +198,22 @@ def _mass_points(motion: Motion, masses: np.ndarray | None) -> tuple[tuple[np.nd
 
 
 def pose_steps(
-    motion: Motion, masses: np.ndarray | None = None, factor: float = 15.0, isolation: float = 4.0
+    motion: Motion,
+    masses: np.ndarray | None = None,
+    factor: float = 15.0,
+    isolation: float = 4.0,
+    points: tuple | None = None,
 ) -> np.ndarray:
     """Frames t (0-based, sorted) where the pose jumps between t and t + 1: the mean travel of the body's mass about
     its centre (:func:`glitch_frames`' pose measure) isolated as :func:`core.keyframes.jumps.jump_steps`' rule has it
     and faster than :data:`TELEPORT_SPEED`. Why: jump_steps' distance is the joints' rotations, and a T-pose frame
     (CMU's BVH conversions add one) retargeted onto a Rigify rig read 14.9 times the median step against its factor
     of 15 once planting bent its straight legs as on the next frame; the frame stayed in the clip and its step (the
-    arms 0.9 m in 1/120 s) put 12 frames over a torque limit."""
+    arms 0.9 m in 1/120 s) put 12 frames over a torque limit. points: :func:`_mass_points` of ``motion``, if made."""
     if motion.n_frames < 3:
         return np.zeros(0, dtype=int)
-    (p, weights), _ = _mass_points(motion, masses)
-    step = np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights  # (T − 1,)
-    fast = step > TELEPORT_SPEED * motion.skeleton.size() / motion.fps
-    return np.flatnonzero(isolated_steps(step, factor * min(1.0, motion.fps / JUMP_RATE), isolation) & fast)
+    (p, weights), _ = _mass_points(motion, masses) if points is None else points
+    return _fast_jumps(np.linalg.norm(np.diff(p, axis=0), axis=2) @ weights, motion, factor, isolation)
 
 
 def held_period(motion: Motion) -> int:
@@ -245,8 +258,13 @@ def stretches(
     :func:`pose_steps`; source: the clip ``motion`` was retargeted from (same frames), whose own jumps cut it too:
     the retarget may soften a jump the source shows plainly (CMU's T-pose frame, 28 times its median step there,
     read 14.9 times on a Rigify rig once planting bent its legs as on the next frame)."""
-    glitches = glitch_frames(motion, masses)
-    jumps = [jump_steps(motion, PoseMetric.for_motion(motion)), pose_steps(motion, masses), teleport_steps(motion)]
+    points = _mass_points(motion, masses) if motion.n_frames >= 3 else None  # the body's FK, made once for both
+    glitches = glitch_frames(motion, masses, points=points)
+    jumps = [
+        jump_steps(motion, PoseMetric.for_motion(motion)),
+        pose_steps(motion, masses, points=points),
+        teleport_steps(motion),
+    ]
     if source is not None and source.n_frames == motion.n_frames:
         jumps.append(jump_steps(source, PoseMetric.for_motion(source)))
     steps = [*jumps, glitches - 1, glitches]

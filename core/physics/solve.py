@@ -398,13 +398,13 @@ def _stages(p: Prepared, step) -> tuple[Motion, Analysis, Analysis, dict, dict |
 
     args = (p.motion, p.before, planted, p.contacts, p.feet, p.body, p.measure, p.hold, polish, judged_solver)
     # the retry (below) runs only when the passes' result has joint-frames the final plan weighs differently
-    retry = polish and p.opts.retry_boost > 0 and p.opts.retry_boost != p.opts.polish_boost
-    retry = retry and bool(_made_worse(an, p.before, p.body, p.opts).any())
+    weighs_apart = polish and p.opts.retry_boost > 0 and p.opts.retry_boost != p.opts.polish_boost
+    retry = weighs_apart and bool(_made_worse(an, p.before, p.body, p.opts).any())
     first = _finish(out, an, p.opts, *args, step.span(end, 0.99), None, retry)  # the Jacobian kept for a retry
     out, an, searched, jacobian = first
     judged = judged_of(first)
     after_report = None  # the result's report, when made here
-    if polish and p.opts.retry_boost > 0 and p.opts.retry_boost != p.opts.polish_boost:
+    if weighs_apart:
         after_report = report(judged, p.report_body, out, source=p.motion)
         score = _bar_score(after_report, p.was)
         # a bar missed: the final stages again with the other weighing of the worse joint-frames (none of them:
