@@ -15,10 +15,10 @@ import pytest
 from core import quaternion as quat
 from core.contacts import detect_contacts
 from core.ik import two_link
-from core.ik.plant import hinge_pole, plant_feet
+from core.ik.plant import FootPlant, hinge_pole, plant_feet, stand_feet
 from core.ik.two_link import solve_two_link
 from core.io.bvh import read_bvh
-from core.limbs import limb_chain
+from core.limbs import bone_below, limb_chain
 from tests.conftest import shared_file
 
 
@@ -156,3 +156,58 @@ def test_a_capture_written_with_two_decimals_still_counts_its_locked_knees_strai
     legs = [j for i in contacts.joints for j in limb_chain(walk.skeleton, int(i))]
     own_plane = knee_jerk(plant_feet(walk, contacts, hinge=False), legs)
     assert own_plane < 1.5 * knee_jerk(plant_feet(walk, contacts), legs)
+
+
+def _standing_knees(path: str, plant) -> list[float]:
+    """The rig's rest pose held for a second, its pelvis lowered 2 % of its size by the last frame, the feet planted
+    by ``plant``: how far (cosine) each knee moves towards its toes (its offset from the hip–ankle line, against the
+    ankle → toe direction, both across the leg)."""
+    rig = read_bvh(shared_file(path))
+    still = rig.frames(slice(0, 1))
+    still.rotations[:] = quat.identity()
+    sk = still.skeleton
+    standing = still.frames(np.zeros(int(rig.fps), dtype=int))
+    contacts = detect_contacts(standing)
+    low = standing.copy()
+    low.translations[:, 0] -= (0.02 * sk.size() * np.linspace(0.0, 1.0, standing.n_frames))[:, None] * contacts.up
+    pos = plant(low, contacts).world_positions()[-1]
+    rest = standing.world_positions()[-1]
+    cosines = []
+    for ankle in contacts.joints:
+        hip, knee, _ = limb_chain(sk, int(ankle))
+        line = (pos[ankle] - pos[hip]) / np.linalg.norm(pos[ankle] - pos[hip])
+        off = pos[knee] - pos[hip] - np.dot(pos[knee] - pos[hip], line) * line
+        toes = bone_below(sk, int(ankle))
+        ahead = rest[toes] - rest[ankle] - np.dot(rest[toes] - rest[ankle], line) * line
+        cosines.append(float(np.dot(off, ahead) / np.linalg.norm(off) / np.linalg.norm(ahead)))
+    return cosines
+
+
+def _stand(motion, contacts):
+    feet = []
+    for ankle in contacts.joints:
+        c = int(np.flatnonzero(contacts.joints == ankle)[0])
+        leg = limb_chain(motion.skeleton, int(ankle))
+        flags = contacts.flags[:, c]
+        feet.append(
+            FootPlant(leg, None, flags, contacts.anchors[:, c], None, None, np.array([ankle]), np.zeros(0, int))
+        )
+    return stand_feet(motion, feet, float(contacts.floor.min()), contacts.up)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["cmu_bvh_3dsmax/131_01.bvh", "cmu_bvh_cgspeed/02_01.bvh", "mixamo/Walk-In-Circle.bvh", "iclone_cc/005_06.bvh"],
+)
+@pytest.mark.parametrize("plant", [plant_feet, _stand], ids=["plant_feet", "stand_feet"])
+def test_a_leg_straight_on_every_frame_bends_its_knee_towards_its_toes(path, plant):
+    # a rig standing in its rest pose with legs straight (3ds Max's CMU rig locks them at 0°, cgspeed's rest is
+    # straight) has no bend plane of its own; lowered, its knees must bend forward, as a rig whose rest bends them does
+    assert min(_standing_knees(path, plant)) > 0.9
+
+
+def test_without_the_feet_direction_a_straight_leg_bends_anywhere():
+    # the feature removed: 131_01's knees went sideways (cosines −0.06 and −0.08 towards the toes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("core.ik.plant.foot_direction", lambda *args: None)
+        assert max(_standing_knees("cmu_bvh_3dsmax/131_01.bvh", plant_feet)) < 0.5
