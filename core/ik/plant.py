@@ -52,11 +52,19 @@ import numpy as np
 from .. import quaternion as quat
 from ..contacts import Contacts, contact_spans, moving_average
 from ..kinematics import end_site_positions, forward_kinematics
-from ..limbs import bone_below, limb_chain
+from ..limbs import limb_chain
 from ..motion import Motion
-from ..skeleton import Skeleton
-from .common import align_hemisphere, is_ancestor, local_from_world, parent_world_rotations, smoothstep, unit
-from .two_link import DEFAULT_SOFTNESS, STRAIGHT, Turns, apply_two_link, first_turns, solve_two_link
+from ..skeleton import Skeleton, rest_positions
+from .common import (
+    align_hemisphere,
+    is_ancestor,
+    local_from_world,
+    nearest_valid,
+    parent_world_rotations,
+    smoothstep,
+    unit,
+)
+from .two_link import DEFAULT_SOFTNESS, Turns, apply_two_link, first_turns, solve_two_link
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
 HINGE_BENT = 0.02  # sin of the bend below which a leg's knee follows its thigh's hinge more than its own plane
@@ -171,7 +179,6 @@ def hinge_pole(
     softness: float = DEFAULT_SOFTNESS,
     bent: float = HINGE_BENT,
     turns: Turns | None = None,
-    forward: Callable[[], np.ndarray | None] | None = None,
 ) -> np.ndarray | None:
     """Bend directions (T, 3) for two-link IK: the plane the IK would keep where the leg is clearly
     bent, the plane of a hinge fixed in the thigh where it is nearly straight, blended smoothly.
@@ -182,24 +189,19 @@ def hinge_pole(
     pole is sin θ (the bend of the leg as it is) times the unit (e1 + e2) × (e1 × e2) of the leg
     solved without a pole (towards its knee; with ``target`` (T, 3) None, of the leg as it is) plus
     ``bent`` times the hinge's: where the leg is bent the IK's result is what it was without a
-    pole. A leg bent under ``bent`` on every frame (a capture that locks the knee straight, an idle clip, a rig
-    whose rest pose hyperextends it) has no plane to read: its knee bends towards ``forward()`` (T, 3), the way the
-    foot points (:func:`foot_direction`; called only then), else (None) where the IK's own rule says.
+    pole. None: no frame is bent.
     pos, rot: world positions (T, J, 3) and orientations (T, J, 4); leg: (upper, mid, end); turns: the
     :func:`~core.ik.two_link.first_turns` of the leg to ``target``, if already made.
     """
     upper, mid, end = leg
     a, e1, e2 = pos[:, upper], pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
-    lengths = quat.length(e1) * quat.length(e2)
-    sine = quat.length(quat.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
-    ahead = forward() if forward is not None and not (sine > bent).any() else None
-    if ahead is not None or not (sine > STRAIGHT).any():  # no bend to read, or only the file's rounding
-        return ahead
     local = quat.rotate(quat.conjugate(rot[:, upper]), quat.cross(e1, e2)).sum(axis=0)
     size = np.linalg.norm(local)
-    if not size > 1e-9 * np.sum(lengths):  # bends that cancel: no hinge
+    lengths = quat.length(e1) * quat.length(e2)
+    if not size > 1e-9 * np.sum(lengths):
         return None
     axis = quat.rotate(rot[:, upper], np.broadcast_to(local / size, e1.shape))
+    sine = quat.length(quat.cross(e1, e2)) / np.maximum(lengths, 1e-300)  # of the leg as it is
     if target is not None:  # the pose two-link IK gives without a pole, the hinge carried along
         d_upper, _, reached = solve_two_link(a, pos[:, mid], pos[:, end], target, None, softness, turns, rot[:, upper])
         e1 = quat.rotate(d_upper, e1)
@@ -210,18 +212,65 @@ def hinge_pole(
     return sine[:, None] * own + bent * hinge
 
 
-def foot_direction(skeleton: Skeleton, pos: np.ndarray, rot: np.ndarray, ankle: int) -> np.ndarray | None:
-    """(T, 3) from the ankle to the bone below it (the toe, :func:`core.limbs.bone_below`) or, without one, to its
-    farthest End Site: the side a knee bends to (:func:`hinge_pole`); None when nothing lies below the ankle.
-    pos, rot: world positions (T, J, 3) and orientations (T, J, 4)."""
-    toe = bone_below(skeleton, ankle)
-    if toe is not None:
-        return pos[:, toe] - pos[:, ankle]
-    ends = np.flatnonzero(skeleton.end_site_parents == ankle)
-    if not len(ends):
+def foot_direction(
+    skeleton: Skeleton, pos: np.ndarray, rot: np.ndarray, ankle: int, toe: int | None = None
+) -> np.ndarray | None:
+    """(T, 3) from the ankle to the point of its foot farthest from it in the rest pose (joint or End Site: the toe's
+    tip, not a heel helper), below ``toe`` when the toe is known: the way the foot points. None with nothing below
+    the ankle. pos, rot: world positions (T, J, 3) and orientations (T, J, 4)."""
+    below = skeleton.subtree(ankle if toe is None else toe)
+    below[ankle] = False
+    rest = rest_positions(skeleton, include_end_sites=True)
+    ends = np.flatnonzero(below[skeleton.end_site_parents])
+    joints = np.flatnonzero(below)
+    reach = np.linalg.norm(rest[np.concatenate((joints, skeleton.n_joints + ends))] - rest[ankle], axis=1)
+    if not len(reach):
         return None
-    far = ends[np.argmax(np.linalg.norm(skeleton.end_site_offsets[ends], axis=1))]
-    return quat.rotate(rot[:, ankle], np.broadcast_to(skeleton.end_site_offsets[far], pos[:, ankle].shape))
+    far = int(np.argmax(reach))
+    if far < len(joints):
+        return pos[:, joints[far]] - pos[:, ankle]
+    e = ends[far - len(joints)]
+    offset = np.broadcast_to(skeleton.end_site_offsets[e], pos[:, ankle].shape)
+    parent = skeleton.end_site_parents[e]
+    return pos[:, parent] + quat.rotate(rot[:, parent], offset) - pos[:, ankle]
+
+
+def straight_leg_pole(
+    pos: np.ndarray, leg: tuple[int, int, int], forward: Callable[[], np.ndarray | None], bent: float = HINGE_BENT
+) -> np.ndarray | None:
+    """Where a leg bends under ``bent`` on every frame (a capture that locks the knee straight, an idle clip, a rig
+    whose rest pose hyperextends it), its knee's side (T, 3): the way its foot points (``forward()``,
+    :func:`foot_direction`, called only then), a frame whose foot runs along the leg (pointed) taking the nearest
+    frame's; None for a leg with a bend to read (:func:`hinge_pole`) or no foot across it."""
+    upper, mid, end = leg
+    e1, e2 = pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
+    sine = quat.length(quat.cross(e1, e2)) / np.maximum(quat.length(e1) * quat.length(e2), 1e-300)
+    ahead = forward() if not (sine > bent).any() else None
+    if ahead is None:
+        return None
+    line = unit(e1 + e2)[0]
+    across = quat.length(ahead - quat.inner(ahead, line)[..., None] * line) > 0.25 * quat.length(ahead)
+    return ahead[nearest_valid(across)] if across.any() else None
+
+
+def _knee_turns(
+    world: tuple[np.ndarray, np.ndarray],
+    leg: tuple[int, int, int],
+    target: np.ndarray,
+    softness: float,
+    forward: Callable[[], np.ndarray | None],
+) -> tuple[np.ndarray | None, Turns]:
+    """Planting's pole and first turns for one leg (T, 3), :class:`~core.ik.two_link.Turns`: a leg with no bend to
+    read bends every frame towards its foot (:func:`straight_leg_pole`; its own plane, up to ``HINGE_BENT``, is
+    noise or a hyperextension); any other its own plane, the thigh's hinge where nearly straight
+    (:func:`hinge_pole`)."""
+    pos, rot = world
+    ends = tuple(pos[:, j] for j in leg)
+    pole = straight_leg_pole(pos, leg, forward)
+    if pole is not None:
+        return pole, first_turns(*ends, target, pole, softness, rot[:, leg[0]], straight=HINGE_BENT)
+    turns = first_turns(*ends, target, None, softness, rot[:, leg[0]])
+    return hinge_pole(pos, rot, leg, target, softness, turns=turns), turns
 
 
 def _limb_reach(pos: np.ndarray, leg: tuple[int, int, int], softness: float) -> np.ndarray:
@@ -291,12 +340,10 @@ def plant_feet(
             world = forward_kinematics(out.skeleton, out.translations, out.rotations)
             stale = np.zeros(motion.skeleton.n_joints, dtype=bool)
         stale |= motion.skeleton.subtree(upper)
-        ends = (world[0][:, j] for j in (upper, mid, end))
-        turns = first_turns(*ends, target, None, softness, world[1][:, upper]) if hinge else None
-        pole = None
+        pole, turns = None, None
         if hinge:
             ahead = partial(foot_direction, out.skeleton, *world, end)
-            pole = hinge_pole(*world, (upper, mid, end), target, softness, turns=turns, forward=ahead)
+            pole, turns = _knee_turns(world, (upper, mid, end), target, softness, ahead)
         # the solve's first turns are the pole's (the pole decides only a straight leg)
         options = {"keep_end_orientation": keep_foot_orientation, "softness": softness, "world": world, "pole": pole,
                    "turns": turns}  # fmt: skip
@@ -393,9 +440,9 @@ def stand_feet(
             target = _slide_to_reach(pos[:, upper], target, reach, up, foot.toe_flags & ~foot.ankle_flags, frames)
         target = lift_to_reach(pos[:, upper], target, reach, up)
         # a straight source leg's own plane is noise; the pole's first turns are the solve's, as in plant_feet
-        turns = first_turns(*(pos[:, j] for j in foot.leg), target, None, softness, world[1][:, upper])
-        ahead = partial(foot_direction, sk, *world, ankle)
-        pole = hinge_pole(*world, foot.leg, target, softness, turns=turns, forward=ahead)
+        pole, turns = _knee_turns(
+            world, foot.leg, target, softness, partial(foot_direction, sk, *world, ankle, foot.toe)
+        )
         out = apply_two_link(out, upper, mid, ankle, target, 1.0, end_orientation=foot_rot, softness=softness,
                              world=world, pole=pole, turns=turns)  # fmt: skip
         if toe_world is not None:

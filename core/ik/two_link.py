@@ -62,27 +62,31 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
 
 
 def _bend_normal(
-    e1: np.ndarray, e2: np.ndarray, pole: np.ndarray | None, frame: np.ndarray | None = None
+    e1: np.ndarray,
+    e2: np.ndarray,
+    pole: np.ndarray | None,
+    frame: np.ndarray | None = None,
+    straight: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1, and which frames (T,) are
     bent (with none, the pole decides).
 
-    Where the limb is straight (the sine of its bend under ``STRAIGHT``) the normal of the nearest bent frame is
+    Where the limb is straight (the sine of its bend under ``straight``, default ``STRAIGHT``) the normal of the nearest bent frame is
     borrowed (projected off e1), carried in the upper joint's world orientation ``frame`` (T, 4) when given, so a leg
     that turns while it stays straight keeps its knee's side; with no bent frame at all, the plane through e1 and
-    the pole, else any plane. A knee a capture locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷
+    the pole, turning the mid joint towards the pole, else any plane. A knee a capture locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷
     on CMU 131_03); taken for its plane, planting bent the hop's landing knees sideways (the ankle 4 cm off its
     target where the IK is faded in) and the physics solve ended at ×1.50 of the input's jerk (×1.13 now).
     """
     n, length = unit(quat.cross(e1, e2))
-    bent = length > STRAIGHT * quat.length(e1) * quat.length(e2)
+    bent = length > (STRAIGHT if straight is None else straight) * quat.length(e1) * quat.length(e2)
     if bent.all():
         return n, bent
     if bent.any():
         src = nearest_valid(bent)
         n = n[src] if frame is None else quat.rotate(frame, quat.rotate(quat.conjugate(frame[src]), n[src]))
-    elif pole is not None:
-        n = unit(quat.cross(e1, pole))[0]
+    elif pole is not None:  # e2 turns away from the pole about pole × e1: the mid joint goes towards it
+        n = unit(quat.cross(pole, e1))[0]
     u1 = unit(e1)[0]
     n, length = unit(n - quat.inner(n, u1)[..., None] * u1)
     return np.where(length[:, None] > 1e-9, n, _any_perpendicular(e1)), bent
@@ -100,15 +104,15 @@ def _twist_to_pole(delta: np.ndarray, e1: np.ndarray, u: np.ndarray, pole: np.nd
 class Turns(NamedTuple):
     """A two-link solve before its twist to a pole (:func:`first_turns`): the upper bone e1 (T, 3), the unit
     direction u (T, 3) from the upper joint to the target, the mid joint's turn (T, 4), the end once bent (T, 3),
-    the upper joint's shortest-arc turn (T, 4), and whether the limb was straight on every frame (then the bend
-    plane came from the pole: :func:`_bend_normal`)."""
+    the upper joint's shortest-arc turn (T, 4), and whether its bend plane is still the pole's to give (the limb
+    straight on every frame and no pole given: :func:`_bend_normal`)."""
 
     e1: np.ndarray
     u: np.ndarray
     delta_mid: np.ndarray
     c_bent: np.ndarray
     delta_upper: np.ndarray
-    straight: bool
+    awaits_pole: bool
 
 
 def solve_two_link(
@@ -135,7 +139,7 @@ def solve_two_link(
     a = np.asarray(a, dtype=float)
     if pole is not None:
         pole = np.broadcast_to(np.asarray(pole, dtype=float), a.shape)
-    if turns is None or (turns.straight and pole is not None):
+    if turns is None or (turns.awaits_pole and pole is not None):
         turns = first_turns(a, b, c, target, pole, softness, frame)
     delta_upper = turns.delta_upper
     if pole is not None:
@@ -152,9 +156,11 @@ def first_turns(
     pole: np.ndarray | None = None,
     softness: float = DEFAULT_SOFTNESS,
     frame: np.ndarray | None = None,
+    straight: float | None = None,
 ) -> Turns:
     """:func:`solve_two_link`'s turns before the twist to its pole (the pole bends only a limb straight on every
-    frame: :func:`_bend_normal`), same arguments."""
+    frame: :func:`_bend_normal`), same arguments; straight: the sine of a bend under which a frame counts as
+    straight (a caller that knows the limb's own plane is noise up to a larger bend gives that)."""
     a, b, c = (np.asarray(x, dtype=float) for x in (a, b, c))
     target = np.broadcast_to(np.asarray(target, dtype=float), a.shape)
     if pole is not None:
@@ -170,7 +176,7 @@ def first_turns(
     safe = np.maximum(2.0 * l1 * l2, 1e-300)
     theta_new = np.pi - np.arccos(np.clip((l1**2 + l2**2 - dist**2) / safe, -1.0, 1.0))
     theta_cur = np.arctan2(quat.length(quat.cross(e1, e2)), quat.inner(e1, e2))
-    normal, bent = _bend_normal(e1, e2, pole, frame)
+    normal, bent = _bend_normal(e1, e2, pole, frame, straight)
     delta_mid = quat.from_axis_angle(normal, theta_new - theta_cur)
     # a limb straight but for rounding bends about a borrowed normal, not quite perpendicular to e2: first laid
     # exactly straight (or folded) along e1, so the bend reaches the target distance exactly
@@ -180,7 +186,7 @@ def first_turns(
         laid = quat.between(e2[flat], np.cos(snap)[:, None] * e1[flat])
         delta_mid[flat] = quat.multiply(quat.from_axis_angle(normal[flat], theta_new[flat] - snap), laid)
     c_bent = b + quat.rotate(delta_mid, e2)
-    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), not bent.any())
+    return Turns(e1, u, delta_mid, c_bent, quat.between(c_bent - a, u), pole is None and not bent.any())
 
 
 def _check_chain(motion: Motion, upper: int, mid: int, end: int) -> None:

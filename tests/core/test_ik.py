@@ -185,6 +185,8 @@ def test_straight_limb_uses_the_pole_and_never_nans():
     out = apply_two_link(m, 1, 2, 3, targets, pole=[0.0, 1.0, 0.0])
     pos = out.world_positions()
     assert np.allclose(pos[:, 3], targets) and np.all(pos[:, 2, 1] > 0.5)
+    # by a swing, not by bending away from the pole and rolling the limb over (the pole plane's sign: 180°)
+    assert np.degrees(2.0 * np.arccos(np.abs(out.rotations[:, 1, 0]))).max() < 90.0
     free = apply_two_link(m, 1, 2, 3, targets).world_positions()
     assert np.isfinite(free).all() and np.allclose(free[:, 3], targets)
 

@@ -18,7 +18,10 @@ from core.ik import two_link
 from core.ik.plant import FootPlant, hinge_pole, plant_feet, stand_feet
 from core.ik.two_link import solve_two_link
 from core.io.bvh import read_bvh
-from core.limbs import bone_below, limb_chain
+from core.kinematics import forward_kinematics
+from core.limbs import find_feet, limb_chain
+from core.motion import Motion
+from core.skeleton import Skeleton
 from tests.conftest import shared_file
 
 
@@ -158,56 +161,127 @@ def test_a_capture_written_with_two_decimals_still_counts_its_locked_knees_strai
     assert own_plane < 1.5 * knee_jerk(plant_feet(walk, contacts), legs)
 
 
-def _standing_knees(path: str, plant) -> list[float]:
-    """The rig's rest pose held for a second, its pelvis lowered 2 % of its size by the last frame, the feet planted
-    by ``plant``: how far (cosine) each knee moves towards its toes (its offset from the hip–ankle line, against the
-    ankle → toe direction, both across the leg)."""
+def _standing_knees(path: str, plant, hyper: float = 0.0) -> list[tuple[float, float]]:
+    """The rig's rest pose held for a second, its knees hyperextended by ``hyper`` degrees (the ankle turned towards
+    the toes), its pelvis lowered 2 % of its size by the last frame, the feet planted by ``plant``. Per leg on the
+    last frame: how far (cosine) the knee moves towards the toe (its offset from the hip–ankle line against the
+    ankle → toe joint of :func:`core.limbs.find_feet`, both across the leg), and how far (degrees) the thigh turned
+    about its own axis (a knee brought forward by rolling the leg over would read 180)."""
     rig = read_bvh(shared_file(path))
     still = rig.frames(slice(0, 1))
     still.rotations[:] = quat.identity()
     sk = still.skeleton
     standing = still.frames(np.zeros(int(rig.fps), dtype=int))
+    up = detect_contacts(standing).up
+    toes = {ankle: toe for ankle, toe in find_feet(sk, up).values()}
+    rest = _world(standing)[0][0]
+    for ankle, toe in toes.items():  # BVH rest rotations are identity: a knee's local axes are the world's
+        knee = limb_chain(sk, ankle)[1]
+        axis = np.cross(rest[ankle] - rest[knee], rest[toe] - rest[ankle])
+        standing.rotations[:, knee] = quat.from_axis_angle(axis / np.linalg.norm(axis), np.radians(hyper))
     contacts = detect_contacts(standing)
     low = standing.copy()
     low.translations[:, 0] -= (0.02 * sk.size() * np.linspace(0.0, 1.0, standing.n_frames))[:, None] * contacts.up
-    pos = plant(low, contacts).world_positions()[-1]
-    rest = standing.world_positions()[-1]
-    cosines = []
+    pos, rot = _world(plant(low, contacts))
+    rest, rest_rot = _world(standing)
+    out = []
     for ankle in contacts.joints:
         hip, knee, _ = limb_chain(sk, int(ankle))
-        line = (pos[ankle] - pos[hip]) / np.linalg.norm(pos[ankle] - pos[hip])
-        off = pos[knee] - pos[hip] - np.dot(pos[knee] - pos[hip], line) * line
-        toes = bone_below(sk, int(ankle))
-        ahead = rest[toes] - rest[ankle] - np.dot(rest[toes] - rest[ankle], line) * line
-        cosines.append(float(np.dot(off, ahead) / np.linalg.norm(off) / np.linalg.norm(ahead)))
-    return cosines
+        p, r = pos[-1], rest[-1]
+        line = (p[ankle] - p[hip]) / np.linalg.norm(p[ankle] - p[hip])
+        off = p[knee] - p[hip] - np.dot(p[knee] - p[hip], line) * line
+        ahead = r[toes[int(ankle)]] - r[ankle]
+        ahead = ahead - np.dot(ahead, line) * line
+        turn = quat.multiply(rot[-1, hip], quat.conjugate(rest_rot[-1, hip]))  # world turn of the thigh
+        axis = (r[knee] - r[hip]) / np.linalg.norm(r[knee] - r[hip])
+        twist = np.degrees(2.0 * np.arctan2(abs(np.dot(turn[1:], axis)), abs(turn[0])))
+        out.append((float(np.dot(off, ahead) / np.linalg.norm(off) / np.linalg.norm(ahead)), float(twist)))
+    return out
+
+
+def _world(motion):
+    return forward_kinematics(motion.skeleton, motion.translations, motion.rotations)
 
 
 def _stand(motion, contacts):
     feet = []
-    for ankle in contacts.joints:
-        c = int(np.flatnonzero(contacts.joints == ankle)[0])
+    toes = {ankle: toe for ankle, toe in find_feet(motion.skeleton, contacts.up).values()}
+    for c, ankle in enumerate(contacts.joints):
         leg = limb_chain(motion.skeleton, int(ankle))
         flags = contacts.flags[:, c]
-        feet.append(
-            FootPlant(leg, None, flags, contacts.anchors[:, c], None, None, np.array([ankle]), np.zeros(0, int))
-        )
+        toe = toes[int(ankle)]
+        feet.append(FootPlant(leg, toe, flags, contacts.anchors[:, c], None, None, np.array([ankle]), np.zeros(0, int)))
     return stand_feet(motion, feet, float(contacts.floor.min()), contacts.up)
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["cmu_bvh_3dsmax/131_01.bvh", "cmu_bvh_cgspeed/02_01.bvh", "mixamo/Walk-In-Circle.bvh", "iclone_cc/005_06.bvh"],
+    ("path", "hyper"),
+    [
+        ("cmu_bvh_3dsmax/131_01.bvh", 0.0),
+        ("cmu_bvh_3dsmax/131_01.bvh", 0.8),
+        ("cmu_bvh_cgspeed/02_01.bvh", 0.0),
+        ("cmu_bvh_cgspeed/02_01.bvh", 0.8),
+        ("mixamo/Walk-In-Circle.bvh", 0.0),
+    ],
 )
 @pytest.mark.parametrize("plant", [plant_feet, _stand], ids=["plant_feet", "stand_feet"])
-def test_a_leg_straight_on_every_frame_bends_its_knee_towards_its_toes(path, plant):
-    # a rig standing in its rest pose with legs straight (3ds Max's CMU rig locks them at 0°, cgspeed's rest is
-    # straight) has no bend plane of its own; lowered, its knees must bend forward, as a rig whose rest bends them does
-    assert min(_standing_knees(path, plant)) > 0.9
+def test_a_leg_straight_on_every_frame_bends_its_knee_towards_its_toes(path, hyper, plant):
+    # a rig standing with legs straight (3ds Max's CMU rig locks them at 0°, cgspeed's rest is straight) or
+    # hyperextended 0.8° (as Character Creator's rest) has no bend plane to read; lowered, its knees must bend forward
+    # without the thigh rolling over, as a rig whose rest bends them forward does (Mixamo's, 2–3°). Before: the
+    # straight knees went sideways (131_01's cosines −0.06, −0.08), the hyperextended ones backwards; the first fix
+    # brought them forward by rolling the thigh over (176–180°: the pole plane's sign)
+    for cosine, twist in _standing_knees(path, plant, hyper):
+        assert cosine > 0.9 and twist < 10.0
 
 
-def test_without_the_feet_direction_a_straight_leg_bends_anywhere():
-    # the feature removed: 131_01's knees went sideways (cosines −0.06 and −0.08 towards the toes)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("core.ik.plant.foot_direction", lambda *args: None)
-        assert max(_standing_knees("cmu_bvh_3dsmax/131_01.bvh", plant_feet)) < 0.5
+def _legs(feet: dict[str, list]) -> Skeleton:
+    """Hips and two straight legs (Y up, facing +Z), each foot's children (name, offset) as given, mirrored."""
+    names, parents, offsets = ["hips"], [-1], [[0.0, 0.95, 0.0]]
+    for side, sign in (("L", 1.0), ("R", -1.0)):
+        first = len(names)
+        chain = [
+            ("thigh", 0, [0.1 * sign, -0.05, 0.0]),
+            ("shin", first, [0.0, -0.42, 0.0]),
+            ("foot", first + 1, [0, -0.42, 0]),
+        ]
+        for name, parent, offset in chain:
+            names.append(f"{name}.{side}"), parents.append(parent), offsets.append(offset)
+        for name, parent, (x, y, z) in feet:  # parent: an index into this foot's own joints, 0 = the ankle
+            names.append(f"{name}.{side}"), parents.append(first + 2 + parent), offsets.append([x * sign, y, z])
+    return Skeleton(names, parents, offsets)
+
+
+@pytest.mark.parametrize(
+    "feet",
+    [
+        [("heel", 0, (0.0, -0.07, -0.09)), ("toe", 0, (0.0, -0.06, 0.13))],  # a heel helper listed before the toe
+        [("heel", 0, (0.0, -0.09, -0.07)), ("ball", 1, (0.0, 0.03, 0.2)), ("toe", 2, (0.0, 0.0, 0.06))],  # through it
+        [("metatarsals", 0, (0.0, -0.05, 0.065))],  # a short foot bone only (Daz's)
+    ],
+    ids=["heel-first", "heel-ball-toe", "metatarsals"],
+)
+def test_a_straight_leg_bends_towards_the_tip_of_its_foot_whatever_its_helper_bones(feet):
+    # the foot's way is its farthest point from the ankle (the toe's tip), not the first child (a heel: the knee
+    # went backwards) nor a bone a quarter of the shin long (an 8 cm metatarsal: no way at all, and the knee's side
+    # then flipped 180° from frame to frame on a leg straight but for 10⁻⁵ of noise)
+    sk = _legs(feet)
+    t = 30
+    rng = np.random.default_rng(3)
+    still = Motion(
+        sk, np.broadcast_to(sk.rest_translations, (t, sk.n_joints, 3)).copy(), quat.identity((t, sk.n_joints))
+    )
+    for side in "LR":  # the knees straight but for noise
+        shin = sk.index(f"shin.{side}")
+        still.rotations[:, shin] = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 1e-5 * rng.standard_normal(t))
+    ankles = [sk.index("foot.L"), sk.index("foot.R")]
+    contacts = detect_contacts(still, joints=ankles)
+    low = still.copy()
+    low.translations[:, 0] -= (0.02 * sk.size() * np.linspace(0.2, 1.0, t))[:, None] * contacts.up
+    pos = plant_feet(low, contacts).world_positions()
+    for ankle in ankles:
+        hip, knee, _ = limb_chain(sk, ankle)
+        line = pos[:, ankle] - pos[:, hip]
+        line /= np.linalg.norm(line, axis=-1, keepdims=True)
+        off = pos[:, knee] - pos[:, hip] - np.sum((pos[:, knee] - pos[:, hip]) * line, axis=-1, keepdims=True) * line
+        assert (off[:, 2] / np.linalg.norm(off, axis=-1)).min() > 0.99  # forward (+Z) on every frame
