@@ -68,6 +68,7 @@ from .two_link import DEFAULT_SOFTNESS, Turns, apply_two_link, first_turns, solv
 
 BLEND = 0.2  # seconds of fade on each side of a contact (how far planting spreads a change)
 HINGE_BENT = 0.02  # sin of the bend below which a leg's knee follows its thigh's hinge more than its own plane
+FEW_BENT = 0.05  # share of frames a leg may bend past HINGE_BENT on and still have no plane to read (an outlier frame)
 STEADY = 0.05  # seconds either side over which a jittering foot planted on its toe alone has its turn averaged
 JITTER = 1000.0  # rad/s²: a foot's angular acceleration above which its turn counts as a capture's jitter
 
@@ -238,14 +239,14 @@ def foot_direction(
 def straight_leg_pole(
     pos: np.ndarray, leg: tuple[int, int, int], forward: Callable[[], np.ndarray | None], bent: float = HINGE_BENT
 ) -> np.ndarray | None:
-    """Where a leg bends under ``bent`` on every frame (a capture that locks the knee straight, an idle clip, a rig
-    whose rest pose hyperextends it), its knee's side (T, 3): the way its foot points (``forward()``,
-    :func:`foot_direction`, called only then), a frame whose foot runs along the leg (pointed) taking the nearest
-    frame's; None for a leg with a bend to read (:func:`hinge_pole`) or no foot across it."""
+    """Where a leg bends under ``bent`` on all but a few frames (:data:`FEW_BENT`: a capture that locks the knee
+    straight, an idle clip, a rig whose rest pose hyperextends it), its knee's side (T, 3): the way its foot points
+    (``forward()``, :func:`foot_direction`, called only then), a frame whose foot runs along the leg (pointed) taking
+    the nearest frame's; None for a leg with a bend to read (:func:`hinge_pole`) or no foot across it."""
     upper, mid, end = leg
     e1, e2 = pos[:, mid] - pos[:, upper], pos[:, end] - pos[:, mid]
     sine = quat.length(quat.cross(e1, e2)) / np.maximum(quat.length(e1) * quat.length(e2), 1e-300)
-    ahead = forward() if not (sine > bent).any() else None
+    ahead = forward() if np.mean(sine > bent) < FEW_BENT else None
     if ahead is None:
         return None
     line = unit(e1 + e2)[0]
@@ -261,14 +262,15 @@ def _knee_turns(
     forward: Callable[[], np.ndarray | None],
 ) -> tuple[np.ndarray | None, Turns]:
     """Planting's pole and first turns for one leg (T, 3), :class:`~core.ik.two_link.Turns`: a leg with no bend to
-    read bends every frame towards its foot (:func:`straight_leg_pole`; its own plane, up to ``HINGE_BENT``, is
-    noise or a hyperextension); any other its own plane, the thigh's hinge where nearly straight
+    read bends every frame in the plane towards its foot (:func:`straight_leg_pole`; its own plane is noise or a
+    hyperextension, and a few frames' bends do not make a plane: bent in their own and twisted to the foot, a frame
+    hyperextended 1.4° rolled its thigh over); any other its own plane, the thigh's hinge where nearly straight
     (:func:`hinge_pole`)."""
     pos, rot = world
     ends = tuple(pos[:, j] for j in leg)
     pole = straight_leg_pole(pos, leg, forward)
     if pole is not None:
-        return pole, first_turns(*ends, target, pole, softness, rot[:, leg[0]], straight=HINGE_BENT)
+        return pole, first_turns(*ends, target, pole, softness, rot[:, leg[0]], straight=np.inf)  # every frame
     turns = first_turns(*ends, target, None, softness, rot[:, leg[0]])
     return hinge_pole(pos, rot, leg, target, softness, turns=turns), turns
 
