@@ -207,11 +207,10 @@ def _do_no_harm(
         peak = [{"frame": int(f), "after": float(ratio[f])} for f in np.flatnonzero((ratio > worst_in) & raised)]
         return score, torque_regressions(before, a, body), flights, peak
 
+    near = _NearRealiser(motion, source, feet if opts.plant else None, contacts, body, measure)
+
     def realise(level: np.ndarray) -> tuple[Motion, Analysis]:
-        trial = _blend_back(motion, source, level)
-        if opts.plant:
-            trial = _blend_back(_plant(trial, feet), trial, level)
-        return trial, _judged(trial, contacts, body, measure)
+        return near.whole(level)[:2]
 
     made: dict = {}  # the input's report and world positions, made on the first share tried
 
@@ -271,7 +270,6 @@ def _do_no_harm(
             break
     if not made:
         made.update(inputs=report(before, body, source), positions=source.world_positions())
-    near = _NearRealiser(motion, source, feet if opts.plant else None, contacts, body, measure)
     return _give_back_worse((best, best_an, given), near, before, made, body, (reach, ramp), flights_kept)
 
 
@@ -289,13 +287,18 @@ class _NearRealiser:
         )  # fmt: skip
         self.level = self.base = None  # the level kept, (its motion, analysis, blend's planting, bearing flags)
 
-    def keep(self, level: np.ndarray) -> None:
-        """Realise ``level`` whole: the trials that follow differ from it on a window."""
+    def whole(self, level: np.ndarray) -> tuple[Motion, Analysis, Motion | None, np.ndarray]:
+        """``level`` (T,) realised on the whole clip: (motion, its judged analysis (:func:`_judged`), the blend's
+        planting, the bearing contacts' flags)."""
         blend = _blend_back(self.motion, self.source, level)
         planted = _plant(blend, self.feet) if self.feet is not None else None
         trial = _blend_back(planted, blend, level) if planted is not None else blend
         judged = bearing(self.contacts, trial.world_positions())
-        self.level, self.base = level, (trial, analyse(trial, judged, self.body, **self.measure), planted, judged.flags)
+        return trial, analyse(trial, judged, self.body, **self.measure), planted, judged.flags
+
+    def keep(self, level: np.ndarray) -> None:
+        """Realise ``level`` whole: the trials that follow differ from it on a window."""
+        self.level, self.base = level, self.whole(level)
 
     def __call__(self, level: np.ndarray) -> tuple[Motion, Analysis, tuple]:
         """(motion, its judged analysis, what :meth:`adopt` needs) at ``level``."""
@@ -323,8 +326,8 @@ def _give_back_worse(
 ) -> tuple[Motion, Analysis]:  # fmt: skip
     """The do-no-harm guard's last step: each cluster of the frames still over a limit and farther over than in the
     input (:func:`.metrics.torque_regressions`, largest first) given back whole (``realise`` at the level grown by
-    ``widths``: derivative half-window, ramp; :class:`_NearRealiser`), kept when it leaves fewer such frames, misses no bar of issue 16 the
-    result meets (:func:`_bars_met` against ``made["inputs"]``, the input's report; ``made["positions"]``, its world
+    ``widths``: derivative half-window, ramp; :class:`_NearRealiser`), kept when it leaves fewer such frames, misses
+    no bar of issue 16 the result meets (:func:`_bars_met` against ``made["inputs"]``, the input's report; ``made["positions"]``, its world
     positions), leaves no more frames over a limit (as many: no fewer with the ZMP inside) and ``flights_kept`` (none
     tried where the result misses that already). result: (motion, analysis, the level it was realised at).
     Why: the torque guard blends towards the planted input, itself worse there (CMU 131_01's stop, 1.4× onto 90 kg:
