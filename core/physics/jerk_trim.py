@@ -5,26 +5,36 @@ own frame, (T, J, 3) radians, and the translations' difference, (T, J, 3) scene 
 plans add in a few frames: on a clean capture the lift that caps a straight leg switches on within two frames, and
 the Mixamo rig's own walk ended at ×1.097 of the input's jerk where the bar is ×1.05. That change is smoothed along
 time by penalised least squares (:func:`smooth_frames`: third differences, a span of ``tau`` seconds) and put back
-on the input, for spans from the widest (:data:`TRIM_SPANS`) down. The first that lowers the jerk, lets the feet in
-contact slide at most :data:`SKATING_SLACK` as far over the clip, and that :func:`_kept` accepts is taken: every bar
-of issue 16 the result met still met and no figure worse than the result's (frames and joint-frames over a limit,
-frames further over than in the input, the worst ratio, the ZMP inside and its distance outside, each flight), the
-deviation within :data:`DEVIATION_SLACK`. A trial refused keeps the result's own change around the frames it made
-worse (a ratio above the result's, a ZMP farther outside), over one derivative half-window and a
-:data:`TRIM_RAMP` smoothstep, and is tried again (:data:`TRIM_ROUNDS`); the held stretches keep theirs throughout
-(given back as captured). None accepted: the result as it was. The frames still over a limit are then named from
-the trimmed result; a cause's ``repair`` note is the repair's search around the result before the trim.
+on the input, for every span of :data:`TRIM_SPANS`. A trial is accepted when it lowers the jerk, lets the feet in
+contact slide at most :data:`SKATING_SLACK` as far over the clip, and :func:`_kept` accepts it: every bar of issue 16
+the result met still met and no figure worse than the result's (frames and joint-frames over a limit, frames further
+over than in the input, the worst ratio, the ZMP inside and its distance outside, each flight), the deviation within
+:data:`DEVIATION_SLACK`. A trial refused gives back the result's own change around the frames it made worse (a ratio
+above the result's, a ZMP farther outside), over one derivative half-window and a :data:`TRIM_RAMP` smoothstep, and
+is tried again (:data:`TRIM_ROUNDS`): all of it at once, or half of what is left each round (:data:`GIVE_BACK`; all
+of it on the last); a trial sliding too far is judged too, since what is given back may pin its feet. Of the trials
+accepted (a span and a way each, widest span first) a later one replaces the one taken only with less jerk and no
+figure worse than it (:func:`_better`); the held stretches keep the result's change throughout (given back as
+captured). None accepted: the result as it was. The frames still over a limit are then named from the trimmed
+result; a cause's ``repair`` note is the repair's search around the result before the trim.
+
+Why both ways and every span (session 20, benchmark 1.4× onto 90 kg): giving all back at once, Bandai's walk kept
+0.02 s at ×1.062 (0.03 s lost the ZMP bar on two frames and slid 1.5 % farther); half a round keeps 0.03 s at ×1.037,
+its feet sliding 0.95 % farther. On the hop giving all back at once is the smoother (×1.125: the halves leave its
+flight's momentum worse round after round), and on Bandai's dash the widest span kept is not the smoothest (0.03 s
+×1.109, 0.015 s ×1.097).
 
 Why not always: on noisy captures (CMU cgspeed) the change also cancels the capture's own jitter where planting
 pins a foot; smoothing it gives the jitter back (walk 02_01: jerk ×0.977 → ×1.001 and the feet sliding 1.20 → 1.47
 m over the clip at 0.02 s), and on 30 fps captures the balance plan's shift is itself a few frames long (Bandai's
-walk at 0.03 s: ZMP inside 99.5 → 95.4 %). The jerk and the sliding are read from forward kinematics alone, so a
-span that cannot be kept costs no analysis.
+walk at 0.03 s: ZMP inside 99.5 → 95.4 %). The jerk is read from forward kinematics alone, so a span that only
+raises it costs no analysis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,7 +56,8 @@ MIN_SPAN = (
 SKATING_SLACK = 1.01  # the feet in contact may slide this many times as far over the clip as the solve left them
 DEVIATION_SLACK = 1e-4  # … and the mean joint deviation be this share of the stature more (0.2 mm on 1.8 m)
 SAME = 1e-9  # relative: a figure "no worse" within float rounding
-TRIM_ROUNDS = 3  # trials a span: each keeps the result's own change around the frames the last made worse
+TRIM_ROUNDS = 6  # trials a span and share: each gives back the result's change around the frames the last made worse
+GIVE_BACK = (1.0, 0.5)  # shares of what is left given back a round: all, or half (the smoother of the two kept)
 TRIM_RAMP = 0.1  # seconds of smoothstep either side of such frames (beyond one derivative half-window)
 
 
@@ -143,24 +154,78 @@ def trim_added_jerk(
     spans = [tau for tau in TRIM_SPANS if tau * fps >= MIN_SPAN]
     change = _change(motion, result)
     held_keep = spread_mask(held, 0, ramp) if held is not None else np.zeros(motion.n_frames)  # 1: the result's own
+    args = (motion, change, contacts, body, measure, judged_in, after, was, result_worse, slide, reach, ramp)
+    trials = _Trials(*args, ratio, signed)
+    best, best_worse, bound = (result, judged, after, 0.0), result_worse, jerk
     for k, tau in enumerate(spans):
-        smooth, keep = smooth_frames(change, tau * fps), held_keep
-        for r in range(TRIM_ROUNDS):
-            if progress is not None:
-                progress((k + (r + 1) / TRIM_ROUNDS) / len(spans))
-            trial = _changed(motion, change, smooth, keep)
-            trial_world = trial.world_positions()
-            if mean_jerk(trial_world) >= jerk:
-                break
-            if foot_skating(trial, contacts, positions=trial_world).total_distance > SKATING_SLACK * slide:
-                break
-            trial_judged = _judged(trial, contacts, body, measure)
-            trial_report = report(trial_judged, body, trial, source=motion)
-            worse = len(torque_regressions(judged_in, trial_judged, body))
-            if _kept(trial_report, after, was, worse, result_worse):
-                return trial, trial_judged, trial_report, tau
-            more = np.maximum(keep, spread_mask(_made_worse(trial_judged, ratio, signed, body), reach, ramp))
+        if progress is not None:
+            progress((k + 1) / len(spans))
+        smooth = smooth_frames(change, tau * fps)
+        for share in GIVE_BACK:
+            kept = trials.rounds(smooth, held_keep, share, bound)
+            if kept is not None and _better(kept[2], best[2], was, kept[3], best_worse):
+                best, best_worse, bound = (*kept[:3], tau), kept[3], kept[4]
+    return best
+
+
+def _better(trial: dict, best: dict, was: dict, worse: int, best_worse: int) -> bool:
+    """Whether an accepted trial's report replaces the ``best`` so far: less jerk, and :func:`_kept` against it."""
+    return trial["jerk_m_s3"] < best["jerk_m_s3"] and _kept(trial, best, was, worse, best_worse)
+
+
+class _Trials(NamedTuple):
+    """One trim's trials: ``change`` (:func:`_change`) smoothed on ``motion`` and judged against the result (its
+    report ``after``, ``result_worse`` frames worse than the input, its feet's ``slide``, per-frame worst
+    ``ratio`` and ZMP ``signed`` distance); the input's ``was`` and ``judged_in``; ``reach`` and ``ramp`` in frames."""
+
+    motion: Motion
+    change: np.ndarray
+    contacts: Contacts
+    body: BodyModel
+    measure: dict
+    judged_in: Analysis
+    after: dict
+    was: dict
+    result_worse: int
+    slide: float
+    reach: int
+    ramp: int
+    ratio: np.ndarray
+    signed: np.ndarray
+
+    def rounds(
+        self, smooth: np.ndarray, keep: np.ndarray, share: float, bound: float
+    ) -> tuple[Motion, Analysis, dict, int, float] | None:
+        """The first trial with the ``smooth`` change (but ``keep``) that :func:`_kept` accepts and that slides within
+        :data:`SKATING_SLACK` (None: none in :data:`TRIM_ROUNDS`); each round gives back ``share`` of what is left of
+        the result's change around the frames the last made worse (:func:`_given_back`). A trial sliding too far is
+        still judged: what is given back where it made a figure worse may pin its feet too. A trial whose jerk
+        (:func:`.metrics.mean_jerk` of its positions) is not under ``bound`` (the best's so far) ends the rounds
+        unjudged: the later rounds only give back more of the result's change."""
+        for _ in range(TRIM_ROUNDS):
+            trial = _changed(self.motion, self.change, smooth, keep)
+            world = trial.world_positions()
+            jerk = mean_jerk(world)
+            if jerk >= bound:
+                return None
+            slides = foot_skating(trial, self.contacts, positions=world).total_distance > SKATING_SLACK * self.slide
+            judged = _judged(trial, self.contacts, self.body, self.measure)
+            rep = report(judged, self.body, trial, source=self.motion)
+            worse = len(torque_regressions(self.judged_in, judged, self.body))
+            if not slides and _kept(rep, self.after, self.was, worse, self.result_worse):
+                return trial, judged, rep, worse, jerk
+            made = spread_mask(_made_worse(judged, self.ratio, self.signed, self.body), self.reach, self.ramp)
+            more = _given_back(keep, made, share)
             if not (more > keep + 1e-9).any():  # nothing new to keep: the next trial would be this one
-                break
+                return None
             keep = more
-    return result, judged, after, 0.0
+        return None
+
+
+def _given_back(keep: np.ndarray, worse: np.ndarray, share: float) -> np.ndarray:
+    """``keep`` (T,) raised by ``share`` of what is left to 1 where ``worse`` (T,) in [0, 1], so that a frame made
+    worse on every round has it all back on the last (:data:`TRIM_ROUNDS`); at share 1 to ``worse`` at once."""
+    if share >= 1:
+        return np.maximum(keep, worse)
+    more = keep + share * (1 - keep) * worse
+    return np.where(1 - more <= share ** (TRIM_ROUNDS - 1) + SAME, 1.0, more)

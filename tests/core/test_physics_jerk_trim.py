@@ -17,7 +17,7 @@ from core.contacts import detect_contacts, foot_skating
 from core.io.bvh import read_bvh
 from core.limbs import standing_height
 from core.physics.body import body_model
-from core.physics.jerk_trim import TRIM_SPANS, _kept, smooth_frames, smoothed_change
+from core.physics.jerk_trim import TRIM_ROUNDS, TRIM_SPANS, _given_back, _kept, smooth_frames, smoothed_change
 from core.physics.options import PhysicsOptions
 from core.physics.planting import with_toes
 from core.physics.solve import physics_retarget
@@ -91,6 +91,20 @@ def test_kept_refuses_any_figure_worse_than_the_result():
     assert not _kept(HELD | {"jerk_m_s3": 100.0}, HELD, INPUT, 1, 0)  # a frame further over than in the input
     # a bar the result met, lost (the jerk's bar is met at ×1.05 of the input's)
     assert not _kept(HELD | {"jerk_m_s3": 106.0}, HELD | {"jerk_m_s3": 104.0}, INPUT, 0, 0)
+
+
+def test_give_back_all_at_once_or_by_halves_all_of_it_on_the_last_round():
+    """All at once: the result's change kept as far as the spread mask reaches. By halves: half of what is left each
+    round where the frame is made worse again, the rest of the ramp untouched, all of it on the last round."""
+    worse = np.array([0.0, 0.25, 1.0, 1.0, 0.25, 0.0])
+    keep = np.zeros(6)
+    assert np.array_equal(_given_back(keep, worse, 1.0), worse)
+    levels = []
+    for _ in range(TRIM_ROUNDS - 1):
+        keep = _given_back(keep, worse, 0.5)
+        levels.append(keep[2])
+    assert levels[:-1] == [1 - 0.5**k for k in range(1, TRIM_ROUNDS - 1)] and levels[-1] == 1.0
+    assert keep[0] == keep[5] == 0.0 and 0.0 < keep[1] < 1.0
 
 
 def _solve(path: str, scale: float, trim: bool):
