@@ -66,7 +66,7 @@ def test_an_adopted_trial_is_the_base_of_the_next(jumps):
     near = _NearRealiser(motion, source, feet, contacts, body, measure)
     near.keep(np.zeros(t))
     first = np.zeros(t)
-    first[100:160] = 1.0
+    first[100:160] = 0.5  # a share: the adopted base's planting must be the blend's, not the input's
     near.adopt(*near(first))
     second = first.copy()
     second[250:290] = 0.5
