@@ -71,12 +71,13 @@ def _bend_normal(
     """Unit normals (T, 3) of the current bend planes, perpendicular to the upper bone e1, and which frames (T,) are
     bent (with none, the pole decides).
 
-    Where the limb is straight (the sine of its bend under ``straight``, default ``STRAIGHT``) the normal of the nearest bent frame is
-    borrowed (projected off e1), carried in the upper joint's world orientation ``frame`` (T, 4) when given, so a leg
-    that turns while it stays straight keeps its knee's side; with no bent frame at all, the plane through e1 and
-    the pole, turning the mid joint towards the pole, else any plane. A knee a capture locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷
-    on CMU 131_03); taken for its plane, planting bent the hop's landing knees sideways (the ankle 4 cm off its
-    target where the IK is faded in) and the physics solve ended at ×1.50 of the input's jerk (×1.13 now).
+    Where the limb is straight (the sine of its bend under ``straight``, default ``STRAIGHT``) the normal of the
+    nearest bent frame is borrowed (projected off e1), carried in the upper joint's world orientation ``frame``
+    (T, 4) when given, so a leg that turns while it stays straight keeps its knee's side; with no bent frame at all,
+    the plane through e1 and the pole, turning the mid joint towards the pole, else any plane. A knee a capture
+    locks at 0° is collinear only up to the file's rounding (sine 2·10⁻⁷ on CMU 131_03); taken for its plane,
+    planting bent the hop's landing knees sideways (the ankle 4 cm off its target where the IK is faded in) and the
+    physics solve ended at ×1.50 of the input's jerk (×1.13 now).
     """
     n, length = unit(quat.cross(e1, e2))
     bent = length > (STRAIGHT if straight is None else straight) * quat.length(e1) * quat.length(e2)

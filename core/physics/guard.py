@@ -97,7 +97,7 @@ def _guard_torques(
     return best, best_an, None if base is None else (motion, *base)
 
 
-SAME_FIGURE = 1e-9  # relative: a figure past its bar "no further" within float rounding
+SAME = 1e-9  # relative: a figure "no worse" (or, past its bar, "no further") within float rounding
 GUARD_ROUNDS = 12  # rounds of the do-no-harm guard
 GUARD_HALVINGS = 2  # each round's share given back, halved this many times (:func:`_do_no_harm`)
 
@@ -369,7 +369,7 @@ def _give_back_worse(
         if len(trial_worse) >= len(worse) or not flights_kept(trial_an):
             continue
         now = score(report(trial_an, body, trial, source=made["positions"]))
-        if now[0] >= kept[0] and now[1] <= kept[1] and (now[2] <= kept[2] * (1 + SAME_FIGURE)).all():
+        if now[0] >= kept[0] and now[1] <= kept[1] and (now[2] <= kept[2] * (1 + SAME)).all():
             best, best_an, worse, kept, level = trial, trial_an, trial_worse, now, trial_level
             realise.adopt(trial, trial_an, parts)
     return best, best_an

@@ -12,7 +12,8 @@ over than in the input, the worst ratio, the ZMP inside and its distance outside
 :data:`DEVIATION_SLACK`. A trial refused gives back the result's own change around the frames it made worse (a ratio
 above the result's, a ZMP farther outside), over one derivative half-window and a :data:`TRIM_RAMP` smoothstep, and
 is tried again (:data:`TRIM_ROUNDS`): all of it at once, or half of what is left each round (:data:`GIVE_BACK`; all
-of it on the last); a trial sliding too far is judged too, since what is given back may pin its feet. Of the trials
+of it on the last); a trial sliding too far (up to :data:`RESCUE_SLACK`) is judged too, since what is given back
+may pin its feet. Of the trials
 accepted (a span and a way each, widest span first) a later one replaces the one taken only with less jerk and no
 figure worse than it (:func:`_better`); the held stretches keep the result's change throughout (given back as
 captured). None accepted: the result as it was. The frames still over a limit are then named from the trimmed
@@ -45,7 +46,7 @@ from .body import BodyModel
 from .derivatives import window_half
 from .displacement import displace, displacement_between
 from .dynamics import torque_ratios
-from .guard import _bars_met, _judged, spread_mask
+from .guard import SAME, _bars_met, _judged, spread_mask
 from .metrics import Analysis, mean_jerk, report, torque_regressions, zmp_inside
 
 BLOCK = 16  # rows of the smoother's blocks (:func:`.banded.banded_solve`)
@@ -56,9 +57,9 @@ MIN_SPAN = (
 SKATING_SLACK = 1.01  # the feet in contact may slide this many times as far over the clip as the solve left them
 RESCUE_SLACK = 1.02  # … and a trial sliding up to this far is judged and given back in rounds (farther: dropped:
 # Bandai's walk, rescued, slid 1.5 % farther at first; judging every trial cost the hop and 131_01 a fifth of their
-# solve for nothing, hop 205 → 126 frames per CPU second under load, 152 with this cap; Bandai's run ×1.322 → ×1.355)
+# solve for nothing: the hop 126 → 152 frames per CPU second with this cap, paired at load 2.3; the run ×1.322 →
+# ×1.355)
 DEVIATION_SLACK = 1e-4  # … and the mean joint deviation be this share of the stature more (0.2 mm on 1.8 m)
-SAME = 1e-9  # relative: a figure "no worse" within float rounding
 TRIM_ROUNDS = 6  # trials a span and share: each gives back the result's change around the frames the last made worse
 GIVE_BACK = (1.0, 0.5)  # shares of what is left given back a round: all, or half (the smoother of the two kept)
 TRIM_RAMP = 0.1  # seconds of smoothstep either side of such frames (beyond one derivative half-window)
@@ -201,8 +202,9 @@ class _Trials(NamedTuple):
     ) -> tuple[Motion, Analysis, dict, int, float] | None:
         """The first trial with the ``smooth`` change (but ``keep``) that :func:`_kept` accepts and that slides within
         :data:`SKATING_SLACK` (None: none in :data:`TRIM_ROUNDS`); each round gives back ``share`` of what is left of
-        the result's change around the frames the last made worse (:func:`_given_back`). A trial sliding too far is
-        still judged: what is given back where it made a figure worse may pin its feet too. A trial whose jerk
+        the result's change around the frames the last made worse (:func:`_given_back`). A trial sliding too far but
+        within :data:`RESCUE_SLACK` is still judged: what is given back where it made a figure worse may pin its feet
+        too; one sliding farther ends the rounds unjudged. A trial whose jerk
         (:func:`.metrics.mean_jerk` of its positions) is not under ``bound`` (the best's so far) ends the rounds
         unjudged: the later rounds only give back more of the result's change."""
         for _ in range(TRIM_ROUNDS):
