@@ -11,7 +11,8 @@ section and ``scripts/retarget.py --physics`` share it).
   CMU BVH conversions add as frame 0, a teleport): the derivatives across such a step are
   meaningless (the ZMP flies off, a "flight" appears). The clip is cut at every jump
   (:func:`core.keyframes.jumps.jump_steps`); stretches of at least ``min_seconds`` go through
-  :func:`.retarget.physics_retarget` one by one, shorter ones are kept as retargeted and
+  :func:`.solve.physics_retarget` one by one (one longer than a minute in overlapping windows,
+  :mod:`.windows`: memory bounded whatever its length), shorter ones are kept as retargeted and
   named in the notes, so are stretches where no foot touches the floor (a clip with nothing
   else is a PhysicsError). The figures combine the stretches (:func:`.metrics.combine_reports`).
 - **Body map**: on a retargeted clip the body model's legs must be the retarget's canonical
@@ -27,7 +28,7 @@ section and ``scripts/retarget.py --physics`` share it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,8 +42,8 @@ from .errors import PhysicsError, check_pose_values
 from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_series
 from .options import PhysicsOptions
 from .planting import with_toes
-from .solve import physics_retarget
 from .units import PLAUSIBLE_HEIGHT, PLAUSIBLE_MASS, height_warning, plausible
+from .windows import WINDOW_SECONDS, contacts_frames, solve_in_windows
 
 FIGURES = (
     "zmp_inside_share",
@@ -274,11 +275,6 @@ def stretches(
     return [s for s in spans if s[1] - s[0] >= min_frames], [s for s in spans if s[1] - s[0] < min_frames]
 
 
-def contacts_frames(contacts: Contacts, start: int, stop: int) -> Contacts:
-    """The contacts of frames [start, stop)."""
-    return replace(contacts, flags=contacts.flags[start:stop], anchors=contacts.anchors[start:stop])
-
-
 def _frames_text(spans: list[tuple[int, int]], first: int) -> str:
     return ", ".join(f"{a + first}" if b - a == 1 else f"{a + first}–{b - 1 + first}" for a, b in spans)
 
@@ -295,6 +291,7 @@ def apply_physics(
     min_seconds: float = 0.5,
     progress: Callable[[float], None] | None = None,
     labels: dict[str, int] | None = None,
+    window_seconds: float = WINDOW_SECONDS,
 ) -> PhysicsOutcome:
     """Physically plausible version of a retargeted ``motion`` (module notes).
 
@@ -303,7 +300,8 @@ def apply_physics(
     unit: metres per scene unit of ``motion``, used when ``settings.target_height`` is None;
     source: the source clip (same frames) for reference figures, measured on its own body:
     ``source_unit`` metres per source unit (default ``unit``, whatever the target height); first_frame: number of the first frame in notes;
-    progress: called with the share done (0–1); labels: the retarget's canonical body map of
+    progress: called with the share done (0–1); window_seconds: a stretch longer than this is solved in overlapping
+    windows (:mod:`.windows`: memory bounded whatever its length); labels: the retarget's canonical body map of
     ``motion``'s skeleton (canonical joint → joint, :attr:`core.retarget.RetargetResult.target_labels`),
     which the body model's legs must agree with (:func:`check_legs`). Raises :class:`.errors.PhysicsError`
     when the settings are out of range, the skeleton has no feet, the body map no legs, a pose is not finite
@@ -355,7 +353,7 @@ def apply_physics(
         solved, feet_of = map(list, zip(*[(s, f) for s, f in zip(solved, feet_of) if f.flags.any()]))
     out = motion.copy()
     opts = settings.options()
-    reports, before, after = [], [], []
+    reports, starts, before, after, windowed = [], [], [], [], []
     total = sum(b - a for a, b in solved)
     done = 0
     for (a, b), feet in zip(solved, feet_of):
@@ -365,17 +363,23 @@ def apply_physics(
             step(0.9 * (d + w * x))
 
         clip = motion.frames(slice(a, b))
-        result, rep = physics_retarget(clip, feet, body, opts, progress=part, series=True)
+        result, pieces = solve_in_windows(clip, feet, body, opts, part, window_seconds)
         out.translations[a:b], out.rotations[a:b] = result.translations, result.rotations
-        reports.append(rep)
-        before.append((a, rep["series"]["before"]))
-        after.append((a, rep["series"]["after"]))
+        if len(pieces) > 1:
+            windowed.append((a, b, len(pieces)))
+        for start, rep in pieces:
+            reports.append(rep)
+            starts.append(a + start)
+            before.append((a + start, rep["series"]["before"]))
+            after.append((a + start, rep["series"]["after"]))
         done += b - a
-    causes = [
-        _jsonable(c) | {"frame": a + c["frame"]} for (a, _b), r in zip(solved, reports) for c in r["torque_causes"]
-    ]
+    if windowed:
+        notes.append("solved in windows of at most "
+                     f"{window_seconds:g} s (the memory a whole solve needs grows with the clip): "
+                     + ", ".join(f"frames {a + first_frame}–{b - 1 + first_frame} in {k}" for a, b, k in windowed))  # fmt: skip
+    causes = [_jsonable(c) | {"frame": a + c["frame"]} for a, r in zip(starts, reports) for c in r["torque_causes"]]
     why = {c["frame"]: c for c in causes}
-    worse = [(a + w["frame"], w) for (a, _b), r in zip(solved, reports) for w in r.get("torque_worse", [])]
+    worse = [(a + w["frame"], w) for a, r in zip(starts, reports) for w in r.get("torque_worse", [])]
     if worse:
         notes.append("frames over a torque limit that physics made worse: "
                      + ", ".join(f"frame {t + first_frame} {w['joint']} {w['before']:.2f} → {w['after']:.2f} "
@@ -383,7 +387,7 @@ def apply_physics(
                      + (f" and {len(worse) - 8} more" if len(worse) > 8 else "") + " (every one, and why: the report's "
                      "torque_worse)")  # fmt: skip
     unexplained = [
-        (a + u["start"], a + u["stop"], u) for (a, _b), r in zip(solved, reports) for u in r.get("unexplained", [])
+        (a + u["start"], a + u["stop"], u) for a, r in zip(starts, reports) for u in r.get("unexplained", [])
     ]
     if unexplained:
         notes.append("frames the floor-and-feet model cannot explain (those held off the floor kept as retargeted): "
@@ -415,8 +419,9 @@ def apply_physics(
             {**why.get(t, {"frame": t}), "joint": w["joint"], "before": float(w["before"]), "after": float(w["after"])}
             for t, w in worse
         ],
-        "before": _pick(combine_reports([r["before"] for r in reports], [a for a, _ in solved])),
-        "after": _pick(combine_reports([r["after"] for r in reports], [a for a, _ in solved])),
+        "windows": [[int(a), int(b), int(k)] for a, b, k in windowed],  # stretches solved in k windows (memory)
+        "before": _pick(combine_reports([r["before"] for r in reports], starts)),
+        "after": _pick(combine_reports([r["after"] for r in reports], starts)),
         "seconds": float(sum(r["seconds"] for r in reports)),
     }
     figures["frames_per_second"] = total / max(figures["seconds"], 1e-9)

@@ -122,6 +122,20 @@ def _spliced(old: tuple, new: tuple, keep: slice, offset: int, t: int) -> tuple:
     return old._replace(**values)
 
 
+def analysis_frames(analysis: Analysis, part: slice) -> Analysis:
+    """The measures of frames ``part`` of ``analysis``: every per-frame array cut (nested NamedTuples too), the support
+    polygons with them. Measured with context either side (two derivative half-windows), a piece reads as in the
+    whole clip (:func:`analyse_changed`'s reach), not as a clip of its own, whose edges are differentiated one-sided."""
+    t = len(analysis.zmp)
+
+    def cut(value):
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return value._replace(**{name: cut(v) for name, v in zip(value._fields, value) if name != "inertia_local"})
+        return value[part] if isinstance(value, np.ndarray) and value.ndim and len(value) == t else value
+
+    return cut(analysis)._replace(support=analysis.support.frames(part))
+
+
 def _spliced_support(old: Support, new: Support, keep: slice, offset: int) -> Support:
     """``old`` with frames ``keep`` from ``new`` (frame 0 = frame ``offset`` of ``old``); no hull is recomputed."""
     out = object.__new__(Support)

@@ -123,7 +123,7 @@ from .filter_pass import _keys, _pass
 from .flights import _final_flight, _flying, airborne
 from .guard import BARS, _bar_score, _bars_met, _do_no_harm, _guard_torques, _judged
 from .jerk_trim import trim_added_jerk
-from .metrics import Analysis, analyse, report, torque_causes, torque_regressions, zmp_inside
+from .metrics import Analysis, analyse, analysis_frames, report, torque_causes, torque_regressions, zmp_inside
 from .metrics import series as physics_series
 from .options import PhysicsOptions
 from .plan import _balance, state_joints
@@ -324,24 +324,8 @@ def physics_retarget(
         unexplained_spans = sorted(unexplained_spans + beyond, key=lambda u: u["start"])
     seconds = time.perf_counter() - start
     state = state_joints(body, opts.spine_joints)  # the filter's (the solver's body: the same skeleton and roles)
-    body = report_body
-    before, after = judged_in, judged
-    rep = {
-        "before": was,
-        "after": report(after, body, out, source=motion) if after_report is None else after_report,
-        "torque_worse": torque_regressions(before, after, body),
-        "torque_causes": [
-            c
-            | {
-                "searched": c["frame"] in searched,
-                "repair": searched.get(c["frame"]),
-                "bound": landing_bound(
-                    after, body, c["frame"], body.skeleton.index(c["joint"]), REPAIR_DEVIATION * body.height
-                )["reason"],
-            }
-            for c in torque_causes(after, body, window_half(opts.smooth, motion.fps, 3), opts.free_fall)
-        ],
-        "unexplained": unexplained_spans,
+    rep = _outcome(motion, out, judged_in, judged, was, after_report, report_body, searched, unexplained_spans, opts)
+    rep |= {
         "seconds": seconds,
         "frames_per_second": motion.n_frames / seconds,
         "jerk_trim_s": trim_span,
@@ -351,9 +335,97 @@ def physics_retarget(
         "options": asdict(opts),
     }
     if series:
-        rep["series"] = {"before": physics_series(before, body), "after": physics_series(after, body)}
+        rep["series"] = {"before": physics_series(judged_in, report_body), "after": physics_series(judged, report_body)}
     step(1.0)
     return out, rep
+
+
+def _outcome(
+    motion, out, before, after, was, after_report, body, searched, unexplained_spans, opts
+) -> dict:  # fmt: skip
+    """The figures :func:`physics_retarget` reports of ``out`` made from ``motion``: before and after (``was``, and
+    ``after_report`` when already made), torque_worse, torque_causes (``searched``: the repair's searched frames with
+    why) and unexplained; ``before``, ``after``: both judged (:func:`.guard._judged`) on the report's ``body``."""
+    return {
+        "before": was,
+        "after": report(after, body, out, source=motion) if after_report is None else after_report,
+        "torque_worse": torque_regressions(before, after, body),
+        "torque_causes": _causes(after, body, searched, opts, motion.fps),
+        "unexplained": unexplained_spans,
+    }
+
+
+def _causes(after: Analysis, body: BodyModel, searched: dict, opts: PhysicsOptions, fps: float) -> list[dict]:
+    """Every frame of ``after`` over a limit with why (:func:`.metrics.torque_causes`), whether the repair searched
+    it and what it found (``searched``), and the landing's bound (:func:`.feasibility.landing_bound`)."""
+    return [
+        c
+        | {
+            "searched": c["frame"] in searched,
+            "repair": searched.get(c["frame"]),
+            "bound": landing_bound(
+                after, body, c["frame"], body.skeleton.index(c["joint"]), REPAIR_DEVIATION * body.height
+            )["reason"],
+        }
+        for c in torque_causes(after, body, window_half(opts.smooth, fps, 3), opts.free_fall)
+    ]
+
+
+def judge(
+    motion: Motion,
+    result: Motion,
+    contacts: Contacts,
+    body: BodyModel,
+    options: PhysicsOptions | None = None,
+    series: bool = False,
+    own: slice | None = None,
+) -> dict:
+    """The report :func:`physics_retarget` gives (its ``before``, ``after``, ``torque_worse``, ``torque_causes``,
+    ``unexplained`` and with ``series`` its ``series``) of a ``result`` of ``motion`` made otherwise: a long stretch
+    solved in overlapping windows and joined (:mod:`.windows`), measured piece by piece. own: the frames reported
+    (default all), the others the context they are measured in (two derivative half-windows either side make them
+    read as in the whole clip, :func:`.metrics.analysis_frames`); frames in the report count from its start. No frame
+    is ``searched`` here: the caller knows which of them its solves searched."""
+    opts = options or PhysicsOptions()
+    lo, hi, _ = (own or slice(0, motion.n_frames)).indices(motion.n_frames)
+    with one_blas_thread():
+        contacts = with_toes(motion, contacts) if opts.toes else contacts
+        measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+        # the flights, the floor and the unexplained frames read no torques: the split is left out (most of the cost)
+        before = analyse(motion, contacts, body, least=False, **measure)
+        measure["flown"] = _flying(before)
+        spans = unexplained(before._replace(flown=measure["flown"]), body, motion.fps, reach=np.inf)[1]
+        measure["ground"] = before.support.ground
+        del before
+        an = analyse(result, contacts, body, least=False, **measure)
+        spans += [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]
+        del an
+        judged_in, judged = (_judged(m, contacts, body, measure) for m in (motion, result))
+        part = slice(lo, hi)
+        piece_in, piece_in_motion = analysis_frames(judged_in, part), motion.frames(part)
+        piece_out = analysis_frames(judged, part)
+        rep = {
+            "before": report(piece_in, body, piece_in_motion),
+            "after": report(piece_out, body, result.frames(part), source=piece_in_motion),
+            "torque_worse": [
+                w | {"frame": w["frame"] - lo}
+                for w in torque_regressions(judged_in, judged, body)
+                if lo <= w["frame"] < hi
+            ],
+            "torque_causes": [
+                c | {"frame": c["frame"] - lo}
+                for c in _causes(judged, body, {}, opts, motion.fps)
+                if lo <= c["frame"] < hi
+            ],
+            "unexplained": [
+                u | {"start": max(u["start"], lo) - lo, "stop": min(u["stop"], hi) - lo}
+                for u in sorted(spans, key=lambda u: u["start"])
+                if u["start"] < hi and u["stop"] > lo
+            ],
+        }
+    if series:
+        rep["series"] = {"before": physics_series(piece_in, body), "after": physics_series(piece_out, body)}
+    return rep
 
 
 def _stages(p: Prepared, step) -> tuple[Motion, Analysis, Analysis, dict, dict | None, float]:
