@@ -28,7 +28,11 @@ def _weights(weights: np.ndarray | float, n_frames: int, n_joints: int) -> np.nd
 
 
 def mix(
-    a: Motion, b: Motion, weights: np.ndarray | float, pelvis_position_weight: np.ndarray | float | None = None
+    a: Motion,
+    b: Motion,
+    weights: np.ndarray | float,
+    pelvis_position_weight: np.ndarray | float | None = None,
+    blend_ancestors: bool = False,
 ) -> Motion:
     """Frames of ``a`` moved towards ``b`` by ``weights`` (0 → a, 1 → b; values outside [0, 1] extrapolate).
 
@@ -37,7 +41,9 @@ def mix(
     is mixed in world space (slerp of orientation, lerp of position with
     ``pelvis_position_weight``, default its rotation weight), so skeletons whose pelvis hangs
     under a moving root (Bandai's ``joint_Root``) mix correctly; the pelvis's ancestors are
-    ``a``'s. Both motions should be in the same place (e.g. both :func:`.root.normalize_frames`).
+    ``a``'s, or with ``blend_ancestors`` their local channels mixed too (two solves of one clip joined: a root above
+    the pelvis that one of them moved would otherwise jump where the weights reach 1). Both motions should be in
+    the same place (e.g. both :func:`.root.normalize_frames`).
     """
     if a.skeleton is not b.skeleton and a.skeleton.names != b.skeleton.names:
         raise ValueError("mix needs two motions on the same skeleton (see conform)")
@@ -57,4 +63,8 @@ def mix(
     wp = w[:, pelvis]
     wt = wp if pelvis_position_weight is None else np.broadcast_to(pelvis_position_weight, wp.shape)
     pelvis_rot = quat.normalize(quat.slerp(rot_a, rot_b, wp))
+    if blend_ancestors and keep.any():
+        up = w[:, keep]
+        out.rotations[:, keep] = quat.normalize(quat.slerp(a.rotations[:, keep], b.rotations[:, keep], up))
+        out.translations[:, keep] += up[..., None] * (b.translations[:, keep] - a.translations[:, keep])
     return set_pelvis_world(out, pos_a + wt[:, None] * (pos_b - pos_a), pelvis_rot, copy=False)

@@ -43,7 +43,7 @@ from .metrics import PhysicsSeries, analyse, combine_reports, report, stitch_ser
 from .options import PhysicsOptions
 from .planting import with_toes
 from .units import PLAUSIBLE_HEIGHT, PLAUSIBLE_MASS, height_warning, plausible
-from .windows import WINDOW_SECONDS, contacts_frames, solve_in_windows
+from .windows import MIN_WINDOW_SECONDS, WINDOW_SECONDS, contacts_frames, solve_in_windows
 
 FIGURES = (
     "zmp_inside_share",
@@ -309,6 +309,8 @@ def apply_physics(
     stretch is long enough.
     """
     check_pose_values(motion, first_frame)
+    if not window_seconds >= MIN_WINDOW_SECONDS:
+        raise PhysicsError(f"windows of {window_seconds:g} s are too short to join (at least {MIN_WINDOW_SECONDS:g} s)")
     for clip in (motion, source) if source is not None else (motion,):  # the retarget's planting smears the holds
         check_held(clip)
     step = progress or (lambda _x: None)

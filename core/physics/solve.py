@@ -123,7 +123,16 @@ from .filter_pass import _keys, _pass
 from .flights import _final_flight, _flying, airborne
 from .guard import BARS, _bar_score, _bars_met, _do_no_harm, _guard_torques, _judged
 from .jerk_trim import trim_added_jerk
-from .metrics import Analysis, analyse, analysis_frames, report, torque_causes, torque_regressions, zmp_inside
+from .metrics import (
+    Analysis,
+    analyse,
+    analysis_frames,
+    mean_jerk,
+    report,
+    torque_causes,
+    torque_regressions,
+    zmp_inside,
+)
 from .metrics import series as physics_series
 from .options import PhysicsOptions
 from .plan import _balance, state_joints
@@ -267,6 +276,8 @@ def physics_retarget(
     options: PhysicsOptions | None = None,
     progress: Callable[[float], None] | None = None,
     series: bool = False,
+    toes: Contacts | None = None,
+    ground: float | None = None,
 ) -> tuple[Motion, dict]:
     """Physically plausible version of an already retargeted ``motion`` for ``body`` (module notes).
 
@@ -288,16 +299,19 @@ def physics_retarget(
     progress: called with the share done (0–1, only growing) after every evaluation of the clip; a
     callback that raises (a cancel) stops the solve there. series: also put
     the per-frame data before and after (:func:`.metrics.series`) in the report under
-    ``series`` (``{"before": PhysicsSeries, "after": PhysicsSeries}``; not JSON).
+    ``series`` (``{"before": PhysicsSeries, "after": PhysicsSeries}``; not JSON). toes: ``contacts`` with the toes'
+    own (:func:`.planting.with_toes`), ground: the floor's height (scene units along the up axis,
+    :func:`.dynamics.ground_height`), each when made on a longer clip ``motion`` is cut from (:mod:`.windows`: every
+    window stands on the same floor and toe contacts); default measured on ``motion``.
     """
     opts = options or PhysicsOptions()
     step = as_progress(progress)
     start = time.perf_counter()
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
-        feet, toes = contacts, with_toes(motion, contacts)
+        feet, toes = contacts, with_toes(motion, contacts) if toes is None else toes
         contacts = toes if opts.toes else feet
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
-        before = analyse(motion, contacts, body, **measure)
+        before = analyse(motion, contacts, body, ground=ground, **measure)
         # every later analysis judges the input's flights as flights, however the solve leaves them (:func:`.flights`)
         measure["flown"] = _flying(before)
         before = before._replace(flown=measure["flown"])
@@ -379,28 +393,39 @@ def judge(
     options: PhysicsOptions | None = None,
     series: bool = False,
     own: slice | None = None,
+    progress: Callable[[float], None] | None = None,
+    toes: Contacts | None = None,
+    ground: float | None = None,
 ) -> dict:
     """The report :func:`physics_retarget` gives (its ``before``, ``after``, ``torque_worse``, ``torque_causes``,
     ``unexplained`` and with ``series`` its ``series``) of a ``result`` of ``motion`` made otherwise: a long stretch
     solved in overlapping windows and joined (:mod:`.windows`), measured piece by piece. own: the frames reported
     (default all), the others the context they are measured in (two derivative half-windows either side make them
     read as in the whole clip, :func:`.metrics.analysis_frames`); frames in the report count from its start. No frame
-    is ``searched`` here: the caller knows which of them its solves searched."""
+    is ``searched`` here: the caller knows which of them its solves searched. progress: called after each of its four
+    analyses (a callback that raises stops it there). toes, ground: as :func:`physics_retarget`'s."""
     opts = options or PhysicsOptions()
+    step = progress or (lambda _x: None)
     lo, hi, _ = (own or slice(0, motion.n_frames)).indices(motion.n_frames)
     with one_blas_thread():
-        contacts = with_toes(motion, contacts) if opts.toes else contacts
+        if opts.toes:
+            contacts = with_toes(motion, contacts) if toes is None else toes
         measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
         # the flights, the floor and the unexplained frames read no torques: the split is left out (most of the cost)
-        before = analyse(motion, contacts, body, least=False, **measure)
+        before = analyse(motion, contacts, body, least=False, ground=ground, **measure)
         measure["flown"] = _flying(before)
         spans = unexplained(before._replace(flown=measure["flown"]), body, motion.fps, reach=np.inf)[1]
         measure["ground"] = before.support.ground
         del before
+        step(0.1)
         an = analyse(result, contacts, body, least=False, **measure)
         spans += [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]
         del an
-        judged_in, judged = (_judged(m, contacts, body, measure) for m in (motion, result))
+        step(0.2)
+        judged_in = _judged(motion, contacts, body, measure)
+        step(0.6)
+        judged = _judged(result, contacts, body, measure)
+        step(1.0)
         part = slice(lo, hi)
         piece_in, piece_in_motion = analysis_frames(judged_in, part), motion.frames(part)
         piece_out = analysis_frames(judged, part)
@@ -423,6 +448,10 @@ def judge(
                 if u["start"] < hi and u["stop"] > lo
             ],
         }
+    # the third differences from every own frame, those across the cut after it too (each counted in one piece)
+    end = min(hi + 3, motion.n_frames)
+    rep["before"]["jerk_m_s3"] = mean_jerk(judged_in.kin.joint_pos[lo:end], motion.fps)
+    rep["after"]["jerk_m_s3"] = mean_jerk(judged.kin.joint_pos[lo:end], motion.fps)
     if series:
         rep["series"] = {"before": physics_series(piece_in, body), "after": physics_series(piece_out, body)}
     return rep

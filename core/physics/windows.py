@@ -2,14 +2,14 @@
 
 Solved whole, the solve holds ~90–107 kB a frame of clip (docs/physics_notes.md, "Long clips"): about 7.7 GB for
 a ten-minute capture at 120 fps, more than many machines running Blender have. A stretch longer than
-``WINDOW_SECONDS`` is cut into pieces of at most that length (:func:`window_cuts`), each piece solved with
-``MARGIN_SECONDS`` of the clip either side of it as context (its solve sees the steps and flights around its ends,
-and its own clip edges, where derivatives are one-sided, fall outside what is kept), and neighbouring results
-crossfaded over ``BLEND_SECONDS`` centred on each cut (:func:`join_windows`, :func:`core.editing.mix.mix`). A cut
-is placed where both feet stand on the floor longest near its even place: there both windows plant the feet on the
-same anchors (the contact runs around it lie whole inside both), no flight is split, and the two solves agree
-closely, so the crossfade moves little. The figures are measured piece by piece on the joined motion
-(:func:`.solve.judge`), the way the stretches between jumps are (:func:`.metrics.combine_reports`).
+``WINDOW_SECONDS`` is cut into the fewest pieces of at most that length (:func:`window_cuts`: the cuts chosen
+together, each on the feet, mid double support where it can, so that both windows plant the feet on the same
+anchors around it and no flight is split), each piece solved with ``MARGIN_SECONDS`` of the clip either side of
+it as context (its solve sees the steps and flights around its ends, and its own clip edges, where derivatives
+are one-sided, fall outside what is kept) on the stretch's floor and toe contacts, and neighbouring results
+crossfaded over ``BLEND_SECONDS`` centred on each cut (:func:`join_windows`, :func:`core.editing.mix.mix`). The
+figures are measured piece by piece on the joined motion, each piece with the context its derivatives read
+(:func:`.solve.judge`), and combined as the stretches between jumps are (:func:`.metrics.combine_reports`).
 """
 
 from __future__ import annotations
@@ -26,43 +26,79 @@ from ..ik.common import smoothstep
 from ..motion import Motion
 from .body import BodyModel
 from .derivatives import window_half
+from .dynamics import ground_height
 from .options import PhysicsOptions
+from .planting import with_toes
 from .solve import judge, physics_retarget
 
 WINDOW_SECONDS = 60.0  # a piece's own frames at most: 7,200 frames at 120 fps, under 1 GB solved
 MARGIN_SECONDS = 2.0  # clip solved either side of a piece as its context
 BLEND_SECONDS = 0.5  # the crossfade across a cut, half each side
-SEARCH_SHARE = 0.25  # a cut is searched within this share of a piece either side of its even place
+CUT_CLEARANCE = 0.25  # seconds: a cut this far from a change of contacts is as good as farther
+MIN_WINDOW_SECONDS = 2.0  # shorter windows would overlap their crossfades (a piece is at least a quarter window)
 
 
 def window_cuts(flags: np.ndarray, fps: float, window_seconds: float = WINDOW_SECONDS) -> np.ndarray:
-    """Frames (k − 1,) cutting T frames into k pieces of at most ``window_seconds`` (empty when one piece will do).
+    """Frames (k − 1,) cutting T frames into the fewest pieces k of at most ``window_seconds`` (empty when one piece
+    will do), none shorter than a quarter of that.
 
-    flags: (T, F) bool, the feet's contacts (:attr:`core.contacts.Contacts.flags`). Each cut is the frame farthest
-    from any frame where not every foot is in contact (then from any frame with no foot in contact, so that a
-    clip without double support is not cut in flight), searched within ``SEARCH_SHARE`` of a piece of its even
-    place, the nearest to it among equals; no piece is longer than ``window_seconds``."""
-    if not window_seconds * fps >= 2:
-        raise ValueError(f"a window of {window_seconds:g} s at {fps:g} fps is shorter than two frames")
+    flags: (T, F) bool, the feet's contacts (:attr:`core.contacts.Contacts.flags`). The cuts are chosen together
+    (dynamic programming over the frames: cut one at a time, an early cut had forced the next into a flight on CMU
+    01_01 in 3 s windows where cuts on the floor existed): each cut on a foot in contact before in the air, with
+    both feet down before one, as far from the nearest frame that is not (up to ``CUT_CLEARANCE``) and then as
+    near its even place as can be (:func:`_cut_value`)."""
+    if not window_seconds >= MIN_WINDOW_SECONDS:
+        raise ValueError(f"a window of {window_seconds:g} s is shorter than {MIN_WINDOW_SECONDS:g} s")
     flags = np.asarray(flags, dtype=bool).reshape(len(flags), -1)
     t = len(flags)
     if t <= window_seconds * fps:  # also an endless window
         return np.zeros(0, dtype=int)
     longest = int(window_seconds * fps)
-    pieces = -(-t // longest)  # ceil: even pieces shorter than the window leave room to move each cut
-    size = t / pieces
-    # the farthest from a frame without both feet down, then (× T + 1 keeps the order) from a frame in the air
-    score = _distance_to(~flags.all(axis=1)) * (t + 1) + _distance_to(~flags.any(axis=1))
-    cuts, prev = [], 0
-    for k in range(1, pieces):
-        even = k * size
-        # within the search, after the last cut, and leaving no piece (this one or those after) too long
-        lo = max(int(np.ceil(even - SEARCH_SHARE * size)), prev + 1, t - (pieces - k) * longest)
-        hi = max(min(int(even + SEARCH_SHARE * size), prev + longest, t - 1), lo)
-        frames = np.arange(lo, hi + 1)
-        prev = int(frames[np.lexsort((np.abs(frames - even), -score[frames]))[0]])
-        cuts.append(prev)
-    return np.asarray(cuts, dtype=int)
+    pieces = -(-t // longest)
+    shortest = longest // 4  # ≥ t / pieces / 2: every count of pieces fits
+    value = _cut_value(flags, fps)
+    totals = []  # totals[j][c]: the best value of cuts 1..j + 1 with the last at frame c (−inf where impossible)
+    reach = np.arange(t)
+    total = np.where((reach >= shortest) & (reach <= longest), value, -np.inf)
+    for j in range(1, pieces):
+        total = total - np.abs(reach - j * t / pieces) / (2 * t)  # the even place: less than any contact tier
+        totals.append(total)
+        if j == pieces - 1:
+            break
+        total = _running_max(total, shortest, longest) + value
+    last = totals[-1].copy()
+    last[(t - reach < shortest) | (t - reach > longest)] = -np.inf
+    cuts = [int(np.argmax(last))]
+    for total in reversed(totals[:-1]):
+        lo, hi = max(cuts[-1] - longest, 0), cuts[-1] - shortest
+        cuts.append(lo + int(np.argmax(total[lo : hi + 1])))
+    return np.asarray(cuts[::-1], dtype=int)
+
+
+def _cut_value(flags: np.ndarray, fps: float) -> np.ndarray:
+    """(T,) how good a cut each frame is: 100 with a foot in contact, 10 more with every foot down, and up to 1 each
+    for the frames to the nearest frame without a contact and without every foot, capped at ``CUT_CLEARANCE`` (tiers
+    far apart, so that no sum over the other cuts buys one cut in the air, or on one foot)."""
+    cap = max(int(round(CUT_CLEARANCE * fps)), 1)
+    some, every = (_distance_to(~x) for x in (flags.any(axis=1), flags.all(axis=1)))
+    return 100.0 * (some > 0) + 10.0 * (every > 0) + (np.minimum(some, cap) + np.minimum(every, cap)) / cap
+
+
+def _running_max(x: np.ndarray, nearest: int, farthest: int) -> np.ndarray:
+    """(T,) the maximum of ``x`` (T,) over frames c − farthest … c − nearest for each frame c (−inf where none), in
+    O(T) (van Herk's blocks: prefix and suffix maxima of blocks as long as the range)."""
+    t, width = len(x), farthest - nearest + 1
+    padded = np.concatenate((x, np.full(-t % width, -np.inf))).reshape(-1, width)
+    prefix = np.maximum.accumulate(padded, axis=1).ravel()
+    suffix = np.maximum.accumulate(padded[:, ::-1], axis=1)[:, ::-1].ravel()
+    end = np.arange(t) - nearest  # the range's last frame
+    start = end - width + 1
+    out = np.full(t, -np.inf)
+    ok = end >= 0
+    out[ok] = prefix[end[ok]]
+    both = start >= 0
+    out[both] = np.maximum(suffix[start[both]], prefix[end[both]])
+    return out
 
 
 def _distance_to(mask: np.ndarray) -> np.ndarray:
@@ -110,7 +146,7 @@ def join_windows(
             continue
         weights = smoothstep((np.arange(lo, hi) - lo + 0.5) / (hi - lo))
         mixed = mix(left.frames(slice(lo - span_l[2], hi - span_l[2])),
-                    right.frames(slice(lo - span_r[2], hi - span_r[2])), weights)  # fmt: skip
+                    right.frames(slice(lo - span_r[2], hi - span_r[2])), weights, blend_ancestors=True)  # fmt: skip
         out.translations[lo:hi], out.rotations[lo:hi] = mixed.translations, mixed.rotations
     return out
 
@@ -125,18 +161,21 @@ def solve_in_windows(
 ) -> tuple[Motion, list[tuple[int, dict]]]:
     """:func:`.solve.physics_retarget` on one stretch, in windows when it is longer than ``window_seconds``
     (module notes): the result and [(first frame, report)] of its pieces, each report with ``series`` and its
-    ``seconds`` (its window's solve and its own measure)."""
+    ``seconds`` (its window's solve and its own measure). Every window and piece stands on the stretch's floor and
+    toe contacts (measured on each window, the floor of CMU 05_02 in 3 s windows moved −28 to +67 mm)."""
     step = progress or (lambda _x: None)
     cuts = window_cuts(contacts.flags, clip.fps, window_seconds)
     if not len(cuts):
         return _solved_whole(clip, contacts, body, options, step)
+    toes = with_toes(clip, contacts)
+    ground = ground_height(clip, toes if options.toes else contacts)
     spans = window_spans(clip.n_frames, cuts, clip.fps)
     total = sum(hi - lo for _a, _b, lo, hi in spans)
     results, solved, done = [], [], 0
     for _a, _b, lo, hi in spans:
         part = _share(step, 0.95 * done / total, 0.95 * (hi - lo) / total)
         result, rep = physics_retarget(clip.frames(slice(lo, hi)), contacts_frames(contacts, lo, hi), body, options,
-                                       progress=part)  # fmt: skip
+                                       progress=part, toes=contacts_frames(toes, lo, hi), ground=ground)  # fmt: skip
         results.append(result)
         solved.append({c["frame"] + lo: c for c in rep["torque_causes"]} | {"seconds": rep["seconds"]})
         done += hi - lo
@@ -147,15 +186,29 @@ def solve_in_windows(
     for (a, b, _lo, _hi), searched in zip(spans, solved):
         start = time.perf_counter()
         lo, hi = max(a - reach, 0), min(b + reach, clip.n_frames)
+        part = _share(step, 0.95 + 0.05 * a / clip.n_frames, 0.05 * (b - a) / clip.n_frames)
         rep = judge(clip.frames(slice(lo, hi)), out.frames(slice(lo, hi)), contacts_frames(contacts, lo, hi), body,
-                    options, series=True, own=slice(a - lo, b - lo))  # fmt: skip
+                    options, series=True, own=slice(a - lo, b - lo), progress=part, toes=contacts_frames(toes, lo, hi),
+                    ground=ground)  # fmt: skip
         for cause in rep["torque_causes"]:  # the window's repair searched it, or did not
             seen = searched.get(cause["frame"] + a, {})
             cause["searched"], cause["repair"] = seen.get("searched", False), seen.get("repair")
         rep["seconds"] = searched["seconds"] + time.perf_counter() - start
         pieces.append((a, rep))
-        step(0.95 + 0.05 * b / clip.n_frames)
+    _merge_unexplained(pieces)
     return out, pieces
+
+
+def _merge_unexplained(pieces: list[tuple[int, dict]]) -> None:
+    """A span of unexplained frames running across a cut, listed once, in the piece where it begins."""
+    for k in range(len(pieces) - 1, 0, -1):  # from the last cut: a span across several moves back whole
+        (a, rep), (next_a, following) = pieces[k - 1], pieces[k]
+        if not rep["unexplained"] or not following["unexplained"]:
+            continue
+        last, first = rep["unexplained"][-1], following["unexplained"][0]
+        if a + last["stop"] == next_a and first["start"] == 0 and first["kind"] == last["kind"]:
+            last["stop"] = next_a - a + first["stop"]
+            following["unexplained"].pop(0)
 
 
 def _solved_whole(clip, contacts, body, options, step) -> tuple[Motion, list[tuple[int, dict]]]:
