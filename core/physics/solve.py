@@ -396,6 +396,7 @@ def judge(
     progress: Callable[[float], None] | None = None,
     toes: Contacts | None = None,
     ground: float | None = None,
+    unexplained_spans: list[dict] | None = None,
 ) -> dict:
     """The report :func:`physics_retarget` gives (its ``before``, ``after``, ``torque_worse``, ``torque_causes``,
     ``unexplained`` and with ``series`` its ``series``) of a ``result`` of ``motion`` made otherwise: a long stretch
@@ -403,7 +404,10 @@ def judge(
     (default all), the others the context they are measured in (two derivative half-windows either side make them
     read as in the whole clip, :func:`.metrics.analysis_frames`); frames in the report count from its start. No frame
     is ``searched`` here: the caller knows which of them its solves searched. progress: called after each of its four
-    analyses (a callback that raises stops it there). toes, ground: as :func:`physics_retarget`'s."""
+    analyses (a callback that raises stops it there). toes, ground: as :func:`physics_retarget`'s. unexplained_spans:
+    the frames the floor-and-feet model cannot explain (:func:`.unexplained.unexplained`'s, in ``motion``'s frames),
+    when found on more of the clip than this context (a run of the ZMP beyond the feet is named whole where it goes
+    farthest; the windows' solves see 2 s either side of their pieces); default found here."""
     opts = options or PhysicsOptions()
     step = progress or (lambda _x: None)
     lo, hi, _ = (own or slice(0, motion.n_frames)).indices(motion.n_frames)
@@ -414,13 +418,15 @@ def judge(
         # the flights, the floor and the unexplained frames read no torques: the split is left out (most of the cost)
         before = analyse(motion, contacts, body, least=False, ground=ground, **measure)
         measure["flown"] = _flying(before)
-        spans = unexplained(before._replace(flown=measure["flown"]), body, motion.fps, reach=np.inf)[1]
         measure["ground"] = before.support.ground
-        del before
         step(0.1)
-        an = analyse(result, contacts, body, least=False, **measure)
-        spans += [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]
-        del an
+        spans = unexplained_spans
+        if spans is None:
+            spans = unexplained(before._replace(flown=measure["flown"]), body, motion.fps, reach=np.inf)[1]
+            an = analyse(result, contacts, body, least=False, **measure)
+            spans += [u for u in unexplained(an, body, motion.fps)[1] if u["kind"] == "beyond the feet"]
+            del an
+        del before
         step(0.2)
         judged_in = _judged(motion, contacts, body, measure)
         step(0.6)

@@ -55,8 +55,9 @@ def window_cuts(flags: np.ndarray, fps: float, window_seconds: float = WINDOW_SE
         return np.zeros(0, dtype=int)
     longest = int(window_seconds * fps)
     pieces = -(-t // longest)
-    shortest = longest // 4  # ≥ t / pieces / 2: every count of pieces fits
-    value = _cut_value(flags, fps)
+    # a piece no shorter than its crossfades (≤ t / pieces / 2 for any window of 2 s: every count of pieces fits)
+    shortest = max(longest // 4, 2 * _blend_half(fps) + 1)
+    value = _cut_value(flags, fps, pieces - 1)
     totals = []  # totals[j][c]: the best value of cuts 1..j + 1 with the last at frame c (−inf where impossible)
     reach = np.arange(t)
     total = np.where((reach >= shortest) & (reach <= longest), value, -np.inf)
@@ -75,13 +76,22 @@ def window_cuts(flags: np.ndarray, fps: float, window_seconds: float = WINDOW_SE
     return np.asarray(cuts[::-1], dtype=int)
 
 
-def _cut_value(flags: np.ndarray, fps: float) -> np.ndarray:
-    """(T,) how good a cut each frame is: 100 with a foot in contact, 10 more with every foot down, and up to 1 each
-    for the frames to the nearest frame without a contact and without every foot, capped at ``CUT_CLEARANCE`` (tiers
-    far apart, so that no sum over the other cuts buys one cut in the air, or on one foot)."""
+def _cut_value(flags: np.ndarray, fps: float, cuts: int) -> np.ndarray:
+    """(T,) how good a cut each frame is, in three tiers: a foot in contact, then every foot down, then up to 1 each
+    for the frames to the nearest frame without a contact and without every foot, capped at ``CUT_CLEARANCE``. Each
+    tier outweighs everything below it summed over all ``cuts`` (and the even-place term, under 0.5 in all), so that
+    no gain on the other cuts buys one cut in the air, or on one foot (fixed weights 100 and 10 gave way at 12
+    pieces)."""
     cap = max(int(round(CUT_CLEARANCE * fps)), 1)
     some, every = (_distance_to(~x) for x in (flags.any(axis=1), flags.all(axis=1)))
-    return 100.0 * (some > 0) + 10.0 * (every > 0) + (np.minimum(some, cap) + np.minimum(every, cap)) / cap
+    both = 2.0 * cuts + 1.0
+    contact = cuts * (both + 2.0) + 1.0
+    return contact * (some > 0) + both * (every > 0) + (np.minimum(some, cap) + np.minimum(every, cap)) / cap
+
+
+def _blend_half(fps: float) -> int:
+    """Frames of the crossfade either side of a cut."""
+    return int(round(BLEND_SECONDS * fps / 2))
 
 
 def _running_max(x: np.ndarray, nearest: int, farthest: int) -> np.ndarray:
@@ -177,7 +187,11 @@ def solve_in_windows(
         result, rep = physics_retarget(clip.frames(slice(lo, hi)), contacts_frames(contacts, lo, hi), body, options,
                                        progress=part, toes=contacts_frames(toes, lo, hi), ground=ground)  # fmt: skip
         results.append(result)
-        solved.append({c["frame"] + lo: c for c in rep["torque_causes"]} | {"seconds": rep["seconds"]})
+        solved.append({
+            "causes": {c["frame"] + lo: c for c in rep["torque_causes"]},
+            "unexplained": [u | {"start": u["start"] + lo, "stop": u["stop"] + lo} for u in rep["unexplained"]],
+            "seconds": rep["seconds"],
+        })  # fmt: skip
         done += hi - lo
     out = join_windows(results, spans, clip.fps)
     del results
@@ -187,11 +201,13 @@ def solve_in_windows(
         start = time.perf_counter()
         lo, hi = max(a - reach, 0), min(b + reach, clip.n_frames)
         part = _share(step, 0.95 + 0.05 * a / clip.n_frames, 0.05 * (b - a) / clip.n_frames)
+        # the window's unexplained frames: found with its 2 s of context, not this measure's few frames
+        spans = [u | {"start": u["start"] - lo, "stop": u["stop"] - lo} for u in searched["unexplained"]]
         rep = judge(clip.frames(slice(lo, hi)), out.frames(slice(lo, hi)), contacts_frames(contacts, lo, hi), body,
                     options, series=True, own=slice(a - lo, b - lo), progress=part, toes=contacts_frames(toes, lo, hi),
-                    ground=ground)  # fmt: skip
+                    ground=ground, unexplained_spans=spans)  # fmt: skip
         for cause in rep["torque_causes"]:  # the window's repair searched it, or did not
-            seen = searched.get(cause["frame"] + a, {})
+            seen = searched["causes"].get(cause["frame"] + a, {})
             cause["searched"], cause["repair"] = seen.get("searched", False), seen.get("repair")
         rep["seconds"] = searched["seconds"] + time.perf_counter() - start
         pieces.append((a, rep))

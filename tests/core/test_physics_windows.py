@@ -185,7 +185,7 @@ def test_windows_report_progress_that_only_grows_and_a_cancel_stops_them():
     outcome = apply_physics(motion, settings, unit=CGSPEED_UNIT, window_seconds=2.0, progress=seen.append)
     assert len(outcome.figures["windows"]) == 1 and outcome.figures["windows"][0][2] >= 2
     assert np.all(np.diff(seen) >= 0) and seen[-1] == 1.0 and 0 <= seen[0]
-    assert sum(0.9 * 0.95 < x < 0.9 for x in seen) >= 4 * outcome.figures["windows"][0][2]  # the measures report too
+    assert sum(0.9 * 0.95 < x < 0.9 for x in seen) >= 3 * outcome.figures["windows"][0][2]  # the measures report too
 
     class Cancelled(Exception):
         pass
@@ -309,3 +309,22 @@ def test_every_window_stands_on_the_stretch_floor_and_toes():
         got, want = outcome.figures[when], reference[when]
         assert got["zmp_inside_share"] == pytest.approx(want["zmp_inside_share"], abs=1.5 / n)
         assert got["jerk_m_s3"] == pytest.approx(want["jerk_m_s3"], rel=4 / (b - a))
+
+
+@pytest.mark.parametrize("fps, window, pieces", [(120.0, 60.0, 12), (30.0, 30.0, 12), (120.0, 30.0, 21)])
+def test_no_count_of_pieces_trades_a_cut_in_the_air_for_the_others(fps, window, pieces):
+    """T a little under pieces × window, so each cut j can only fall in the 200 frames before j × window: late in
+    that range both feet are down, early one foot; the first cut's late frames are a flight. A cut in the air
+    there lets every later cut stand on both feet; a first cut on one foot pushes them all onto one foot. Fixed
+    tier weights (100 a foot, 10 both) chose the flight from 12 pieces on (the review's construction); the tiers
+    now grow with the count of cuts."""
+    longest = int(window * fps)
+    t = pieces * longest - 200
+    flags = np.ones((t, 2), dtype=bool)
+    for j in range(1, pieces):
+        offset = j * longest - np.arange(j * longest - 200, j * longest + 1)  # frames before j × window
+        region = j * longest - offset
+        flags[region[offset <= 60]] = j > 1  # the first cut's late frames in the air, the others' on both feet
+        flags[region[offset > 60], 1] = False  # early: one foot
+    cuts = window_cuts(flags, fps, window)
+    assert flags[cuts].any(axis=1).all()
