@@ -368,7 +368,7 @@ def apply_physics(
         result, pieces = solve_in_windows(clip, feet, body, opts, part, window_seconds)
         out.translations[a:b], out.rotations[a:b] = result.translations, result.rotations
         if len(pieces) > 1:
-            windowed.append((a, b, len(pieces)))
+            windowed.append([(a + start, a + start + rep["before"]["frames"]) for start, rep in pieces])
         for start, rep in pieces:
             reports.append(rep)
             starts.append(a + start)
@@ -378,7 +378,8 @@ def apply_physics(
     if windowed:
         notes.append("solved in windows of at most "
                      f"{window_seconds:g} s (the memory a whole solve needs grows with the clip): "
-                     + ", ".join(f"frames {a + first_frame}–{b - 1 + first_frame} in {k}" for a, b, k in windowed))  # fmt: skip
+                     + "; ".join(f"frames {w[0][0] + first_frame}–{w[-1][1] - 1 + first_frame} in {len(w)}, cut at "
+                                 + ", ".join(str(a + first_frame) for a, _ in w[1:]) for w in windowed))  # fmt: skip
     causes = [_jsonable(c) | {"frame": a + c["frame"]} for a, r in zip(starts, reports) for c in r["torque_causes"]]
     why = {c["frame"]: c for c in causes}
     worse = [(a + w["frame"], w) for a, r in zip(starts, reports) for w in r.get("torque_worse", [])]
@@ -421,7 +422,7 @@ def apply_physics(
             {**why.get(t, {"frame": t}), "joint": w["joint"], "before": float(w["before"]), "after": float(w["after"])}
             for t, w in worse
         ],
-        "windows": [[int(a), int(b), int(k)] for a, b, k in windowed],  # stretches solved in k windows (memory)
+        "windows": [[int(a), int(b)] for w in windowed for a, b in w],  # each window's own frames [a, b) (memory)
         "before": _pick(combine_reports([r["before"] for r in reports], starts)),
         "after": _pick(combine_reports([r["after"] for r in reports], starts)),
         "seconds": float(sum(r["seconds"] for r in reports)),

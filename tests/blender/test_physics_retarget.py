@@ -25,6 +25,8 @@ metrics = import_module(PACKAGE + ".core.physics.metrics")
 contacts_mod = import_module(PACKAGE + ".core.contacts")
 planting = import_module(PACKAGE + ".core.physics.planting")
 overlay = import_module(PACKAGE + ".addon.retarget.physics_overlay")
+bvh = import_module(PACKAGE + ".core.io.bvh")
+synthetic = import_module(PACKAGE + ".core.synthetic")
 
 WALK = "cmu_bvh_cgspeed/02_01.bvh"
 
@@ -337,3 +339,31 @@ def test_physics_on_a_walk_imported_into_a_24_fps_scene():
     after = physics["after"]
     assert after["torque_violation_frames"] == 0 and after["torque_worst_ratio"] < 1.0
     assert after["zmp_inside_share"] > 0.99 and after["deviation"] < 0.015
+
+
+def test_physics_on_a_clip_longer_than_a_window_is_solved_in_windows_and_plays_on(tmp_path):
+    """A 62 s walk (the procedural walk at 30 fps, 1,860 frames, written as BVH) onto a 1.4× copy: Retarget with
+    Physics solves it in two windows of at most 60 s (core/physics/windows.py), says so in its record (and in a note
+    the operator reports), and what the action plays accelerates no more across the cut than around it."""
+    path = tmp_path / "long_walk.bvh"
+    bvh.write_bvh(synthetic.walk(1860, fps=30.0), path)
+    addon_utils.enable("io_anim_bvh", default_set=True)
+    rigs = []
+    for scale in (1.0, 1.4):
+        bpy.ops.import_anim.bvh(filepath=str(path), global_scale=scale, update_scene_fps=True,
+                                update_scene_duration=True)  # fmt: skip
+        rigs.append(bpy.context.active_object)
+    select_pair(*rigs)
+    options = {"use_physics": True, "target_mass": 90.0, "source_mass": 60.0, "plot_physics": False}
+    assert bpy.ops.mocap.retarget(**options) == {"FINISHED"}
+    target = rigs[1]
+    physics = target.animation_data.action["mocap_workbench"]["physics"].to_dict()
+    (start, stop), = [list(s) for s in physics["stretches"]]  # fmt: skip
+    (a, cut), (cut_too, b) = [list(w) for w in physics["windows"]]  # fmt: skip
+    assert (a, b) == (start, stop) and cut == cut_too and stop - start > 60 * 30 >= max(cut - a, b - cut)
+    assert physics["after"]["zmp_inside_share"] >= physics["before"]["zmp_inside_share"]
+    played = clips.read_clip(target).motion.world_positions()
+    acc = np.linalg.norm(np.diff(played, 2, axis=0), axis=-1).max(axis=1)  # frame k is frame k + 1's
+    half = int(round(0.25 * 30))  # the crossfade's half, frames
+    around = np.r_[cut - 30 : cut - half - 2, cut + half + 1 : cut + 30]
+    assert acc[cut - half - 2 : cut + half + 1].max() < 1.25 * acc[around].max()

@@ -111,26 +111,40 @@ def _jumps() -> tuple:
 def test_a_long_stretch_is_solved_in_windows_and_says_so():
     motion, whole, windows = _jumps()
     assert whole.figures["windows"] == [] and not any("windows" in n for n in whole.notes)
-    (a, b, k), = windows.figures["windows"]  # fmt: skip
-    assert (a, b) == tuple(windows.figures["stretches"][0]) and k == 3
-    assert any("in windows of at most 2.5 s" in n for n in windows.notes)
+    pieces = windows.figures["windows"]
+    (a, b), = windows.figures["stretches"]  # fmt: skip
+    assert len(pieces) == 3 and pieces[0][0] == a and pieces[-1][1] == b
+    assert all(p[1] == q[0] for p, q in zip(pieces, pieces[1:]))
+    cuts = ", ".join(str(p[0]) for p in pieces[1:])
+    assert any("in windows of at most 2.5 s" in n and f"in 3, cut at {cuts}" in n for n in windows.notes)
 
 
-def test_windows_join_without_a_jump_and_keep_the_planted_feet_still():
-    """Across each cut the joined motion moves no faster than the solve moves anywhere, and a foot down there stays
-    within a millimetre (the motion's unit from its stature)."""
+def crossfade_jolt(positions: np.ndarray, reference: np.ndarray, cuts, fps: float) -> float:
+    """The largest ratio, frame by frame within the cuts' crossfades, of the largest second difference of any joint
+    (T, J, 3) to ``reference``'s (the same clip solved whole) within two frames of it: the jumps in 2.5 s windows
+    switched without a crossfade read 0.28 units a frame² where whole it was 0.02–0.03 (×8–9), crossfaded ×1."""
+
+    def acc(p: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(np.diff(p, 2, axis=0), axis=-1).max(axis=1)  # (T − 2,): frame k is frame k + 1's
+
+    near = np.lib.stride_tricks.sliding_window_view(np.pad(acc(reference), 2, mode="edge"), 5).max(axis=1)
+    half = int(round(BLEND_SECONDS * fps / 2))
+    blend = np.concatenate([np.arange(cut - half - 2, cut + half + 1) for cut in cuts])
+    return float((acc(positions)[blend] / near[blend]).max())
+
+
+def test_windows_join_without_a_jolt_and_keep_the_planted_feet_still():
+    """Across each cut the joined motion accelerates no more than the whole solve does there (a switch without the
+    crossfade reads eight times as much), and a foot down there stays within a millimetre (the motion's unit from its stature)."""
     motion, whole, windows = _jumps()
     contacts = detect_contacts(motion)
     flags = contacts.flags
-    cuts = window_cuts(flags, motion.fps, 2.5)
+    cuts = [a for a, _ in windows.figures["windows"][1:]]
+    assert cuts == list(window_cuts(flags, motion.fps, 2.5))
     assert flags[cuts].all()  # both feet down at every cut (the jumps have double support near each even place)
     positions = windows.motion.world_positions()
-    speed = np.linalg.norm(np.diff(positions, axis=0), axis=-1).max(axis=1)  # (T − 1,) fastest joint, units/frame
+    assert crossfade_jolt(positions, whole.motion.world_positions(), cuts, motion.fps) < 1.5
     half = int(round(BLEND_SECONDS * motion.fps / 2))
-    near = np.zeros(len(speed), dtype=bool)
-    for cut in cuts:
-        near[cut - half - 1 : cut + half] = True
-    assert speed[near].max() <= speed[~near].max()
     millimetre = 1e-3 / windows.figures["unit_m"]
     for cut in cuts:
         run = slice(cut - half, cut + half)
@@ -183,9 +197,10 @@ def test_windows_report_progress_that_only_grows_and_a_cancel_stops_them():
     settings = PhysicsSettings(target_mass=90.0, source_mass=60.0)
     seen: list[float] = []
     outcome = apply_physics(motion, settings, unit=CGSPEED_UNIT, window_seconds=2.0, progress=seen.append)
-    assert len(outcome.figures["windows"]) == 1 and outcome.figures["windows"][0][2] >= 2
+    pieces = len(outcome.figures["windows"])
+    assert pieces >= 2
     assert np.all(np.diff(seen) >= 0) and seen[-1] == 1.0 and 0 <= seen[0]
-    assert sum(0.9 * 0.95 < x < 0.9 for x in seen) >= 3 * outcome.figures["windows"][0][2]  # the measures report too
+    assert sum(0.9 * 0.95 < x < 0.9 for x in seen) >= 3 * pieces  # the measures report too
 
     class Cancelled(Exception):
         pass
@@ -297,7 +312,7 @@ def test_every_window_stands_on_the_stretch_floor_and_toes():
     from core.physics.solve import judge
 
     motion, outcome = _dance()
-    assert outcome.figures["windows"][0][2] >= 3
+    assert len(outcome.figures["windows"]) >= 3
     contacts = detect_contacts(motion)
     body = body_model(motion.skeleton, 90.0, unit=outcome.figures["unit_m"], up=contacts.up)
     (a, b), = outcome.figures["stretches"]  # fmt: skip
