@@ -375,11 +375,6 @@ def apply_physics(
             before.append((a + start, rep["series"]["before"]))
             after.append((a + start, rep["series"]["after"]))
         done += b - a
-    if windowed:
-        notes.append("solved in windows of at most "
-                     f"{window_seconds:g} s (the memory a whole solve needs grows with the clip): "
-                     + "; ".join(f"frames {w[0][0] + first_frame}–{w[-1][1] - 1 + first_frame} in {len(w)}, cut at "
-                                 + ", ".join(str(a + first_frame) for a, _ in w[1:]) for w in windowed))  # fmt: skip
     causes = [_jsonable(c) | {"frame": a + c["frame"]} for a, r in zip(starts, reports) for c in r["torque_causes"]]
     why = {c["frame"]: c for c in causes}
     worse = [(a + w["frame"], w) for a, r in zip(starts, reports) for w in r.get("torque_worse", [])]
@@ -423,6 +418,7 @@ def apply_physics(
             for t, w in worse
         ],
         "windows": [[int(a), int(b)] for w in windowed for a, b in w],  # each window's own frames [a, b) (memory)
+        "window_s": float(window_seconds),
         "before": _pick(combine_reports([r["before"] for r in reports], starts)),
         "after": _pick(combine_reports([r["after"] for r in reports], starts)),
         "seconds": float(sum(r["seconds"] for r in reports)),
@@ -522,6 +518,8 @@ def summary_lines(figures: dict, kilograms=None, metres=None) -> list[str]:
     else:
         parts.append("no flight")
     parts.append(f"deviation {100 * a['deviation']:.2g}% of height")
+    if figures.get("windows"):  # a long clip, solved in windows to bound memory (core/physics/windows.py)
+        parts.append(f"solved in {len(figures['windows'])} windows of up to {figures['window_s']:g} s")
     return parts
 
 

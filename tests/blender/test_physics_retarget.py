@@ -343,8 +343,7 @@ def test_physics_on_a_walk_imported_into_a_24_fps_scene():
 
 def test_physics_on_a_clip_longer_than_a_window_is_solved_in_windows_and_plays_on(tmp_path):
     """A 62 s walk (the procedural walk at 30 fps, 1,860 frames, written as BVH) onto a 1.4× copy: Retarget with
-    Physics solves it in two windows of at most 60 s (core/physics/windows.py), says so in its record (and in a note
-    the operator reports), and what the action plays accelerates no more across the cut than around it."""
+    Physics solves it in two windows of at most 60 s (core/physics/windows.py), says so in its record and report, and what the action plays accelerates no more across the cut than around it."""
     path = tmp_path / "long_walk.bvh"
     bvh.write_bvh(synthetic.walk(1860, fps=30.0), path)
     addon_utils.enable("io_anim_bvh", default_set=True)
@@ -362,6 +361,7 @@ def test_physics_on_a_clip_longer_than_a_window_is_solved_in_windows_and_plays_o
     (a, cut), (cut_too, b) = [list(w) for w in physics["windows"]]  # fmt: skip
     assert (a, b) == (start, stop) and cut == cut_too and stop - start > 60 * 30 >= max(cut - a, b - cut)
     assert physics["after"]["zmp_inside_share"] >= physics["before"]["zmp_inside_share"]
+    assert "solved in 2 windows of up to 60 s" in bpy.context.scene.mocap_workbench.retarget.last_report.splitlines()
     played = clips.read_clip(target).motion.world_positions()
     acc = np.linalg.norm(np.diff(played, 2, axis=0), axis=-1).max(axis=1)  # frame k is frame k + 1's
     half = int(round(0.25 * 30))  # the crossfade's half, frames
