@@ -1,6 +1,6 @@
 """Benchmark of physics on a long clip: solved whole against solved in windows, in one process.
 
-    python scripts/benchmark_physics_long.py [--minutes 2] [--window 30] [--fps 120] [--windows-only]
+    python scripts/benchmark_physics_long.py [--minutes 2] [--window 60] [--fps 120] [--windows-only]
 
 The synthetic walk (:func:`core.synthetic.walk`, 90 kg) of ``--minutes`` through :func:`core.physics.apply.
 apply_physics` (the operator's and the CLI's path) twice: whole (the baseline) and in windows of ``--window``

@@ -269,6 +269,11 @@ def _made_worse(an: Analysis, before: Analysis, body: BodyModel, opts: PhysicsOp
     return (ratio > 1.0 - opts.torque_margin) & (ratio > ratio_in)
 
 
+def _measure(opts: PhysicsOptions) -> dict:
+    """:func:`.metrics.analyse`'s keywords from the options, before the input's flights and floor are added."""
+    return {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+
+
 def physics_retarget(
     motion: Motion,
     contacts: Contacts,
@@ -310,7 +315,7 @@ def physics_retarget(
     with one_blas_thread():  # small products only: OpenBLAS's idle workers would spin a core
         feet, toes = contacts, with_toes(motion, contacts) if toes is None else toes
         contacts = toes if opts.toes else feet
-        measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+        measure = _measure(opts)
         before = analyse(motion, contacts, body, ground=ground, **measure)
         # every later analysis judges the input's flights as flights, however the solve leaves them (:func:`.flights`)
         measure["flown"] = _flying(before)
@@ -414,7 +419,7 @@ def judge(
     with one_blas_thread():
         if opts.toes:
             contacts = with_toes(motion, contacts) if toes is None else toes
-        measure = {"smooth": opts.smooth, "free_fall": opts.free_fall, "heel": opts.heel, "width": opts.width}
+        measure = _measure(opts)
         # the flights, the floor and the unexplained frames read no torques: the split is left out (most of the cost)
         before = analyse(motion, contacts, body, least=False, ground=ground, **measure)
         measure["flown"] = _flying(before)

@@ -89,9 +89,9 @@ def _cut_value(flags: np.ndarray, fps: float, cuts: int) -> np.ndarray:
     return contact * (some > 0) + both * (every > 0) + (np.minimum(some, cap) + np.minimum(every, cap)) / cap
 
 
-def _blend_half(fps: float) -> int:
-    """Frames of the crossfade either side of a cut."""
-    return int(round(BLEND_SECONDS * fps / 2))
+def _blend_half(fps: float, seconds: float = BLEND_SECONDS) -> int:
+    """Frames of a crossfade of ``seconds`` either side of a cut."""
+    return int(round(seconds * fps / 2))
 
 
 def _running_max(x: np.ndarray, nearest: int, farthest: int) -> np.ndarray:
@@ -146,7 +146,7 @@ def join_windows(
     for result, (a, b, lo, _hi) in zip(results, spans):
         trans[a:b], rot[a:b] = result.translations[a - lo : b - lo], result.rotations[a - lo : b - lo]
     out = Motion(first.skeleton, trans, rot, fps)
-    half = int(round(blend_seconds * fps / 2))
+    half = _blend_half(fps, blend_seconds)
     for (left, span_l), (right, span_r) in zip(
         zip(results[:-1], spans[:-1]), zip(results[1:], spans[1:])
     ):  # fmt: skip
@@ -197,19 +197,19 @@ def solve_in_windows(
     del results
     pieces = []
     reach = 2 * window_half(options.smooth, clip.fps, 3)  # what a piece's measures read of its neighbours
-    for (a, b, _lo, _hi), searched in zip(spans, solved):
+    for (a, b, _lo, _hi), window in zip(spans, solved):
         start = time.perf_counter()
         lo, hi = max(a - reach, 0), min(b + reach, clip.n_frames)
         part = _share(step, 0.95 + 0.05 * a / clip.n_frames, 0.05 * (b - a) / clip.n_frames)
         # the window's unexplained frames: found with its 2 s of context, not this measure's few frames
-        spans = [u | {"start": u["start"] - lo, "stop": u["stop"] - lo} for u in searched["unexplained"]]
+        known = [u | {"start": u["start"] - lo, "stop": u["stop"] - lo} for u in window["unexplained"]]
         rep = judge(clip.frames(slice(lo, hi)), out.frames(slice(lo, hi)), contacts_frames(contacts, lo, hi), body,
                     options, series=True, own=slice(a - lo, b - lo), progress=part, toes=contacts_frames(toes, lo, hi),
-                    ground=ground, unexplained_spans=spans)  # fmt: skip
+                    ground=ground, unexplained_spans=known)  # fmt: skip
         for cause in rep["torque_causes"]:  # the window's repair searched it, or did not
-            seen = searched["causes"].get(cause["frame"] + a, {})
+            seen = window["causes"].get(cause["frame"] + a, {})
             cause["searched"], cause["repair"] = seen.get("searched", False), seen.get("repair")
-        rep["seconds"] = searched["seconds"] + time.perf_counter() - start
+        rep["seconds"] = window["seconds"] + time.perf_counter() - start
         pieces.append((a, rep))
     _merge_unexplained(pieces)
     return out, pieces
