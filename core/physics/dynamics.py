@@ -331,24 +331,29 @@ def support_from(
     basis = ground_basis(up)
     columns = {int(j): i for i, j in enumerate(contacts.joints)}
     boxes, flags, joints = [], [], []
+    steady = contacts.flags if contacts.steady is None else contacts.steady
+    used = []
     tips = _toe_tips(sk, pos, rot, up)
     for foot, (toe, tip) in tips.items():
         ankle2, tip2 = to_ground(pos[:, foot], basis), to_ground(tip, basis)
         length = quat.length(tip2 - ankle2)
         if foot in columns and toe is None and _tip_is_ankle(pos, foot, tip):
             boxes.append(_stub_foot_box(sk, pos, foot, list(tips), basis, heel, width))
-            flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
+            flags.append(contacts.flags[:, columns[foot]]), joints.append(foot), used.append(columns[foot])
         elif foot in columns:
             boxes.append(foot_boxes(ankle2, tip2, heel * length, 0.5 * width * length))
-            flags.append(contacts.flags[:, columns[foot]]), joints.append(foot)
+            flags.append(contacts.flags[:, columns[foot]]), joints.append(foot), used.append(columns[foot])
         if toe is not None and toe in columns:
             toe2 = to_ground(pos[:, toe], basis)  # a toe tip on the toe joint: the box points along the foot
             boxes.append(foot_boxes(toe2, tip2, 0.1 * length, 0.5 * width * length, axis=tip2 - ankle2))
-            flags.append(contacts.flags[:, columns[toe]]), joints.append(toe)
+            flags.append(contacts.flags[:, columns[toe]]), joints.append(toe), used.append(columns[toe])
     if not boxes:
         raise PhysicsError("no foot or toe joint of the skeleton is among the contact joints")
     ground = ground_height(motion, contacts, (pos, rot)) if ground is None else ground
-    return Support(np.stack(boxes, axis=1), np.stack(flags, axis=1), np.array(joints), basis, up, ground)
+    return Support(
+        np.stack(boxes, axis=1), np.stack(flags, axis=1), np.array(joints), basis, up, ground,
+        steady[:, used].any(axis=1),
+    )  # fmt: skip
 
 
 def _tip_is_ankle(pos: np.ndarray, foot: int, tip: np.ndarray) -> bool:

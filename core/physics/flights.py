@@ -38,7 +38,7 @@ MOMENTUM_BAR = 0.05  # … and the angular momentum about the CoM constant withi
 
 def airborne(an: Analysis, min_frames: int = 3) -> np.ndarray:
     """(S, 2) flight phases that are real flights (:func:`.metrics.flights`)."""
-    return flights(an.support.any, an.free_fall, min_frames, an.flown)
+    return flights(an.support.steady, an.free_fall, min_frames, an.flown)
 
 
 def _phases_near(phases: np.ndarray, near: tuple[int, int] | None) -> np.ndarray:

@@ -7,7 +7,6 @@ overlays (:class:`PhysicsSeries`).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -140,7 +139,7 @@ def _spliced_support(old: Support, new: Support, keep: slice, offset: int) -> Su
     """``old`` with frames ``keep`` from ``new`` (frame 0 = frame ``offset`` of ``old``); no hull is recomputed."""
     out = object.__new__(Support)
     part = slice(keep.start - offset, keep.stop - offset)
-    for name in ("boxes", "flags", "points", "active", "end", "valid"):
+    for name in ("boxes", "flags", "points", "active", "end", "valid", "steady"):
         value = getattr(old, name).copy()
         value[keep] = getattr(new, name)[part]
         setattr(out, name, value)
@@ -205,7 +204,7 @@ def analyse_changed(
     for lo, hi in runs:
         start, stop = max(lo - 2 * half, 0), min(hi + 2 * half, t)
         part = slice(start, stop)
-        sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
+        sub_contacts = contacts.frames(part)
         sub = analyse(motion.frames(part), sub_contacts, body, **options_for(kw, part))
         if (previous.angular_momentum is None) != (sub.angular_momentum is None):
             raise ValueError("analyse_changed: the previous analysis was made with other options")
@@ -236,7 +235,8 @@ def flight_phases(support_any: np.ndarray, min_frames: int = 3) -> np.ndarray:
 def flights(
     support_any: np.ndarray, free_fall: np.ndarray, min_frames: int = 3, flown: np.ndarray | None = None
 ) -> np.ndarray:
-    """(S, 2) the :func:`flight_phases` that are real flights: on most of their frames the vertical
+    """(S, 2) the :func:`flight_phases` of ``support_any`` (T,) bool, the frames a foot bears (steadily: the
+    analyses pass ``Support.steady``), that are real flights: on most of their frames the vertical
     ground force is under the free-fall threshold (``free_fall`` (T,) bool), or (``flown`` (T,) bool, the frames
     of the flights of the motion this one was made from) over a flight of that motion. A foot lost by contact
     detection in a dance is not a jump, nor is a child sitting on a climbing frame: neither the
@@ -510,7 +510,7 @@ def flight_series(
     a = analysis
     reuse = {} if known is None else {(f.start, f.stop): f for f in known[1]}
     out = []
-    for start, stop in flights(a.support.any, a.free_fall, min_flight, a.flown):
+    for start, stop in flights(a.support.steady, a.free_fall, min_flight, a.flown):
         start, stop = int(start), int(stop)
         old = reuse.get((start, stop))
         if old is not None and _same_over(a, known[0], start, stop):

@@ -124,7 +124,7 @@ def _plant_span(motion: Motion, contacts: Contacts, planted: Motion, lo: int, hi
     m = max(1, round(PLANT_BLEND * motion.fps))
     a, b = max(0, lo - 2 * m), min(n, hi + 2 * m)
     keep_a, keep_b = max(0, lo - m), min(n, hi + m)
-    part = replace(contacts, flags=contacts.flags[a:b], anchors=contacts.anchors[a:b])
+    part = contacts.frames(slice(a, b))
     sub = _plant(motion.frames(slice(a, b)), part)
     out = planted.copy()
     out.translations[keep_a:keep_b] = sub.translations[keep_a - a : keep_b - a]

@@ -201,8 +201,8 @@ def _repair_torques(
                 pin[:ramp] = 1e4
             if hi < t:
                 pin[-ramp:] = 1e4
-            sub_contacts = replace(contacts, flags=contacts.flags[part], anchors=contacts.anchors[part])
-            sub_feet = replace(feet, flags=feet.flags[part], anchors=feet.anchors[part])
+            sub_contacts = contacts.frames(part)
+            sub_feet = feet.frames(part)
             sub_measure = options_for(measure, part)
             shift, trial, hold_flights, follows = np.zeros((t, 3)), motion, False, 0
             closest = None  # (frames over a limit, excess, before, why refused) of the best trial refused

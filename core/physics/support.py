@@ -231,10 +231,14 @@ class Support:
 
     points (T, 4B, 2) and active (T, 4B) are the candidate hull points; each point's hull edge
     ends at end (T, 4B, 2) where valid (T, 4B) (:func:`hull_chain`); basis
-    (2, 3), up (3,) and ground (height along up) place the ground plane, scene units.
+    (2, 3), up (3,) and ground (height along up) place the ground plane, scene units. steady (T,): the frames
+    some box's joint bears steadily (:func:`core.contacts.bearing`'s ``steady``; default the frames with a box in
+    contact), the frames a flight (:func:`.metrics.flights`) cannot include.
     """
 
-    def __init__(self, boxes: np.ndarray, flags: np.ndarray, joints: np.ndarray, basis, up, ground: float):
+    def __init__(
+        self, boxes: np.ndarray, flags: np.ndarray, joints: np.ndarray, basis, up, ground: float, steady=None
+    ):  # fmt: skip
         t, b = flags.shape
         self.boxes = np.asarray(boxes, dtype=float)
         self.flags = np.asarray(flags, dtype=bool)
@@ -243,6 +247,7 @@ class Support:
         self.active = np.repeat(self.flags, 4, axis=1)
         self.basis, self.up, self.ground = basis, np.asarray(up, dtype=float), float(ground)
         self._legs: dict = {}
+        self.steady = self.flags.any(axis=1) if steady is None else np.asarray(steady, dtype=bool)
 
     # The hull edges are made on first use: an analysis that never asks where a point lies against the polygons
     # (the flights' analyses of the final flight and of the planted input, which read the feet's contact alone)
@@ -302,7 +307,7 @@ class Support:
     def tiled(self, n: int) -> Support:
         """The support of ``n`` copies of the clip one after another (the hulls are not recomputed)."""
         out = object.__new__(Support)
-        for name in ("boxes", "flags", "points", "active", "end", "valid"):
+        for name in ("boxes", "flags", "points", "active", "end", "valid", "steady"):
             value = getattr(self, name)
             setattr(out, name, np.tile(value, (n,) + (1,) * (value.ndim - 1)))
         out.joints, out.basis, out.up, out.ground = self.joints, self.basis, self.up, self.ground
@@ -314,4 +319,6 @@ class Support:
 
     def frames(self, index) -> Support:
         """The support of selected frames (slice, index array or mask)."""
-        return Support(self.boxes[index], self.flags[index], self.joints, self.basis, self.up, self.ground)
+        return Support(
+            self.boxes[index], self.flags[index], self.joints, self.basis, self.up, self.ground, self.steady[index]
+        )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import numpy as np
 
@@ -239,4 +238,4 @@ def _share(step: Callable[[float], None], start: float, width: float) -> Callabl
 
 def contacts_frames(contacts: Contacts, start: int, stop: int) -> Contacts:
     """The contacts of frames [start, stop)."""
-    return replace(contacts, flags=contacts.flags[start:stop], anchors=contacts.anchors[start:stop])
+    return contacts.frames(slice(start, stop))
