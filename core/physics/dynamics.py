@@ -264,9 +264,15 @@ def zmp(
 
 def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dict[int, tuple[int | None, np.ndarray]]:
     """Per foot joint: its toe joint (or None) and the toe tip (T, 3): the toe's End Site, else the
-    point of the toe's subtree (joints and End Sites: toe ends, single toes) farthest ahead of the
-    foot (a rig whose toe ends are bones, as Mixamo's and Character Creator's), else the foot's own
-    End Site or the foot joint (feet from :func:`core.limbs.find_feet`)."""
+    joint of the toe's subtree farthest ahead of the foot (a rig whose toe ends are bones, as Mixamo's and
+    Character Creator's: the end bone's head is the tip), else the foot's own End Site or the foot joint (feet
+    from :func:`core.limbs.find_feet`).
+
+    Not the End Sites below such a toe: they are the end bones' tails, which exporters place anywhere. Mixamo's
+    BVH repeats each ``Toe_End``'s own offset as its End Site, 7 cm past the toes: measured to it, the feet were
+    30 cm from ankle to tip instead of 23 (a 2 m body), the double-support split leaned on that phantom forefoot,
+    and the report read CMU 01_01's jumps on the Mixamo rig at 0 frames over a limit (worst 0.95) where the
+    independent re-measure (tests/physics_reference.py) found 8 (worst 1.14, the right ankle before each take-off)."""
     try:
         feet = list(find_feet(skeleton, up).values())
     except ValueError:
@@ -280,22 +286,16 @@ def _toe_tips(skeleton, pos: np.ndarray, rot: np.ndarray, up: np.ndarray) -> dic
                 tip = ends[:, int(np.flatnonzero(skeleton.end_site_parents == j)[0])]
                 break
             if j is not None and j == toe:
-                tip = _farthest_below(skeleton, pos, ends, toe, pos[:, foot], up)
+                tip = _farthest_below(skeleton, pos, toe, pos[:, foot], up)
                 break
         out[int(foot)] = (toe, tip)
     return out
 
 
-def _farthest_below(
-    skeleton, pos: np.ndarray, ends: np.ndarray | None, joint: int, origin: np.ndarray, up
-) -> np.ndarray:
-    """(T, 3) the point of ``joint``'s subtree (its joints and End Sites) farthest from ``origin``
-    (T, 3) along the ground on average over the frames (one point for the whole clip)."""
-    below = skeleton.subtree(joint)
-    points = [pos[:, below]]
-    if ends is not None and len(skeleton.end_site_parents):
-        points.append(ends[:, below[skeleton.end_site_parents]])
-    points = np.concatenate(points, axis=1)  # (T, P, 3)
+def _farthest_below(skeleton, pos: np.ndarray, joint: int, origin: np.ndarray, up) -> np.ndarray:
+    """(T, 3) the joint of ``joint``'s subtree farthest from ``origin`` (T, 3) along the ground on average over
+    the frames (one joint for the whole clip)."""
+    points = pos[:, skeleton.subtree(joint)]  # (T, P, 3)
     d = points - origin[:, None]
     d -= (d @ up)[..., None] * up
     return points[:, int(np.argmax(quat.length(d).mean(axis=0)))]
