@@ -65,6 +65,7 @@ SHARED = {  # name: (capture, first frame, stop frame) — frame 0 of the CMU BV
     "walk_02_01": ("cmu_bvh_cgspeed/02_01.bvh", 1, 241),
     "jump_01_01": ("cmu_bvh_cgspeed/01_01.bvh", 150, 350),
     "dash_bandai": ("bandai_namco_1/dataset-1_dash_normal_001.bvh", 0, None),
+    "run_bandai": ("bandai_namco_1/dataset-1_run_normal_001.bvh", 0, None),
 }
 
 
@@ -116,7 +117,9 @@ def runs(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("name", ["walk_02_01", "jump_01_01", "walk_cm_30fps", "jump_cm_60fps", "dash_bandai"])
+@pytest.mark.parametrize(
+    "name", ["walk_02_01", "jump_01_01", "walk_cm_30fps", "jump_cm_60fps", "dash_bandai", "run_bandai"]
+)
 def test_report_figures_agree_with_the_written_motion(runs, name):
     physics, _written, _body, measured = runs(name)
     assert ref.disagreements(physics["after"], measured) == []
