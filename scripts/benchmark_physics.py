@@ -9,7 +9,9 @@ timing); the rig rows retarget the CMU walk onto the Mixamo and Character Creato
 shared captures (:func:`core.retarget.pipeline.retarget`, the rig's own size), and those rigs' own
 captures are solved on their rigs unscaled; every unit is read from the skeleton's stature by
 :func:`core.physics.units.likely_unit`, the target weighs 90 kg. A clip the solver refuses (too
-short, no feet on the floor) is listed with its error. For each clip it runs :func:`core.physics.solve.physics_retarget` and writes to RESULTS_DIR:
+short, no feet on the floor) is listed with its error. For each clip it runs :func:`core.physics.apply.apply_physics`,
+what the operator and ``scripts/retarget.py --physics`` run (a clip cut at its jumps and glitches, each stretch solved
+by :func:`core.physics.solve.physics_retarget`, in windows past 60 s), and writes to RESULTS_DIR:
 
 - ``summary.json`` and ``summary.md``: every figure of issue 16, before → after: ZMP inside the
   support polygon (share of contact frames), frames over a torque limit and the worst
@@ -47,15 +49,13 @@ from core.io.asf_amc import read_asf_amc  # noqa: E402
 from core.io.bvh import read_bvh  # noqa: E402
 from core.limbs import standing_height  # noqa: E402
 from core.motion import Motion  # noqa: E402
-from core.physics.apply import FIGURES  # noqa: E402
+from core.physics.apply import FIGURES, PhysicsSettings, apply_physics  # noqa: E402
 from core.physics.body import body_model  # noqa: E402
 from core.physics.dynamics import torque_ratios  # noqa: E402
 from core.physics.errors import PhysicsError  # noqa: E402
 from core.physics.metrics import analyse, report  # noqa: E402
-from core.physics.options import PhysicsOptions  # noqa: E402
 from core.physics.planting import with_toes  # noqa: E402
 from core.physics.plot import plot_torques, plot_zmp  # noqa: E402
-from core.physics.solve import physics_retarget  # noqa: E402
 from core.physics.units import likely_unit  # noqa: E402
 from core.retarget.pipeline import retarget  # noqa: E402
 
@@ -135,10 +135,11 @@ def solve_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict
     source_contacts = with_toes(source, detect_contacts(source))
     source_body = body_model(source.skeleton, args.source_mass, unit=source_unit, up=source_contacts.up)
     source_report = report(analyse(source, source_contacts, source_body), source_body, source)
+    settings = PhysicsSettings(target_mass=args.target_mass, source_mass=args.source_mass)
     wall, cpu = time.perf_counter(), time.process_time()
-    result, rep = physics_retarget(motion, contacts, body, PhysicsOptions(), series=True)
+    outcome = apply_physics(motion, settings, up=contacts.up, unit=unit)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    runs = rep.pop("series")
+    result, rep, runs = outcome.motion, outcome.figures, outcome.series
     plot_zmp(out_dir / f"{name}_zmp.png", name, runs)
     plot_torques(out_dir / f"{name}_torques.png", name, runs)
     after = analyse(result, with_toes(motion, contacts), body, ground=runs["after"].ground)
@@ -164,6 +165,7 @@ def solve_clip(name: str, spec: tuple, mocap: Path, out_dir: Path, args) -> dict
         "torque_worse": rep["torque_worse"],
         "torque_causes": rep["torque_causes"],
         "unexplained": rep["unexplained"],
+        "stretches": rep["stretches"],
         "after_worst_joint_ratios": {
             body.skeleton.names[j]: float(ratios[:, j].max()) for j in np.flatnonzero(ratios.max(axis=0) > 1.0)
         },
