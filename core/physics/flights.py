@@ -178,11 +178,16 @@ def _flights_kept(now: dict, was: dict) -> bool:
     mm, but one frame over a limit (1.07; none before), at the clip's edge in the window holding the flight the
     clip ends in. Judged flight by flight without the restoring, the rest of 01_01 had 23 frames over; restored but
     judged on the repair's window alone (the turn's tails reach past it), 18; and without either (session 13), the
-    jumps at ``plan_unseen`` 0.003 kept a frame at 1.004."""
+    jumps at ``plan_unseen`` 0.003 kept a frame at 1.004. A flight of ``was`` that no flight of ``now`` overlaps is
+    lost, not kept: a trial that puts a foot down through it has no flight there to judge."""
     rms = now["flight_error_m"] <= max(FLIGHT_BAR, was["flight_error_m"]) and now["flight_momentum_change"] <= max(
         MOMENTUM_BAR, was["flight_momentum_change"]
     )
-    return rms and all(_flight_kept(f, was.get("flights", ())) for f in now.get("flights", ()))
+    flown = now.get("flights", ())
+    lost = any(
+        not any(f["start"] < w["stop"] and w["start"] < f["stop"] for f in flown) for w in was.get("flights", ())
+    )
+    return rms and not lost and all(_flight_kept(f, was.get("flights", ())) for f in flown)
 
 
 def _flight_kept(flight: dict, was) -> bool:

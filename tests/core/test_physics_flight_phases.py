@@ -7,7 +7,7 @@ import numpy as np
 from core.contacts import detect_contacts
 from core.io.bvh import read_bvh
 from core.physics.body import body_model
-from core.physics.flights import FLIGHT_BAR, MOMENTUM_BAR
+from core.physics.flights import FLIGHT_BAR, MOMENTUM_BAR, _flight_kept, _flights_kept
 from core.physics.guard import _bar_score
 from core.physics.metrics import analyse, report
 from tests.conftest import shared_file
@@ -61,3 +61,22 @@ def test_the_summary_names_the_worst_flight_when_there_are_several():
     assert line == "flight CoM error 20 mm → 0.8 mm (worst flight 2.2 mm)"
     one = figures | {"after": after | {"flight_phases": 1}}
     assert "worst" not in next(p for p in summary_lines(one) if "flight" in p)
+
+
+def test_a_trial_that_loses_a_flight_does_not_keep_the_flights():
+    """A trial with the first of three jumps held on the floor (the pose before take-off repeated through it) has
+    the other flights as they were, each within what they were: judged only by the flights it still has, it kept
+    them. A flight of the motion that no flight of the trial overlaps is lost (:func:`_flights_kept`)."""
+    motion = read_bvh(shared_file("cmu_bvh_cgspeed/01_01.bvh")).frames(slice(150, 700))
+    contacts = detect_contacts(motion)
+    body = body_model(motion.skeleton, 60.0, unit=0.0254 / 0.45, up=contacts.up)
+    was = report(analyse(motion, contacts, body), body, motion)
+    a, b = was["flights"][0]["start"], was["flights"][0]["stop"]
+    held = motion.copy()
+    held.translations[a - 5 : b + 5] = held.translations[a - 6]
+    held.rotations[a - 5 : b + 5] = held.rotations[a - 6]
+    now = report(analyse(held, detect_contacts(held), body), body, held)
+    assert len(now["flights"]) == len(was["flights"]) - 1
+    assert all(_flight_kept(f, was["flights"]) for f in now["flights"])  # what the flights it has say
+    assert not _flights_kept(now, was)
+    assert _flights_kept(was, was)
