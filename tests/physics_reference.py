@@ -20,7 +20,9 @@ is recomputed here with scipy rotations from the motion's local channels.
   under a tenth of the weight.
 - Contacts: an ankle or toe joint is in contact when it is within 4 % of the stature of its own
   lowest level (5th percentile) and moves slower than half a stature per second (cubic
-  Savitzky–Golay over 0.05 s); no hysteresis and no debouncing. Support polygon: the convex hull
+  Savitzky–Golay over 0.05 s); no hysteresis and no debouncing, but a release a detector with hysteresis may hold
+  on (the joint still that low and under 1.5x that speed after a contact: core/contacts.py's detector holds up to
+  1.5x its thresholds) gives each frame's worst ratio its lower bound as the lesser of the two readings. Support polygon: the convex hull
   (``scipy.spatial.ConvexHull``) of the footprints in contact, each footprint the documented foot
   box (core/physics/dynamics.py ``support_from``: a quarter of the ankle → toe-tip length behind
   the ankle to the toe tip, half of it wide; a toe: from a tenth of it behind the toe joint to the tip,
@@ -51,6 +53,7 @@ from scipy.spatial.transform import Rotation
 G = 9.81
 FREE_FALL = 0.1  # share of the body weight under which the vertical ground force counts as zero
 EDGE = 2  # frames either side of a change of contacts where two contact detectors may disagree (a landing)
+HYSTERESIS = 1.5  # a detector may hold a contact on up to this many times its thresholds (core/contacts.py's does)
 
 
 def rotation_matrices(quaternions_wxyz: np.ndarray) -> np.ndarray:
@@ -176,6 +179,7 @@ class Feet:
     toes: list
     tips: list
     flags: np.ndarray
+    held: np.ndarray | None = None  # the flags held on within HYSTERESIS times the thresholds (None: ``flags``)
 
 
 def _toe_of(skeleton, ankle: int) -> int:
@@ -210,6 +214,7 @@ def detect_feet(motion, pos, rot, body, axes) -> Feet:
     tips = [_tip(sk, pos, rot, a, t) for a, t in zip(ankles, toes)]
     stature = body.height / body.unit
     flags = np.zeros((motion.n_frames, len(ankles), 2), dtype=bool)
+    held = np.zeros_like(flags)
     for leg, joints in enumerate(zip(ankles, toes)):
         for kind, j in enumerate(joints):
             if j < 0:
@@ -218,7 +223,11 @@ def detect_feet(motion, pos, rot, body, axes) -> Feet:
             speed = np.linalg.norm(derivative(pos[:, j], motion.fps, 1, smooth=0.05), axis=1)
             low = np.percentile(height, 5)
             flags[:, leg, kind] = (height < low + 0.04 * stature) & (speed < 0.5 * stature)
-    return Feet(ankles, toes, tips, flags)
+            band = (height < low + 0.04 * stature) & (speed < HYSTERESIS * 0.5 * stature)  # sliding off
+            held[0, leg, kind] = flags[0, leg, kind]
+            for f in range(1, motion.n_frames):  # a contact held on while its joint stays within the band
+                held[f, leg, kind] = flags[f, leg, kind] or (band[f] and held[f - 1, leg, kind])
+    return Feet(ankles, toes, tips, flags, held)
 
 
 def ground_height(pos, feet: Feet, axes) -> float:
@@ -363,6 +372,7 @@ def measure(motion, body, stretches=None, smooth: float = 0.2, flags=None) -> Me
     feet = detect_feet(motion, pos, rot, body, axes)
     if flags is not None:
         feet.flags = np.asarray(flags, dtype=bool)
+        feet.held = None
     h0 = ground_height(pos, feet, axes)
     t = motion.n_frames
     stretches = stretches or [(0, t)]
@@ -376,6 +386,14 @@ def measure(motion, body, stretches=None, smooth: float = 0.2, flags=None) -> Me
         k = kinematics(pos[a:b], rot[a:b], body, motion.fps, smooth)
         p[a:b], free[a:b] = zmp(k, body, h0 * body.unit, axes)
         rat[a:b], low[a:b] = _stretch_ratios(k, body, pos, feet, axes, h0 * body.unit, p[a:b], free[a:b], a)
+        if feet.held is not None and (feet.held[a:b] != feet.flags[a:b]).any():
+            # a release a detector with hysteresis holds on (CMU 131_01 after physics: a toe sliding off at 1.1-1.4x
+            # the speed limit on frames 562-565, 4 frames past this rule's release, bearing the body there): the
+            # lower bound is the lesser of the two readings
+            alt = Feet(feet.ankles, feet.toes, feet.tips, feet.held)
+            _, low_held = _stretch_ratios(k, body, pos, alt, axes, h0 * body.unit, p[a:b], free[a:b], a)
+            differ = (feet.held[a:b] != feet.flags[a:b]).any(axis=(1, 2))
+            low[a:b] = np.where(differ, np.fmin(low[a:b], low_held), low[a:b])
         flights += _flights(motion, pos[a:b], rot[a:b], body, legs_on[a:b].any(axis=1), free[a:b], a, smooth)
     counted = legs_on.any(axis=1) & ~free
     margin = _margins(pos, feet, axes, p / body.unit, counted) * body.unit
