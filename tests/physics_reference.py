@@ -19,8 +19,12 @@ is recomputed here with scipy rotations from the motion's local channels.
   L̇ᵢ = Iᵢαᵢ + ωᵢ × Iᵢωᵢ each segment's spin; undefined (free fall) when the vertical force is
   under a tenth of the weight.
 - Contacts: an ankle or toe joint is in contact when it is within 4 % of the stature of its own
-  lowest level (5th percentile) and moves slower than half a stature per second (cubic
-  Savitzky–Golay over 0.05 s); no hysteresis and no debouncing, but a release a detector with hysteresis may hold
+  lowest level (5th percentile) in its stretch and moves slower than half a stature per second (cubic
+  Savitzky–Golay over 0.05 s). Each stretch (the clip cut at a capture's jumps and flips) has its own levels and
+  its own floor, as a capture can stand its feet higher after a cut (CMU 05_18 at 1.4×: the right ankle's flat
+  stance 2.4 cm higher after the flip at 1458; over the whole clip its still heel stance at 1594–1808 read 8.9 cm
+  above its lowest level against 8.0, off the floor, where the ZMP reaches 3–9 cm past the left foot towards
+  it); frames outside every stretch are not measured. No hysteresis and no debouncing, but a release a detector with hysteresis may hold
   on (the joint still that low and under 1.5x that speed after a contact: core/contacts.py's detector holds up to
   1.5x its thresholds) gives each frame's worst ratio its lower bound as the lesser of the two readings. Support polygon: the convex hull
   (``scipy.spatial.ConvexHull``) of the footprints in contact, each footprint the documented foot
@@ -206,8 +210,9 @@ def _is_below(skeleton, j: int, ancestor: int) -> bool:
     return False
 
 
-def detect_feet(motion, pos, rot, body, axes) -> Feet:
-    """Contacts of the ankle and toe joints (module notes)."""
+def detect_feet(motion, pos, rot, body, axes, stretches=None) -> Feet:
+    """Contacts of the ankle and toe joints (module notes), each stretch ([start, stop) frames; default the whole
+    clip) on its own levels; none outside the stretches."""
     sk = motion.skeleton
     ankles = list(body.roles["ankle"])
     toes = [_toe_of(sk, a) for a in ankles]
@@ -215,18 +220,20 @@ def detect_feet(motion, pos, rot, body, axes) -> Feet:
     stature = body.height / body.unit
     flags = np.zeros((motion.n_frames, len(ankles), 2), dtype=bool)
     held = np.zeros_like(flags)
-    for leg, joints in enumerate(zip(ankles, toes)):
-        for kind, j in enumerate(joints):
-            if j < 0:
-                continue
-            height = pos[:, j] @ axes[2]
-            speed = np.linalg.norm(derivative(pos[:, j], motion.fps, 1, smooth=0.05), axis=1)
-            low = np.percentile(height, 5)
-            flags[:, leg, kind] = (height < low + 0.04 * stature) & (speed < 0.5 * stature)
-            band = (height < low + 0.04 * stature) & (speed < HYSTERESIS * 0.5 * stature)  # sliding off
-            held[0, leg, kind] = flags[0, leg, kind]
-            for f in range(1, motion.n_frames):  # a contact held on while its joint stays within the band
-                held[f, leg, kind] = flags[f, leg, kind] or (band[f] and held[f - 1, leg, kind])
+    for a, b in stretches or [(0, motion.n_frames)]:
+        for leg, joints in enumerate(zip(ankles, toes)):
+            for kind, j in enumerate(joints):
+                if j < 0:
+                    continue
+                height = pos[a:b, j] @ axes[2]
+                speed = np.linalg.norm(derivative(pos[a:b, j], motion.fps, 1, smooth=0.05), axis=1)
+                low = np.percentile(height, 5)
+                on = (height < low + 0.04 * stature) & (speed < 0.5 * stature)
+                band = (height < low + 0.04 * stature) & (speed < HYSTERESIS * 0.5 * stature)  # sliding off
+                flags[a:b, leg, kind] = on
+                held[a, leg, kind] = on[0]
+                for f in range(1, b - a):  # a contact held on while its joint stays within the band
+                    held[a + f, leg, kind] = on[f] or (band[f] and held[a + f - 1, leg, kind])
     return Feet(ankles, toes, tips, flags, held)
 
 
@@ -369,13 +376,15 @@ def measure(motion, body, stretches=None, smooth: float = 0.2, flags=None) -> Me
     of :func:`detect_feet`'s (to tell a difference of contacts from one of the physics)."""
     pos, rot = world_pose(motion)
     axes = ground_axes(body.up)
-    feet = detect_feet(motion, pos, rot, body, axes)
+    t = motion.n_frames
+    stretches = stretches or [(0, t)]
+    feet = detect_feet(motion, pos, rot, body, axes, stretches)
     if flags is not None:
         feet.flags = np.asarray(flags, dtype=bool)
         feet.held = None
-    h0 = ground_height(pos, feet, axes)
-    t = motion.n_frames
-    stretches = stretches or [(0, t)]
+    in_stretch = np.zeros(t, dtype=bool)
+    for a, b in stretches:
+        in_stretch[a:b] = True
     p = np.full((t, 2), np.nan)
     free = np.zeros(t, dtype=bool)
     rat = np.zeros((t, motion.skeleton.n_joints))
@@ -383,6 +392,8 @@ def measure(motion, body, stretches=None, smooth: float = 0.2, flags=None) -> Me
     legs_on = feet.flags.any(axis=2)  # (T, legs)
     flights = []
     for a, b in stretches:
+        part = Feet(feet.ankles, feet.toes, [x[a:b] for x in feet.tips], feet.flags[a:b])
+        h0 = ground_height(pos[a:b], part, axes)  # each stretch on its own floor
         k = kinematics(pos[a:b], rot[a:b], body, motion.fps, smooth)
         p[a:b], free[a:b] = zmp(k, body, h0 * body.unit, axes)
         rat[a:b], low[a:b] = _stretch_ratios(k, body, pos, feet, axes, h0 * body.unit, p[a:b], free[a:b], a)
@@ -395,7 +406,7 @@ def measure(motion, body, stretches=None, smooth: float = 0.2, flags=None) -> Me
             differ = (feet.held[a:b] != feet.flags[a:b]).any(axis=(1, 2))
             low[a:b] = np.where(differ, np.fmin(low[a:b], low_held), low[a:b])
         flights += _flights(motion, pos[a:b], rot[a:b], body, legs_on[a:b].any(axis=1), free[a:b], a, smooth)
-    counted = legs_on.any(axis=1) & ~free
+    counted = legs_on.any(axis=1) & ~free & in_stretch  # outside the stretches nothing is measured (ZMP NaN)
     margin = _margins(pos, feet, axes, p / body.unit, counted) * body.unit
     ins = margin <= 1e-9
     # contacts that may differ by EDGE frames from another detector's: the fewest and the most feet in contact
@@ -408,7 +419,7 @@ def measure(motion, body, stretches=None, smooth: float = 0.2, flags=None) -> Me
     sides = []
     for flags in (fewest, most):
         alt = Feet(feet.ankles, feet.toes, feet.tips, flags)
-        alt_counted = flags.any(axis=(1, 2)) & ~free
+        alt_counted = flags.any(axis=(1, 2)) & ~free & in_stretch
         sides.append(np.where(alt_counted, _margins(pos, alt, axes, p / body.unit, alt_counted) <= 1e-9, -1))
     ambiguous = edge & (sides[0] != sides[1])
     # the first and last half window of each stretch: derivatives extrapolated by a one-sided window, where the
