@@ -295,7 +295,7 @@ class _NearRealiser:
         planted = _plant(blend, self.feet) if self.feet is not None else None
         trial = _blend_back(planted, blend, level) if planted is not None else blend
         judged = bearing(self.contacts, trial.world_positions())
-        return trial, analyse(trial, judged, self.body, **self.measure), planted, judged.flags
+        return trial, analyse(trial, judged, self.body, **self.measure), planted, _bearing_state(judged)
 
     def keep(self, level: np.ndarray) -> None:
         """Realise ``level`` whole: the trials that follow differ from it on a window."""
@@ -303,7 +303,7 @@ class _NearRealiser:
 
     def __call__(self, level: np.ndarray) -> tuple[Motion, Analysis, tuple]:
         """(motion, its judged analysis, what :meth:`adopt` needs) at ``level``."""
-        base, base_an, base_planted, base_flags = self.base
+        base, base_an, base_planted, base_state = self.base
         span = np.flatnonzero(level != self.level)
         blend = _blend_back(self.motion, self.source, level)
         planted = None
@@ -311,9 +311,10 @@ class _NearRealiser:
             planted = _plant_span(blend, self.feet, base_planted, int(span[0]), int(span[-1]) + 1)
         trial = _blend_back(planted, blend, level) if planted is not None else blend
         judged = bearing(self.contacts, trial.world_positions())
-        changed = changed_frames(trial, base) | (judged.flags != base_flags).any(axis=1)
+        state = _bearing_state(judged)
+        changed = changed_frames(trial, base) | (state != base_state).any(axis=1)
         an = analyse_changed(trial, judged, self.body, base_an, changed, **self.measure)
-        return trial, an, (level, planted, judged.flags)
+        return trial, an, (level, planted, state)
 
     def adopt(self, trial: Motion, an: Analysis, parts: tuple) -> None:
         """Make a trial the motion the next ones differ from."""
@@ -394,6 +395,12 @@ def spread_mask(mask: np.ndarray, pad: int, ramp: int) -> np.ndarray:
         hi = min(f + 1 + ramp, t)
         out[f + 1 : hi] = np.maximum(out[f + 1 : hi], up[::-1][: hi - f - 1])
     return out
+
+
+def _bearing_state(judged: Contacts) -> np.ndarray:
+    """(T, 2F) what an analysis reads of bearing contacts: their flags and which of them bear steadily (a frame
+    where either changed is analysed again, as one whose pose changed)."""
+    return np.concatenate((judged.flags, judged.steady), axis=1)
 
 
 def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict) -> Analysis:

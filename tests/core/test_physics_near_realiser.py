@@ -53,6 +53,8 @@ def test_a_windowed_trial_equals_the_whole_clip_realised(jumps, span):
     # in: its padding rows; near the clip's ends here, up to 0.011), where it is within 0.02
     worst, ref_worst = (torque_ratios(a.torques, body).max(axis=1) for a in (an, ref_an))
     assert np.mean(np.abs(worst - ref_worst) <= 1e-4) >= 0.98 and np.abs(worst - ref_worst).max() <= 0.02
+    np.testing.assert_array_equal(an.support.flags, ref_an.support.flags)
+    np.testing.assert_array_equal(an.support.steady, ref_an.support.steady)  # the flights' contacts too
     same = np.isfinite(ref_an.zmp).all(axis=-1)
     assert (np.isfinite(an.zmp).all(axis=-1) == same).all()
     assert np.abs(an.zmp[same] - ref_an.zmp[same]).max() <= 1e-6 * body.height / body.unit
