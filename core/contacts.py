@@ -40,7 +40,8 @@ class Contacts:
     joints: (F,) joint indices; flags: (T, F) bool; anchors: (T, F, 3) where each joint
     should stay (NaN outside contact); up: (3,) unit up axis; floor, height_threshold: (F,)
     heights (scene units) along ``up``; speed_threshold: scene units per second; fps; steady: (T, F) bool, the
-    contacts whose joint is within the thresholds at which a contact may begin (:func:`bearing`; None: the flags).
+    contacts whose joint is within the thresholds at which a contact may begin (:func:`bearing`; None: the flags);
+    size: the body size the thresholds are fractions of (scene units, :meth:`Skeleton.size`; None: unknown).
     """
 
     joints: np.ndarray
@@ -52,6 +53,7 @@ class Contacts:
     speed_threshold: float
     fps: float
     steady: np.ndarray | None = None
+    size: float | None = None
 
     def spans(self, column: int) -> np.ndarray:
         """(S, 2) [start, stop) frame ranges of the contacts of ``joints[column]``."""
@@ -190,6 +192,7 @@ def bearing(
     hysteresis: float = 1.5,
     smooth: float = 0.05,
     reach: float = BEARING_REACH,
+    stature: float | None = None,
 ) -> Contacts:
     """``contacts`` on the frames where their joint, at ``positions`` (T, J, 3) scene units, is on the floor:
     within the thresholds at which :func:`detect_contacts` ends a contact (not above floor + ``hysteresis`` ·
@@ -217,7 +220,12 @@ def bearing(
     rolling off the floor, and a detector without hysteresis (tests/physics_reference.py) has the body in the air
     there. Held by it, the solve's toes slid at take-off at up to 0.7 statures a second for about 6 frames (CMU
     01_01 from frame 800, 1.4x onto 90 kg), and the report read its flights 0.30 mm from their parabolas where
-    the independent measure found 0.75-1.57 mm; with the flights starting there both read 0.21-0.47 mm."""
+    the independent measure found 0.75-1.57 mm; with the flights starting there both read 0.21-0.47 mm.
+    stature (scene units, the body's standing height): the entry thresholds are then the same fractions of it
+    rather than of the contacts' ``size``, the skeleton's largest rest extent, which a rest pose with its arms out
+    makes 1.31x the stature (Bandai Namco's rigs: a toe 10 cm up and moving at 1.3 m/s counted as a contact that
+    may begin, and the flights left out free-fall frames; the report read Bandai's dance 1.89 mm from its
+    parabolas where the independent measure found 2.54-5.08 mm)."""
     p = np.asarray(positions, dtype=float)[:, contacts.joints]
     height, speed = height_and_speed(p, contacts.up, contacts.fps, smooth)
     floor, limit = np.asarray(contacts.floor, dtype=float), contacts.speed_threshold
@@ -227,7 +235,9 @@ def bearing(
     flags = contacts.flags & low & (speed <= hysteresis * limit) & settled
     k = max(1, int(round(reach * contacts.fps)))
     moved = np.linalg.norm(p - p[np.maximum(np.arange(len(p)) - k, 0)], axis=-1) * contacts.fps / k
-    entered = (height <= np.asarray(contacts.height_threshold)) & ((speed <= limit) | (moved <= limit))
+    scale = 1.0 if stature is None or contacts.size is None else stature / contacts.size
+    entry = floor + scale * (np.asarray(contacts.height_threshold) - floor)
+    entered = (height <= entry) & ((speed <= scale * limit) | (moved <= scale * limit))
     return replace(contacts, flags=flags, steady=flags & entered)
 
 
@@ -271,7 +281,7 @@ def detect_contacts(
     n_contact, n_flight = round(min_contact * motion.fps), round(min_flight * motion.fps)
     flags = np.stack([debounce(state[:, i], n_contact, n_flight) for i in range(len(joints))], axis=1)
     anchors = np.stack([span_anchors(raw[:, i], flags[:, i]) for i in range(len(joints))], axis=1)
-    return Contacts(joints, flags, anchors, up, floor, h_on, v_on, motion.fps)
+    return Contacts(joints, flags, anchors, up, floor, h_on, v_on, motion.fps, size=size)
 
 
 def _feet_or_none(skeleton, up: np.ndarray) -> list[int]:

@@ -223,7 +223,7 @@ def _final_flight(
     the report read 6.5 % momentum change and 0.98 mm off the parabola, on the feet's, 4.9 % and 0.49 mm)."""
     root = state_joints(body, opts.spine_joints)[0]
     for k in range(rounds):
-        bears = bearing(contacts, motion.world_positions())
+        bears = bearing(contacts, motion.world_positions(), stature=body.height / body.unit)
         an = analyse(motion, bears, body, least=False, **measure)
         spin = _flight_spin(an, body, motion.fps, opts.flight_blend, own=k == rounds - 1)
         if spin is not None:
@@ -249,7 +249,7 @@ def _flights_restored(
     local plan moves the body in 3-D, and a flight in or next to its window (one a clip ends in: the window at the
     clip's edge is free there) leaves its parabola or its momentum."""
     root = state_joints(body, opts.spine_joints)[0]
-    bears = bearing(contacts, planted.world_positions())
+    bears = bearing(contacts, planted.world_positions(), stature=body.height / body.unit)
     an = analyse(planted, bears, body, least=False, **measure)
     spin = _flight_spin(an, body, planted.fps, opts.flight_blend, near=near)
     if spin is None:

@@ -294,7 +294,7 @@ class _NearRealiser:
         blend = _blend_back(self.motion, self.source, level)
         planted = _plant(blend, self.feet) if self.feet is not None else None
         trial = _blend_back(planted, blend, level) if planted is not None else blend
-        judged = bearing(self.contacts, trial.world_positions())
+        judged = bearing(self.contacts, trial.world_positions(), stature=self.body.height / self.body.unit)
         return trial, analyse(trial, judged, self.body, **self.measure), planted, _bearing_state(judged)
 
     def keep(self, level: np.ndarray) -> None:
@@ -310,7 +310,7 @@ class _NearRealiser:
         if self.feet is not None and len(span):
             planted = _plant_span(blend, self.feet, base_planted, int(span[0]), int(span[-1]) + 1)
         trial = _blend_back(planted, blend, level) if planted is not None else blend
-        judged = bearing(self.contacts, trial.world_positions())
+        judged = bearing(self.contacts, trial.world_positions(), stature=self.body.height / self.body.unit)
         state = _bearing_state(judged)
         changed = changed_frames(trial, base) | (state != base_state).any(axis=1)
         an = analyse_changed(trial, judged, self.body, base_an, changed, **self.measure)
@@ -409,7 +409,8 @@ def _judged(motion: Motion, contacts: Contacts, body: BodyModel, measure: dict) 
     solve lifted gave the ground a grip on a foot in the air: an independent re-measure of the written file,
     tests/physics_reference.py, found the report's CMU 131_03 flight 33 frames long where the written feet are
     off the floor for 43)."""
-    return analyse(motion, bearing(contacts, motion.world_positions()), body, **measure)
+    bears = bearing(contacts, motion.world_positions(), stature=body.height / body.unit)
+    return analyse(motion, bears, body, **measure)
 
 
 def _bars_met(after: dict, before: dict) -> frozenset[str]:

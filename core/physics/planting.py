@@ -209,6 +209,7 @@ def with_toes(motion: Motion, contacts: Contacts) -> Contacts:
         np.concatenate((np.broadcast_to(contacts.height_threshold, contacts.joints.shape), extra.height_threshold)),
         contacts.speed_threshold,
         contacts.fps,
+        size=contacts.size,
     )
 
 

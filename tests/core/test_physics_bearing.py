@@ -181,3 +181,21 @@ def test_take_offs_the_toes_slide_into_are_measured_as_an_independent_detector_f
     assert len(measured.flights) == 1 and rep["after"]["flight_frames"] >= 50
     assert [d for d in ref.disagreements(rep["after"], measured) if d.startswith("flight")] == []
     assert max(f["rms_mm_range"][0] for f in measured.flights) <= 1.0  # the bar, as measured from outside
+
+
+@pytest.mark.parametrize("unit", (1.0, 100.0))
+def test_the_entry_thresholds_follow_the_stature_when_given(unit):
+    """The detector's thresholds are fractions of the skeleton's largest rest extent (``Contacts.size``), which a rest
+    pose with its arms out makes larger than the stature (Bandai Namco's rigs: 1.31x). Given the stature, a foot
+    sliding at 0.4 body sizes per second bears steadily on a body whose stature is its size, and not on one whose
+    stature is 0.7 of it (0.4 > 0.7 x 0.5); it bears either way (the hysteresis band is the detector's)."""
+    contacts, sliding, start = _standing_then_sliding(60.0, unit, 0.4)
+    late, end = start + 6, sliding.n_frames - 4
+    size = sliding.skeleton.size()
+    assert contacts.size == pytest.approx(size)
+    tall = bearing(contacts, sliding.world_positions(), stature=size)
+    short = bearing(contacts, sliding.world_positions(), stature=0.7 * size)
+    assert tall.flags[late:end].all() and short.flags[late:end].all()
+    assert tall.steady[late:end].all()
+    assert not short.steady[late:end].any()
+    np.testing.assert_array_equal(bearing(contacts, sliding.world_positions()).steady, tall.steady)
